@@ -1,0 +1,48 @@
+# ar-multibody — the two commands of the README, and the usual developer targets.
+#
+#   make demo   installs what is missing, builds, runs the demo on simulated devices
+#   make test   installs what is missing, builds, runs every test
+#
+# Both are idempotent: system packages are installed only when dpkg says they are missing.
+
+SHELL := /bin/bash
+CARGO ?= cargo
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+# OpenCV 4.6 with the contrib aruco module, libclang for the opencv crate's binding generator,
+# libudev for serialport, ALSA for cpal, Mesa's Vulkan drivers (lavapipe) for offscreen rendering.
+APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
+                libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1
+
+.PHONY: deps demo test lint bench release help
+
+help:
+	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
+	@echo "make test   - run all tests (installs system packages if missing)"
+	@echo "make lint   - cargo fmt --check and clippy with warnings as errors"
+	@echo "make bench  - criterion benchmarks"
+
+deps:
+	@command -v $(CARGO) >/dev/null || { echo "error: cargo not found; install Rust with rustup (https://rustup.rs) and re-run" >&2; exit 1; }
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+	  echo "installing system packages:$$missing"; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+demo: deps
+	$(CARGO) run --release --bin ar-multibody -- demo
+
+test: deps
+	$(CARGO) test --workspace --all-targets
+	$(CARGO) test --workspace --doc
+
+lint: deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+bench: deps
+	$(CARGO) bench --workspace

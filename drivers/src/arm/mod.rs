@@ -1,0 +1,1 @@
+//! MicroScribe-class digitizer arm: HCI protocol codec, kinematics, serial transport, simulated arm.

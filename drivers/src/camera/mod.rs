@@ -1,0 +1,1 @@
+//! Camera sources: OpenCV capture (device, video file, image folder) and a synthetic camera.

@@ -1,0 +1,1 @@
+//! Microphone: cpal capture and a synthetic microphone, reporting levels.

@@ -1,0 +1,1 @@
+//! Interaction: the stylus tip clips to, drags and releases a body.

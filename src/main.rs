@@ -1,0 +1,58 @@
+//! `ar-multibody`: the command line of the augmented-reality multibody client.
+//!
+//! Every subcommand lives in its own file under `cli/`; this file only parses the
+//! command line, sets up logging and reports the one error a command returns.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+
+/// Augmented-reality client for interactive multibody simulation.
+#[derive(Parser, Debug)]
+#[command(name = "ar-multibody", version, about, long_about = None)]
+struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides it.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the whole rig on simulated devices (camera, arm, microphone).
+    Demo(cli::demo::DemoArgs),
+    /// Run the rig with real devices described by a rig config file.
+    Run(cli::run::RunArgs),
+    /// Simulate a scene headless as fast as possible and print diagnostics.
+    Simulate(cli::simulate::SimulateArgs),
+    /// Track the printed marker in a camera stream and print or record its pose.
+    Track(cli::track::TrackArgs),
+    /// Calibrate the camera intrinsics or the arm-to-marker transform.
+    #[command(subcommand)]
+    Calibrate(cli::calibrate::CalibrateCommand),
+    /// Digitizer-arm tools: a simulated arm on a pseudo-terminal, and a probe.
+    #[command(subcommand)]
+    Arm(cli::arm::ArmCommand),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let default_level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default_level))
+        .format_timestamp_millis()
+        .init();
+    match cli.command {
+        Command::Demo(args) => cli::demo::run(args),
+        Command::Run(args) => cli::run::run(args),
+        Command::Simulate(args) => cli::simulate::run(args),
+        Command::Track(args) => cli::track::run(args),
+        Command::Calibrate(cmd) => cli::calibrate::run(cmd),
+        Command::Arm(cmd) => cli::arm::run(cmd),
+    }
+}

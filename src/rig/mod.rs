@@ -1,0 +1,1 @@
+//! The live rig: worker threads, messages, clocks and shutdown.

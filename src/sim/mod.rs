@@ -1,0 +1,1 @@
+//! The multibody solver: bodies, joints, force elements, the step, diagnostics, scene files.

@@ -1,0 +1,1 @@
+//! Marker tracking: ArUco detection, camera pose by solvePnP, smoothing.
