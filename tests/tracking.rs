@@ -3,8 +3,13 @@
 //! from synthetic board views (acceptance 3).
 
 use ar_calibration::intrinsics::CameraIntrinsics;
-use ar_drivers::camera::{CameraPath, CameraSource, SyntheticCamera, SyntheticConfig};
-use ar_multibody::tracking::{MarkerTracker, PoseError, TrackerConfig};
+use ar_drivers::camera::{
+    chessboard_sheet, look_at, CameraPath, CameraSource, CardTexture, Frame, SyntheticCamera,
+    SyntheticConfig,
+};
+use ar_multibody::tracking::{
+    AccuracyStats, MarkerObservation, MarkerTracker, PoseError, TrackerConfig,
+};
 use std::path::Path;
 
 fn synthetic_intrinsics() -> CameraIntrinsics {
@@ -53,5 +58,170 @@ fn static_poses_are_recovered_without_noise() {
             p.reprojection_error_px,
             dt * 1e3
         );
+    }
+}
+
+fn tracker_without_smoothing(intr: &CameraIntrinsics) -> MarkerTracker {
+    MarkerTracker::new(
+        TrackerConfig {
+            smoothing: None,
+            ..TrackerConfig::default()
+        },
+        intr,
+    )
+    .unwrap()
+}
+
+/// Acceptance 1 on 200 frames (the command `track --synthetic --frames 1000` prints the full
+/// run): 0.3–0.8 m, up to 50° off-axis, blur and noise.
+#[test]
+fn hand_held_synthetic_camera_meets_the_accuracy_targets() {
+    let intr = synthetic_intrinsics();
+    let cfg = SyntheticConfig {
+        path: CameraPath::hand_held(11),
+        // 0.5 s apart, so that 200 frames cover the whole 0.3–0.8 m, 0–50° envelope.
+        fps: 2.0,
+        frames: Some(200),
+        ..SyntheticConfig::default()
+    };
+    let mut cam = SyntheticCamera::new(&intr, cfg, 11).unwrap();
+    let mut tracker = tracker_without_smoothing(&intr);
+    let mut stats = AccuracyStats::default();
+    let (mut d_min, mut d_max, mut off_max) = (f64::MAX, 0.0f64, 0.0f64);
+    while let Some(frame) = cam.next_frame().unwrap() {
+        let truth = frame.camera_from_world_truth.unwrap();
+        let eye = truth.inverse() * nalgebra::Point3::origin();
+        d_min = d_min.min(eye.coords.norm());
+        d_max = d_max.max(eye.coords.norm());
+        off_max = off_max.max((eye.z / eye.coords.norm()).acos().to_degrees());
+        let obs = tracker.process(&frame).unwrap();
+        stats.add(obs.detected().map(|p| &p.camera_from_world), &truth);
+    }
+    let s = stats.summary().unwrap();
+    println!("{s}; distance {d_min:.2}..{d_max:.2} m, off-axis up to {off_max:.0} deg");
+    assert!(
+        d_min < 0.35 && d_max > 0.75 && off_max > 45.0,
+        "envelope not covered"
+    );
+    assert!(s.detection_rate > 0.99, "{s}");
+    assert!(s.median_position_m < 2e-3, "{s}");
+    assert!(s.median_rotation_rad.to_degrees() < 0.5, "{s}");
+}
+
+/// A sheet with no marker on it: the desk and a blank paper.
+fn blank_card() -> CardTexture {
+    let sheet = opencv::core::Mat::new_rows_cols_with_default(
+        300,
+        300,
+        opencv::core::CV_8UC3,
+        opencv::core::Scalar::all(235.0),
+    )
+    .unwrap();
+    CardTexture {
+        image: sheet,
+        metres_per_px: 0.0005,
+        top_left_in_world: nalgebra::Vector2::new(-0.075, 0.075),
+    }
+}
+
+#[test]
+fn lost_marker_is_held_then_reported_not_detected_never_invented() {
+    let intr = synthetic_intrinsics();
+    let path = CameraPath::looking_at_marker(0.5, 0.4, 1.0);
+    let base = SyntheticConfig {
+        path: path.clone(),
+        frames: Some(1),
+        ..SyntheticConfig::default()
+    };
+    let mut with_marker = SyntheticCamera::new(&intr, base.clone(), 2).unwrap();
+    let mut without = SyntheticCamera::new(
+        &intr,
+        SyntheticConfig {
+            card: Some(blank_card()),
+            ..base
+        },
+        2,
+    )
+    .unwrap();
+    let mut tracker = MarkerTracker::new(
+        TrackerConfig {
+            hold_secs: 0.2,
+            ..TrackerConfig::default()
+        },
+        &intr,
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let frame = |seq: u64, image, dt: f64| Frame {
+        t: t0 + std::time::Duration::from_secs_f64(dt),
+        seq,
+        image,
+        camera_from_world_truth: None,
+    };
+    let seen = tracker
+        .process(&frame(0, with_marker.render_at(0.0).unwrap().0, 0.0))
+        .unwrap();
+    assert!(seen.detected().is_some());
+    let held = tracker
+        .process(&frame(1, without.render_at(0.0).unwrap().0, 0.1))
+        .unwrap();
+    match held {
+        MarkerObservation::Held { pose, age_secs } => {
+            assert_eq!(pose.frame_seq, 0);
+            assert!((age_secs - 0.1).abs() < 1e-9);
+        }
+        other => panic!("expected a held pose, got {other:?}"),
+    }
+    let lost = tracker
+        .process(&frame(2, without.render_at(0.0).unwrap().0, 0.5))
+        .unwrap();
+    assert!(
+        matches!(lost, MarkerObservation::NotDetected { frame_seq: 2, .. }),
+        "{lost:?}"
+    );
+}
+
+/// Acceptance 3: 20 synthetic chessboard views recover fx, fy, cx, cy within 1 %.
+#[test]
+fn calibration_from_twenty_synthetic_board_views_recovers_the_intrinsics() {
+    use ar_calibration::camera_calibration::{
+        calibrate, detect_board, BoardSpec, CalibrationOptions,
+    };
+    let truth = synthetic_intrinsics();
+    let board = chessboard_sheet((10, 7), 60, &[]).unwrap();
+    let cfg = SyntheticConfig {
+        card: Some(board.card(0.025)),
+        ..SyntheticConfig::default()
+    };
+    let mut cam = SyntheticCamera::new(&truth, cfg, 5).unwrap();
+    let spec = BoardSpec::DEFAULT;
+    let mut views = Vec::new();
+    for i in 0..20 {
+        let f = i as f64;
+        let d = 0.45 + 0.15 * (f * 0.7).sin().abs();
+        let off_axis = (5.0 + 40.0 * ((f * 1.3).sin() * 0.5 + 0.5)).to_radians();
+        let azimuth = f * 2.4;
+        let roll = (20.0 * (f * 0.9).cos()).to_radians();
+        let aim = nalgebra::Point3::new(0.02 * (f * 1.7).sin(), 0.02 * (f * 2.3).cos(), 0.0);
+        let pose = look_at(d, off_axis, azimuth, roll, aim);
+        let img = cam.render_pose(&pose).unwrap();
+        if let Some(v) = detect_board(&img, &spec, &format!("view {i}")).unwrap() {
+            views.push(v);
+        }
+    }
+    assert_eq!(views.len(), 20, "the board must be found in every view");
+    let cal = calibrate(&views, &spec, (640, 480), &CalibrationOptions::default()).unwrap();
+    let got = &cal.intrinsics;
+    println!(
+        "fx {:.3} fy {:.3} cx {:.3} cy {:.3} dist {:?} rms {:?}",
+        got.fx, got.fy, got.cx, got.cy, got.dist, got.rms_px
+    );
+    for (name, g, t) in [
+        ("fx", got.fx, truth.fx),
+        ("fy", got.fy, truth.fy),
+        ("cx", got.cx, truth.cx),
+        ("cy", got.cy, truth.cy),
+    ] {
+        assert!(((g - t) / t).abs() < 0.01, "{name}: {g} vs {t}");
     }
 }
