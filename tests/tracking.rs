@@ -225,3 +225,194 @@ fn calibration_from_twenty_synthetic_board_views_recovers_the_intrinsics() {
         assert!(((g - t) / t).abs() < 0.01, "{name}: {g} vs {t}");
     }
 }
+
+fn cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn camera_file() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/cameras/synthetic_640x480.toml")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Acceptance 2 on 60 frames: synthetic frames written to MJPG by `--record`, read back by
+/// `track --video`, compared with the recorded truth.
+#[test]
+fn accuracy_holds_through_an_mjpg_video_file() {
+    use ar_multibody::tracking::pose_csv::read_truth;
+    let dir = tempfile::tempdir().unwrap();
+    let avi = dir.path().join("walk.avi");
+    let out = cli(&[
+        "track",
+        "--synthetic",
+        "--camera",
+        &camera_file(),
+        "--frames",
+        "60",
+        "--fps",
+        "2",
+        "--seed",
+        "4",
+        "--record",
+        avi.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = dir.path().join("video.csv");
+    let truth_path = dir.path().join("walk.truth.csv");
+    let out = cli(&[
+        "track",
+        "--video",
+        avi.to_str().unwrap(),
+        "--camera",
+        &camera_file(),
+        "--truth",
+        truth_path.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let truth = read_truth(&truth_path).unwrap();
+    assert_eq!(truth.len(), 60);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut stats = AccuracyStats::default();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let frame: u64 = f[0].parse().unwrap();
+        let est = (f[2] == "1").then(|| {
+            let v: Vec<f64> = f[3..9].iter().map(|s| s.parse().unwrap()).collect();
+            nalgebra::Isometry3::new(
+                nalgebra::Vector3::new(v[0], v[1], v[2]),
+                nalgebra::Vector3::new(v[3], v[4], v[5]),
+            )
+        });
+        stats.add(est.as_ref(), &truth[&frame]);
+    }
+    let s = stats.summary().unwrap();
+    println!("through MJPG: {s}");
+    assert_eq!(s.frames, 60);
+    assert!(s.detection_rate > 0.99, "{s}");
+    assert!(s.median_position_m < 2e-3, "{s}");
+    assert!(s.median_rotation_rad.to_degrees() < 0.5, "{s}");
+}
+
+#[test]
+fn video_without_the_marker_is_not_detected_in_any_frame() {
+    use ar_drivers::camera::VideoRecorder;
+    let intr = synthetic_intrinsics();
+    let cfg = SyntheticConfig {
+        card: Some(blank_card()),
+        frames: Some(15),
+        ..SyntheticConfig::default()
+    };
+    let mut cam = SyntheticCamera::new(&intr, cfg, 9).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let avi = dir.path().join("desk.avi");
+    let mut rec = VideoRecorder::create(&avi, 640, 480, 30.0).unwrap();
+    while let Some(f) = cam.next_frame().unwrap() {
+        rec.write(&f.image).unwrap();
+    }
+    rec.finish().unwrap();
+    let csv = dir.path().join("desk.csv");
+    let out = cli(&[
+        "track",
+        "--video",
+        avi.to_str().unwrap(),
+        "--camera",
+        &camera_file(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("marker not detected in any frame"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(lines.len(), 15);
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f[2], "0", "{l}");
+        assert!(f[3..10].iter().all(|s| s.is_empty()), "pose invented: {l}");
+    }
+}
+
+#[test]
+fn bad_inputs_get_clear_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    // A missing device.
+    let out = cli(&[
+        "track",
+        "--device",
+        "/dev/video97",
+        "--camera",
+        &camera_file(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("camera device /dev/video97 could not be opened"),
+        "{err}"
+    );
+    // A file that is not a video.
+    let fake = dir.path().join("notes.avi");
+    std::fs::write(&fake, "this is not a video").unwrap();
+    let out = cli(&[
+        "track",
+        "--video",
+        fake.to_str().unwrap(),
+        "--camera",
+        &camera_file(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("video file") && err.contains("notes.avi"),
+        "{err}"
+    );
+    // A video that does not exist.
+    let out = cli(&[
+        "track",
+        "--video",
+        "/nonexistent/v.avi",
+        "--camera",
+        &camera_file(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/nonexistent/v.avi") && err.contains("No such file"),
+        "{err}"
+    );
+    // A corrupt camera file: the message names the file, the line and the field.
+    let cam = dir.path().join("camera.toml");
+    std::fs::write(
+        &cam,
+        "image_width = 640\nimage_height = 480\nfx = \"six hundred\"\n",
+    )
+    .unwrap();
+    let out = cli(&["track", "--synthetic", "--camera", cam.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("camera.toml") && err.contains("line 3") && err.contains("fx"),
+        "{err}"
+    );
+}
