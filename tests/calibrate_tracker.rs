@@ -1,0 +1,176 @@
+//! End-to-end tests of `ar-multibody calibrate tracker`: the CSV path, and the guided
+//! procedure against the simulated arm on a pseudo-terminal with the simulated user.
+
+use ar_calibration::tracker_file::TrackerCalibration;
+use nalgebra::{Isometry3, Point3, Vector3};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ar_multibody(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run ar-multibody")
+}
+
+fn cube_corners() -> Vec<Point3<f64>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/calibration/cube_80mm.toml");
+    ar_calibration::calibration_object::CalibrationObject::load(&path)
+        .expect("shipped cube")
+        .positions()
+}
+
+fn write_pairs(path: &Path, truth: &Isometry3<f64>, offsets: &[(usize, Vector3<f64>)]) {
+    let mut text = String::from("world_x,world_y,world_z,arm_x,arm_y,arm_z\n");
+    for (i, w) in cube_corners().iter().enumerate() {
+        let mut a = truth.inverse() * w;
+        for (j, off) in offsets {
+            if *j == i {
+                a += off;
+            }
+        }
+        text.push_str(&format!(
+            "{},{},{},{},{},{}\n",
+            w.x, w.y, w.z, a.x, a.y, a.z
+        ));
+    }
+    std::fs::write(path, text).expect("write pairs");
+}
+
+#[test]
+fn pairs_csv_gives_the_transform_and_an_atomic_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = Isometry3::new(
+        Vector3::new(-0.2, 0.1, -0.05),
+        Vector3::new(0.01, -0.02, 0.6),
+    );
+    let pairs = dir.path().join("pairs.csv");
+    // Small, non-degenerate "hand noise" so that the two fits differ.
+    let noise: Vec<_> = (0..8)
+        .map(|i| {
+            (
+                i,
+                Vector3::new(0.0001, -0.0001, 0.00005) * if i % 2 == 0 { 1.0 } else { -1.0 },
+            )
+        })
+        .collect();
+    write_pairs(&pairs, &truth, &noise);
+    let out = dir.path().join("tracker.toml");
+    let run = ar_multibody(&[
+        "calibrate",
+        "tracker",
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.contains("svd fit chosen") || stdout.contains("pinv+qr fit chosen"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("residuals (mm)") && stdout.contains("RMS"),
+        "{stdout}"
+    );
+    let file = TrackerCalibration::load(&out).unwrap();
+    let rot_err = file
+        .world_from_arm
+        .rotation
+        .angle_to(&truth.rotation)
+        .to_degrees();
+    let trans_err_mm =
+        (file.world_from_arm.translation.vector - truth.translation.vector).norm() * 1e3;
+    assert!(
+        rot_err < 0.2 && trans_err_mm < 0.5,
+        "{rot_err} deg, {trans_err_mm} mm"
+    );
+    assert!(file.rms_mm > 0.0 && file.rms_mm < 0.3, "{}", file.rms_mm);
+    // Nothing but the output file and the input are left in the directory.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+#[test]
+fn pairs_csv_flags_a_5_mm_mispick_by_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = Isometry3::new(Vector3::new(0.3, 0.0, 0.0), Vector3::new(0.0, 0.0, 1.0));
+    let pairs = dir.path().join("pairs.csv");
+    write_pairs(&pairs, &truth, &[(4, Vector3::new(0.0, 0.003, 0.004))]);
+    let out = dir.path().join("tracker.toml");
+    let run = ar_multibody(&[
+        "calibrate",
+        "tracker",
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("likely mis-picks") && stdout.contains("point 5 (line 6)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bad_csv_names_line_and_column_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = dir.path().join("pairs.csv");
+    std::fs::write(
+        &pairs,
+        "world_x,world_y,world_z,arm_x,arm_y,arm_z\n0,0,0,0,0,0\n0.1,0,0,0.1,0,0,\n",
+    )
+    .unwrap();
+    let out = dir.path().join("tracker.toml");
+    let run = ar_multibody(&[
+        "calibrate",
+        "tracker",
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(stderr.contains("line 3: 7 columns"), "{stderr}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn coplanar_pairs_are_refused_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = dir.path().join("pairs.csv");
+    // The four top corners of the cube: coplanar.
+    let mut text = String::from("world_x,world_y,world_z,arm_x,arm_y,arm_z\n");
+    for w in &cube_corners()[..4] {
+        text.push_str(&format!(
+            "{},{},{},{},{},{}\n",
+            w.x,
+            w.y,
+            w.z,
+            w.x + 0.5,
+            w.y,
+            w.z
+        ));
+    }
+    std::fs::write(&pairs, text).unwrap();
+    let out = dir.path().join("tracker.toml");
+    let run = ar_multibody(&[
+        "calibrate",
+        "tracker",
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(stderr.contains("coplanar"), "{stderr}");
+    assert!(!out.exists());
+}
