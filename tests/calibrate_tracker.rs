@@ -174,3 +174,97 @@ fn coplanar_pairs_are_refused_with_a_clear_message() {
     assert!(stderr.contains("coplanar"), "{stderr}");
     assert!(!out.exists());
 }
+
+/// A plausible desk set-up within the simulated arm's reach: the arm base 16 cm left of and
+/// 5 cm below the marker, turned 20° about z and tilted slightly.
+fn hidden_world_from_arm() -> Isometry3<f64> {
+    Isometry3::new(
+        Vector3::new(-0.15, -0.05, -0.05),
+        Vector3::new(0.01, -0.008, 20f64.to_radians()),
+    )
+}
+
+fn write_hidden(path: &Path, world_from_arm: &Isometry3<f64>) {
+    TrackerCalibration {
+        world_from_arm: *world_from_arm,
+        rms_mm: 0.0,
+        fit: None,
+        points: None,
+    }
+    .save(path)
+    .expect("write hidden transform");
+}
+
+/// Acceptance 3 of issue 5: the guided procedure against the simulated arm on a pty, with the
+/// simulated user, finishes unattended and its file reproduces the hidden transform.
+#[test]
+fn simulated_user_on_a_pty_reproduces_the_hidden_transform() {
+    let dir = tempfile::tempdir().unwrap();
+    let hidden_path = dir.path().join("hidden.toml");
+    let hidden = hidden_world_from_arm();
+    write_hidden(&hidden_path, &hidden);
+    let out = dir.path().join("tracker.toml");
+    let run = ar_multibody(&[
+        "calibrate",
+        "tracker",
+        "--simulate-user",
+        hidden_path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--seed",
+        "11",
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("simulated arm on /dev/pts/"), "{stdout}");
+    assert!(
+        stdout.contains("touch point 3/8: top back right corner, then press the pedal"),
+        "{stdout}"
+    );
+    let file = TrackerCalibration::load(&out).unwrap();
+    let corners = cube_corners();
+    let sum: f64 = corners
+        .iter()
+        .map(|w| (file.world_from_arm * (hidden.inverse() * w) - w).norm_squared())
+        .sum();
+    let rms_mm = (sum / corners.len() as f64).sqrt() * 1e3;
+    let angle_deg = file
+        .world_from_arm
+        .rotation
+        .angle_to(&hidden.rotation)
+        .to_degrees();
+    assert!(rms_mm <= 0.4, "{rms_mm} mm RMS on the true corners");
+    assert!(angle_deg <= 0.35, "{angle_deg} deg");
+    assert!(file.rms_mm > 0.0 && file.rms_mm < 1.0, "{}", file.rms_mm);
+    assert_eq!(file.points, Some(8));
+}
+
+#[test]
+fn an_unreachable_hidden_transform_is_refused_before_touching() {
+    let dir = tempfile::tempdir().unwrap();
+    let hidden_path = dir.path().join("hidden.toml");
+    write_hidden(
+        &hidden_path,
+        &Isometry3::new(Vector3::new(5.0, 0.0, 0.0), Vector3::zeros()),
+    );
+    let out = dir.path().join("tracker.toml");
+    let run = ar_multibody(&[
+        "calibrate",
+        "tracker",
+        "--simulate-user",
+        hidden_path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("out of the simulated arm's reach"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}
