@@ -268,3 +268,106 @@ fn an_unreachable_hidden_transform_is_refused_before_touching() {
     );
     assert!(!out.exists());
 }
+
+/// Acceptance 2 end to end: a slipped touch (5 mm) is flagged, asked again, and the final
+/// file is as good as a clean run.
+#[test]
+fn a_slipped_touch_is_flagged_and_picked_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let hidden_path = dir.path().join("hidden.toml");
+    let hidden = hidden_world_from_arm();
+    write_hidden(&hidden_path, &hidden);
+    let out = dir.path().join("tracker.toml");
+    let run = ar_multibody(&[
+        "calibrate",
+        "tracker",
+        "--simulate-user",
+        hidden_path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--simulate-slip",
+        "6",
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("likely mis-picks (residual > 3× median and > 1 mm): point 6"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("touch point 6/8 again: bottom front right corner, then press the pedal"),
+        "{stdout}"
+    );
+    let file = TrackerCalibration::load(&out).unwrap();
+    assert!(file.rms_mm < 0.6, "{}", file.rms_mm);
+    let angle_deg = file
+        .world_from_arm
+        .rotation
+        .angle_to(&hidden.rotation)
+        .to_degrees();
+    assert!(angle_deg <= 0.35, "{angle_deg} deg");
+}
+
+/// An interrupted run (Ctrl-C in the middle of picking) keeps the previous file intact and
+/// leaves no temporary file behind.
+#[test]
+fn ctrl_c_mid_session_leaves_the_old_file_untouched() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let hidden_path = dir.path().join("hidden.toml");
+    write_hidden(&hidden_path, &hidden_world_from_arm());
+    let out = dir.path().join("tracker.toml");
+    std::fs::write(&out, "previous calibration\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+        .args([
+            "calibrate",
+            "tracker",
+            "--simulate-user",
+            hidden_path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env("RUST_BACKTRACE", "0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start ar-multibody");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.expect("utf-8 output");
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("touch point 3/8") {
+            break;
+        }
+    }
+    assert!(seen.contains("touch point 3/8"), "{seen}");
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut stderr);
+    }
+    assert!(!status.success(), "{seen}{}", rest.join("\n"));
+    assert!(
+        stderr.contains("cancelled") && stderr.contains("nothing written"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "previous calibration\n"
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}

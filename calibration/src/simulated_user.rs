@@ -47,7 +47,7 @@ impl Default for UserTiming {
 /// A simulated user on its own thread. Dropping it lets the thread finish and joins it.
 #[derive(Debug)]
 pub struct SimulatedUser {
-    requests: Option<mpsc::Sender<Point3<f64>>>,
+    requests: Option<mpsc::Sender<(Point3<f64>, Vector3<f64>)>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -60,7 +60,7 @@ impl SimulatedUser {
         timing: UserTiming,
         mut actuator: A,
     ) -> std::io::Result<Self> {
-        let (tx, rx) = mpsc::channel::<Point3<f64>>();
+        let (tx, rx) = mpsc::channel::<(Point3<f64>, Vector3<f64>)>();
         let arm_from_world = world_from_arm.inverse();
         let thread = std::thread::Builder::new()
             .name("simulated-user".into())
@@ -68,11 +68,11 @@ impl SimulatedUser {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 // σ is a positive constant, so this cannot fail; fall back to no noise anyway.
                 let noise = Normal::new(0.0, TOUCH_NOISE_M).ok();
-                for p_in_world in rx {
+                for (p_in_world, slip_in_arm) in rx {
                     let hand = noise.map_or(Vector3::zeros(), |n| {
                         Vector3::new(n.sample(&mut rng), n.sample(&mut rng), n.sample(&mut rng))
                     });
-                    let tip = arm_from_world * p_in_world + hand;
+                    let tip = arm_from_world * p_in_world + hand + slip_in_arm;
                     let result = actuator
                         .set_tip_in_arm(tip)
                         .and_then(|()| {
@@ -95,12 +95,13 @@ impl SimulatedUser {
         })
     }
 
-    /// Asks the user to touch `p_in_world` and press the pedal; returns at once. `false` if
-    /// the user thread has ended (its actuator failed).
-    pub fn request_touch(&self, p_in_world: Point3<f64>) -> bool {
+    /// Asks the user to touch `p_in_world` and press the pedal; returns at once. The touch
+    /// lands `slip_in_arm` (m, arm frame) off on top of the hand noise (zero for a careful
+    /// touch). `false` if the user thread has ended (its actuator failed).
+    pub fn request_touch(&self, p_in_world: Point3<f64>, slip_in_arm: Vector3<f64>) -> bool {
         self.requests
             .as_ref()
-            .is_some_and(|tx| tx.send(p_in_world).is_ok())
+            .is_some_and(|tx| tx.send((p_in_world, slip_in_arm)).is_ok())
     }
 }
 
@@ -119,18 +120,36 @@ impl Drop for SimulatedUser {
 pub struct SimulatedUserPicks<S> {
     user: SimulatedUser,
     inner: S,
+    slips: Vec<(usize, Vector3<f64>)>,
 }
 
 impl<S: PickSource> SimulatedUserPicks<S> {
     /// Wraps `inner` so that `user` performs each requested touch.
     pub fn new(user: SimulatedUser, inner: S) -> Self {
-        Self { user, inner }
+        Self {
+            user,
+            inner,
+            slips: Vec::new(),
+        }
+    }
+
+    /// Makes the first touch of point `index` (0-based) land `slip_in_arm` off, as a user
+    /// whose stylus slipped off the corner; re-picks of that point are careful again.
+    pub fn with_slip(mut self, index: usize, slip_in_arm: Vector3<f64>) -> Self {
+        self.slips.push((index, slip_in_arm));
+        self
     }
 }
 
 impl<S: PickSource> PickSource for SimulatedUserPicks<S> {
     fn pick(&mut self, request: &PickRequest) -> Result<Point3<f64>, PickError> {
-        if !self.user.request_touch(request.p_in_world) {
+        let slip = self
+            .slips
+            .iter()
+            .filter(|(i, _)| *i == request.index && request.attempt == 1)
+            .map(|(_, v)| v)
+            .sum();
+        if !self.user.request_touch(request.p_in_world, slip) {
             return Err(PickError::Disconnected(
                 "the simulated user stopped (its arm refused a command)".into(),
             ));
@@ -194,10 +213,14 @@ mod tests {
             hold: Duration::from_millis(1),
         };
         let user = SimulatedUser::spawn(hidden, 7, timing, arm).unwrap();
-        let mut source = SimulatedUserPicks::new(user, PedalPicks(rx));
+        let mut source = SimulatedUserPicks::new(user, PedalPicks(rx))
+            .with_slip(3, Vector3::new(0.0, 0.003, 0.004));
         let out = PickSession::new(&cube, 2)
             .run(&mut source, &mut SilentUi)
             .unwrap();
+        // The slipped touch was flagged and picked again.
+        assert_eq!(out.repick_rounds, 1);
+        assert!(out.report.suspects.is_empty());
         // The hand noise is real: not exact, but within what 0.2 mm noise allows.
         let rms = out.report.rms_mm();
         assert!(rms > 0.01 && rms < 0.4, "rms {rms} mm");

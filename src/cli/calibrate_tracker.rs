@@ -45,6 +45,9 @@ const PICK_AVERAGE: Duration = Duration::from_millis(100);
 /// How long to wait for the arm's handshake before giving up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A slipped touch of the simulated user: 5 mm off (3 mm sideways, 4 mm up) in the arm frame.
+const SLIP_IN_ARM_M: Vector3<f64> = Vector3::new(0.003, 0.0, 0.004);
+
 /// In unattended runs a missing press means something broke: do not wait ten minutes.
 const SIMULATED_PICK_TIMEOUT_SECS: f64 = 20.0;
 
@@ -75,8 +78,17 @@ pub struct CalibrateTrackerArgs {
     #[arg(long, default_value_t = 600.0, value_name = "SECS")]
     pick_timeout_secs: f64,
     /// Seed of the simulated user's hand noise.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        requires = "simulate_user"
+    )]
     seed: u64,
+    /// With --simulate-user: the first touch of point N (1-based; repeatable) slips 5 mm off
+    /// the corner, to see the mis-pick flag and the re-pick.
+    #[arg(long, value_name = "N", requires = "simulate_user")]
+    simulate_slip: Vec<usize>,
 }
 
 /// Runs the command.
@@ -349,6 +361,15 @@ fn run_simulated(
             cancelled,
         },
     );
+    for &n in &args.simulate_slip {
+        if n == 0 || n > object.points.len() {
+            bail!(
+                "--simulate-slip {n}: the object has points 1 to {}",
+                object.points.len()
+            );
+        }
+        source = source.with_slip(n - 1, SLIP_IN_ARM_M);
+    }
     let outcome = run_session(args, object, &mut source)?;
     let est = outcome.report.world_from_arm();
     let (rms_mm, angle_deg) = compare(&est, &hidden, &object.positions());
