@@ -371,3 +371,90 @@ fn ctrl_c_mid_session_leaves_the_old_file_untouched() {
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
 }
+
+/// The simulated user's hand on a simulated arm in this test process.
+struct TestHand(ar_drivers::arm::SimArmControl);
+
+impl ar_calibration::simulated_user::StylusActuator for TestHand {
+    fn set_tip_in_arm(&mut self, tip_in_arm: Point3<f64>) -> Result<(), String> {
+        self.0
+            .set_tip_target(tip_in_arm)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    fn set_pedal(&mut self, pressed: bool) -> Result<(), String> {
+        if pressed {
+            self.0.press(0x01);
+        } else {
+            self.0.release(0x01);
+        }
+        Ok(())
+    }
+}
+
+/// Acceptance 3 literally: `calibrate tracker --arm <pty>` against a simulated arm served by
+/// another process (here: this test), with the simulated user reading the prompts the command
+/// prints and touching the point each one names.
+#[test]
+fn arm_on_a_pty_with_the_simulated_user_reading_the_prompts() {
+    use ar_calibration::simulated_user::{SimulatedUser, UserTiming};
+    use std::io::{BufRead, BufReader};
+    let sim = ar_drivers::arm::SimulatedArm::spawn(ar_drivers::arm::SimArmConfig::default())
+        .expect("simulated arm on a pty");
+    let hidden = hidden_world_from_arm();
+    let user = SimulatedUser::spawn(hidden, 3, UserTiming::default(), TestHand(sim.control()))
+        .expect("simulated user");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tracker.toml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+        .args([
+            "calibrate",
+            "tracker",
+            "--arm",
+            sim.port_path().to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--pick-timeout-secs",
+            "20",
+        ])
+        .env("RUST_BACKTRACE", "0")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start ar-multibody");
+    let corners = cube_corners();
+    let mut transcript = String::new();
+    let mut prompts = 0;
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line.expect("utf-8");
+        transcript.push_str(&line);
+        transcript.push('\n');
+        // "touch point 3/8: top back right corner, then press the pedal"
+        if let Some(rest) = line.strip_prefix("touch point ") {
+            let k: usize = rest
+                .split('/')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .expect("point number in the prompt");
+            assert!(user.request_touch(corners[k - 1], Vector3::zeros()));
+            prompts += 1;
+        }
+    }
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{transcript}");
+    assert_eq!(prompts, 8, "{transcript}");
+    let file = TrackerCalibration::load(&out).unwrap();
+    let sum: f64 = corners
+        .iter()
+        .map(|w| (file.world_from_arm * (hidden.inverse() * w) - w).norm_squared())
+        .sum();
+    let rms_mm = (sum / corners.len() as f64).sqrt() * 1e3;
+    let angle_deg = file
+        .world_from_arm
+        .rotation
+        .angle_to(&hidden.rotation)
+        .to_degrees();
+    assert!(
+        rms_mm <= 0.4 && angle_deg <= 0.35,
+        "{rms_mm} mm, {angle_deg} deg"
+    );
+}
