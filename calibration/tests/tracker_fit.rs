@@ -234,3 +234,32 @@ fn an_injected_5_mm_error_is_flagged_as_the_only_mispick() {
         assert!(report.to_string().contains("likely mis-pick"));
     }
 }
+
+/// The same touches give bit-identical transforms (no hidden state, no unordered sums).
+#[test]
+fn calibration_is_bit_for_bit_deterministic() {
+    let world = cube();
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let noise = Normal::new(0.0, TOUCH_NOISE_M).expect("valid sigma");
+    let arm: Vec<_> = exact_touches(&world)
+        .into_iter()
+        .map(|p| {
+            p + Vector3::new(
+                noise.sample(&mut rng),
+                noise.sample(&mut rng),
+                noise.sample(&mut rng),
+            )
+        })
+        .collect();
+    let a = calibrate(&world, &arm).unwrap();
+    let b = calibrate(&world, &arm).unwrap();
+    let bits = |r: &ar_calibration::fit_report::FitReport| -> Vec<u64> {
+        r.world_from_arm()
+            .to_homogeneous()
+            .iter()
+            .chain(r.pinv_qr.fit.world_from_arm.to_homogeneous().iter())
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    assert_eq!(bits(&a), bits(&b));
+}
