@@ -374,7 +374,7 @@ impl<P: Read + Write> Session<P> {
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         while Instant::now() < deadline {
             let timeout = deadline.saturating_duration_since(Instant::now());
-            if let Some(p) = self.next_packet(timeout)? {
+            if let Some(p) = self.receive(timeout, true)? {
                 return Ok(p);
             }
         }
@@ -421,6 +421,16 @@ impl<P: Read + Write> Session<P> {
     /// Reads what arrives until a packet is accepted or `timeout` passes (`Ok(None)`).
     /// A complete packet followed by silence is accepted when a read comes back empty.
     pub fn next_packet(&mut self, timeout: Duration) -> Result<Option<DataPacket>, ProtocolError> {
+        self.receive(timeout, false)
+    }
+
+    /// Like [`Self::next_packet`]; with `eager`, a complete packet at the end of what has
+    /// arrived is accepted at once (a query's answer is the only packet to come).
+    fn receive(
+        &mut self,
+        timeout: Duration,
+        eager: bool,
+    ) -> Result<Option<DataPacket>, ProtocolError> {
         let deadline = Instant::now() + timeout;
         let mut read_once = false;
         loop {
@@ -429,6 +439,11 @@ impl<P: Read + Write> Session<P> {
                 let b = self.read_buf[self.rx_pos];
                 self.rx_pos += 1;
                 if let Some(p) = self.parser.push_byte(b) {
+                    return Ok(Some(p));
+                }
+            }
+            if eager {
+                if let Some(p) = self.parser.flush_idle() {
                     return Ok(Some(p));
                 }
             }
