@@ -336,9 +336,9 @@ fn handshake_reads_the_3dx_identity_and_parameters_and_streams_the_truth() {
         .expect("CF");
     let mut samples = Vec::new();
     let start = Instant::now();
-    while samples.len() < 600 && start.elapsed() < Duration::from_secs(20) {
+    while samples.len() < 1000 && start.elapsed() < Duration::from_secs(20) {
         if samples.len() % 50 == 0 {
-            let k = samples.len() as f64 / 600.0;
+            let k = samples.len() as f64 / 1000.0;
             control
                 .set_tip_target(Point3::new(0.22 + 0.05 * k, -0.05 + 0.1 * k, 0.08))
                 .expect("reachable");
@@ -352,12 +352,20 @@ fn handshake_reads_the_3dx_identity_and_parameters_and_streams_the_truth() {
         }
     }
     session.stop_streaming().expect("stop");
-    assert_eq!(samples.len(), 600, "streamed packets");
+    assert_eq!(samples.len(), 1000, "streamed packets");
     let truth = sim.sent_samples();
     let index = truth_index(&truth);
+    let mut worst = 0.0f64;
     for s in &samples {
         assert_sample_is_true(s, &index);
+        let t = &index[&(s.device_timer_ticks, s.counts, s.buttons)];
+        worst = worst.max((s.tip_in_arm - t.tip_in_arm).norm());
     }
+    let span = samples[999].t.duration_since(samples[0].t).as_secs_f64();
+    eprintln!(
+        "1000 streamed samples at 115200 baud: worst |tip - truth| = {worst:e} m; {:.0} samples/s on this host",
+        999.0 / span
+    );
     let distinct: std::collections::HashSet<_> = samples.iter().map(|s| s.counts).collect();
     assert!(
         distinct.len() >= 5,
@@ -410,7 +418,7 @@ fn a_click_is_seen_in_the_stream() {
     let mut pressed = 0;
     let start = Instant::now();
     let mut released_after = false;
-    while start.elapsed() < Duration::from_millis(400) {
+    while !released_after && start.elapsed() < Duration::from_secs(5) {
         if let Some(p) = session
             .next_packet(Duration::from_millis(50))
             .expect("read")
@@ -447,11 +455,11 @@ fn wait_status(
     panic!("status not reached within {timeout:?}; saw {seen:?}");
 }
 
-/// Collects samples for `duration`, checking each against the truth at the end.
-fn collect(worker: &ArmWorker, duration: Duration) -> Vec<StylusSample> {
+/// Collects `count` samples (waiting at most `timeout`, generous for loaded CI machines).
+fn collect(worker: &ArmWorker, count: usize, timeout: Duration) -> Vec<StylusSample> {
     let start = Instant::now();
     let mut out = Vec::new();
-    while start.elapsed() < duration {
+    while out.len() < count && start.elapsed() < timeout {
         if let Ok(s) = worker.samples().recv_timeout(Duration::from_millis(20)) {
             out.push(s);
         }
@@ -487,8 +495,8 @@ fn worker_survives_garbage_drops_truncation_silence_and_hang_up() {
         assert_eq!(identity.serial, "40937");
         assert_eq!(*baud, 115_200);
     }
-    let mut samples = collect(&worker, Duration::from_millis(300));
-    assert!(samples.len() > 50, "streaming: {} samples", samples.len());
+    let mut samples = collect(&worker, 200, Duration::from_secs(10));
+    assert_eq!(samples.len(), 200, "streaming");
 
     // Line faults: the stream goes on without reconnecting.
     for fault in [
@@ -498,8 +506,8 @@ fn worker_survives_garbage_drops_truncation_silence_and_hang_up() {
         Fault::Garbage { bytes: 300 },
     ] {
         sim.inject(fault);
-        let got = collect(&worker, Duration::from_millis(250));
-        assert!(got.len() > 30, "{fault:?}: {} samples after", got.len());
+        let got = collect(&worker, 200, Duration::from_secs(10));
+        assert_eq!(got.len(), 200, "{fault:?}: the stream goes on");
         samples.extend(got);
     }
     assert!(
@@ -521,7 +529,7 @@ fn worker_survives_garbage_drops_truncation_silence_and_hang_up() {
         .iter()
         .any(|s| matches!(s, ArmStatus::Disconnected { .. })));
     wait_status(&worker, Duration::from_secs(15), connected);
-    samples.extend(collect(&worker, Duration::from_millis(300)));
+    samples.extend(collect(&worker, 200, Duration::from_secs(10)));
 
     // A hang-up: the pty vanishes; the worker reconnects through the moved link.
     let old_pty = sim.pty_path();
@@ -531,12 +539,8 @@ fn worker_survives_garbage_drops_truncation_silence_and_hang_up() {
     });
     wait_status(&worker, Duration::from_secs(15), connected);
     assert_ne!(sim.pty_path(), old_pty, "a new pty");
-    let after = collect(&worker, Duration::from_millis(300));
-    assert!(
-        after.len() > 50,
-        "streaming after the hang-up: {}",
-        after.len()
-    );
+    let after = collect(&worker, 200, Duration::from_secs(10));
+    assert_eq!(after.len(), 200, "streaming after the hang-up");
     samples.extend(after);
     drop(worker);
 
@@ -552,6 +556,30 @@ fn worker_survives_garbage_drops_truncation_silence_and_hang_up() {
         samples.iter().any(|s| s.buttons & 1 != 0),
         "script buttons arrive"
     );
+}
+
+#[test]
+fn example_motion_scripts_parse_and_are_reachable() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/scripts");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("assets/scripts") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if !(name.starts_with("arm_") && name.ends_with(".csv")) {
+            continue;
+        }
+        let script = ar_drivers::arm::MotionScript::load(&path).expect("parses");
+        script
+            .validate(&dh_3dx(), 5, &REST_POSE_RAD)
+            .expect("reachable");
+        assert!(script.duration_s() > 0.0, "{name}");
+        n += 1;
+    }
+    assert!(n >= 2, "example scripts found: {n}");
 }
 
 #[test]
