@@ -2,6 +2,18 @@
 //!
 //! - [`intrinsics`]: the camera file (pinhole intrinsics and distortion), read and written as TOML.
 //! - [`atomic_write`]: writes a file so that an interrupted run never leaves half of it.
+//! - Tracker-to-marker calibration (`world_from_arm`, Mariti & Valentini Eq. 1–9):
+//!   [`linalg`] (pseudo-inverse, proper QR), [`rigid_fit`] (pinv + QR and SVD fits),
+//!   [`point_set`] (refusal of degenerate sets), [`fit_report`] (both fits, residuals,
+//!   mis-picks, the choice), [`camera_from_arm`] (Eq. 9), [`calibration_object`] (the
+//!   touchable objects of assets/calibration).
 
 pub mod atomic_write;
+pub mod calibration_object;
+pub mod camera_from_arm;
+pub mod fit_report;
 pub mod intrinsics;
+pub mod linalg;
+pub mod point_set;
+pub mod rigid_fit;
+pub mod toml_location;
