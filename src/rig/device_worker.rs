@@ -103,9 +103,9 @@ pub fn spawn_arm(
     stop: StopFlag,
 ) -> Result<Worker<()>, WorkerError> {
     let tx2 = tx.clone();
-    Worker::spawn("arm", stop, move |stop| {
+    Worker::spawn("stylus", stop, move |stop| {
         device_loop(
-            "arm",
+            "stylus",
             &stop,
             &reports,
             || device.next_sample(),

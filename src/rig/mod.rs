@@ -15,15 +15,19 @@
 //! - [`clock`]: real-time pacing of the fixed-step solver with bounded catch-up.
 //! - [`worker`]: thread handles, stop flag, reports.
 //! - [`device_worker`], [`solver_worker`]: the threads.
+//! - [`arm_stylus`]: the arm driver as the rig's stylus device.
+//! - [`scripted_user`]: the demo's user, moving the simulated arm.
 //! - [`latency`]: per-frame statistics.
 //! - [`live`]: [`Rig`], which starts them and runs the compositor loop.
 
+pub mod arm_stylus;
 pub mod clock;
 pub mod device_worker;
 pub mod devices;
 pub mod latency;
 pub mod live;
 pub mod messages;
+pub mod scripted_user;
 pub mod solver_worker;
 pub mod worker;
 
