@@ -35,11 +35,13 @@ pub mod cone;
 pub mod faces;
 pub mod primitive;
 pub mod raycast;
+pub mod schedule;
 
 pub use cone::{ConeError, WindCone};
 pub use faces::{body_faces, Face};
 pub use primitive::Primitive;
 pub use raycast::ray_hit;
+pub use schedule::{LevelSchedule, ScheduleError};
 
 use nalgebra::{Isometry3, Point3, Vector3};
 use rand::{Rng, SeedableRng};
