@@ -59,6 +59,7 @@ pub mod shape;
 pub mod simulation;
 pub mod spring;
 pub mod stylus;
+pub mod wind;
 
 pub use body::{Body, BodyId, GROUND};
 pub use diagnostics::StepDiagnostics;
