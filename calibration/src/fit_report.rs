@@ -55,7 +55,7 @@ pub struct FitReport {
     pub svd: FitSummary,
     /// The fit with the smaller RMS residual (the SVD fit on a tie).
     pub chosen: FitMethod,
-    /// The raw affine T = [P]_world · pinv([P]_arm) before the QR correction.
+    /// The raw affine `T = [P]_world · pinv([P]_arm)` before the QR correction.
     pub raw_affine: Matrix4<f64>,
     /// ‖AᵀA − I‖_F of T's 3×3 block: 0 for perfect data, grows with noise and mis-picks.
     pub raw_orthogonality_error: f64,
