@@ -155,10 +155,11 @@ fn chosen_fit_meets_the_accuracy_the_noise_allows() {
         ok_chosen * 100 >= trials * 99,
         "chosen fit: {ok_chosen}/{trials}"
     );
-    assert!(
-        within(&pq_rms, 0.0005) * 100 >= trials * 99,
-        "pinv+qr: {}/{trials}",
-        within(&pq_rms, 0.0005)
+    // The issue asks the pinv+QR fit alone to stay within 0.5 mm: every trial, not 99 %.
+    assert_eq!(
+        within(&pq_rms, 0.0005),
+        trials,
+        "pinv+qr beyond 0.5 mm RMS in some trials"
     );
 }
 
