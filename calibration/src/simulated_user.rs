@@ -36,10 +36,13 @@ pub struct UserTiming {
 }
 
 impl Default for UserTiming {
+    /// Generous pauses: a pick needs to see the pedal up before it goes down, and a loaded
+    /// machine (CI) can stall the consumer for tens of milliseconds while the latest-value
+    /// channel keeps only the newest samples.
     fn default() -> Self {
         Self {
-            settle: Duration::from_millis(60),
-            hold: Duration::from_millis(120),
+            settle: Duration::from_millis(150),
+            hold: Duration::from_millis(150),
         }
     }
 }
