@@ -8,8 +8,10 @@
 //!   mis-picks, the choice), [`camera_from_arm`] (Eq. 9), [`calibration_object`] (the
 //!   touchable objects of assets/calibration), [`tracker_file`] (the `world_from_arm` file),
 //!   [`pairs_csv`] (point pairs from CSV), [`pick_session`] (the guided procedure),
-//!   [`simulated_user`] (a user who touches the points for unattended runs).
+//!   [`simulated_user`] (a user who touches the points for unattended runs), [`accuracy`]
+//!   (how far an estimate is from a known true transform).
 
+pub mod accuracy;
 pub mod atomic_write;
 pub mod calibration_object;
 pub mod camera_from_arm;
