@@ -1,17 +1,48 @@
 //! End-to-end tests of `ar-multibody calibrate tracker`: the CSV path, and the guided
 //! procedure against the simulated arm on a pseudo-terminal with the simulated user.
 
+use ar_calibration::accuracy::{transform_error, TransformError};
 use ar_calibration::tracker_file::TrackerCalibration;
 use nalgebra::{Isometry3, Point3, Vector3};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn ar_multibody(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+/// `ar-multibody calibrate tracker ARGS`, with no backtrace in its error messages.
+fn calibrate_tracker(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ar-multibody"));
+    command
+        .args(["calibrate", "tracker"])
         .args(args)
-        .env("RUST_BACKTRACE", "0")
+        .env("RUST_BACKTRACE", "0");
+    command
+}
+
+fn utf8(path: &Path) -> &str {
+    path.to_str().expect("temporary paths are UTF-8")
+}
+
+/// Runs `calibrate tracker --pairs PAIRS --out OUT` to completion.
+fn run_pairs(pairs: &Path, out: &Path) -> Output {
+    calibrate_tracker(&["--pairs", utf8(pairs), "--out", utf8(out)])
         .output()
         .expect("run ar-multibody")
+}
+
+/// The run's stdout, after asserting that it succeeded (showing both streams if not).
+fn stdout_of_success(run: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    stdout
+}
+
+/// The run's stderr, after asserting that it failed.
+fn stderr_of_failure(run: &Output) -> String {
+    assert!(!run.status.success());
+    String::from_utf8_lossy(&run.stderr).into_owned()
 }
 
 fn cube_corners() -> Vec<Point3<f64>> {
@@ -57,20 +88,7 @@ fn pairs_csv_gives_the_transform_and_an_atomic_file() {
         .collect();
     write_pairs(&pairs, &truth, &noise);
     let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let stdout = stdout_of_success(&run_pairs(&pairs, &out));
     assert!(
         stdout.contains("svd fit chosen") || stdout.contains("pinv+qr fit chosen"),
         "{stdout}"
@@ -103,14 +121,7 @@ fn pairs_csv_flags_a_5_mm_mispick_by_its_line() {
     let pairs = dir.path().join("pairs.csv");
     write_pairs(&pairs, &truth, &[(4, Vector3::new(0.0, 0.003, 0.004))]);
     let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let run = run_pairs(&pairs, &out);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         stdout.contains("likely mis-picks") && stdout.contains("point 5 (line 6)"),
@@ -128,16 +139,7 @@ fn bad_csv_names_line_and_column_and_writes_nothing() {
     )
     .unwrap();
     let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success());
+    let stderr = stderr_of_failure(&run_pairs(&pairs, &out));
     assert!(stderr.contains("line 3: 7 columns"), "{stderr}");
     assert!(!out.exists());
 }
@@ -161,16 +163,7 @@ fn coplanar_pairs_are_refused_with_a_clear_message() {
     }
     std::fs::write(&pairs, text).unwrap();
     let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success());
+    let stderr = stderr_of_failure(&run_pairs(&pairs, &out));
     assert!(stderr.contains("coplanar"), "{stderr}");
     assert!(!out.exists());
 }
@@ -195,48 +188,40 @@ fn write_hidden(path: &Path, world_from_arm: &Isometry3<f64>) {
     .expect("write hidden transform");
 }
 
+/// `calibrate tracker --simulate-user DIR/hidden.toml --out DIR/tracker.toml EXTRA...`, with
+/// `hidden` written as the simulated user's true `world_from_arm`; also returns the out path.
+fn simulated_user_run(dir: &Path, hidden: &Isometry3<f64>, extra: &[&str]) -> (Command, PathBuf) {
+    let hidden_path = dir.join("hidden.toml");
+    write_hidden(&hidden_path, hidden);
+    let out = dir.join("tracker.toml");
+    let mut command =
+        calibrate_tracker(&["--simulate-user", utf8(&hidden_path), "--out", utf8(&out)]);
+    command.args(extra);
+    (command, out)
+}
+
+/// How far a calibration file is from the hidden transform on the cube's true corners.
+fn error_against(file: &TrackerCalibration, hidden: &Isometry3<f64>) -> TransformError {
+    transform_error(&file.world_from_arm, hidden, &cube_corners())
+}
+
 /// Acceptance 3 of issue 5: the guided procedure against the simulated arm on a pty, with the
 /// simulated user, finishes unattended and its file reproduces the hidden transform.
 #[test]
 fn simulated_user_on_a_pty_reproduces_the_hidden_transform() {
     let dir = tempfile::tempdir().unwrap();
-    let hidden_path = dir.path().join("hidden.toml");
     let hidden = hidden_world_from_arm();
-    write_hidden(&hidden_path, &hidden);
-    let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--simulate-user",
-        hidden_path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--seed",
-        "11",
-    ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let (mut command, out) = simulated_user_run(dir.path(), &hidden, &["--seed", "11"]);
+    let stdout = stdout_of_success(&command.output().expect("run ar-multibody"));
     assert!(stdout.contains("simulated arm on /dev/pts/"), "{stdout}");
     assert!(
         stdout.contains("touch point 3/8: top back right corner, then press the pedal"),
         "{stdout}"
     );
     let file = TrackerCalibration::load(&out).unwrap();
-    let corners = cube_corners();
-    let sum: f64 = corners
-        .iter()
-        .map(|w| (file.world_from_arm * (hidden.inverse() * w) - w).norm_squared())
-        .sum();
-    let rms_mm = (sum / corners.len() as f64).sqrt() * 1e3;
-    let angle_deg = file
-        .world_from_arm
-        .rotation
-        .angle_to(&hidden.rotation)
-        .to_degrees();
+    let error = error_against(&file, &hidden);
+    let rms_mm = error.rms_m * 1e3;
+    let angle_deg = error.angle_rad.to_degrees();
     assert!(rms_mm <= 0.4, "{rms_mm} mm RMS on the true corners");
     assert!(angle_deg <= 0.35, "{angle_deg} deg");
     assert!(file.rms_mm > 0.0 && file.rms_mm < 1.0, "{}", file.rms_mm);
@@ -246,22 +231,9 @@ fn simulated_user_on_a_pty_reproduces_the_hidden_transform() {
 #[test]
 fn an_unreachable_hidden_transform_is_refused_before_touching() {
     let dir = tempfile::tempdir().unwrap();
-    let hidden_path = dir.path().join("hidden.toml");
-    write_hidden(
-        &hidden_path,
-        &Isometry3::new(Vector3::new(5.0, 0.0, 0.0), Vector3::zeros()),
-    );
-    let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--simulate-user",
-        hidden_path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success());
+    let far = Isometry3::new(Vector3::new(5.0, 0.0, 0.0), Vector3::zeros());
+    let (mut command, out) = simulated_user_run(dir.path(), &far, &[]);
+    let stderr = stderr_of_failure(&command.output().expect("run ar-multibody"));
     assert!(
         stderr.contains("out of the simulated arm's reach"),
         "{stderr}"
@@ -274,22 +246,9 @@ fn an_unreachable_hidden_transform_is_refused_before_touching() {
 #[test]
 fn a_slipped_touch_is_flagged_and_picked_again() {
     let dir = tempfile::tempdir().unwrap();
-    let hidden_path = dir.path().join("hidden.toml");
     let hidden = hidden_world_from_arm();
-    write_hidden(&hidden_path, &hidden);
-    let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--simulate-user",
-        hidden_path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--simulate-slip",
-        "6",
-    ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{stdout}");
+    let (mut command, out) = simulated_user_run(dir.path(), &hidden, &["--simulate-slip", "6"]);
+    let stdout = stdout_of_success(&command.output().expect("run ar-multibody"));
     assert!(
         stdout.contains("likely mis-picks (residual > 3× median and > 1 mm): point 6"),
         "{stdout}"
@@ -300,11 +259,7 @@ fn a_slipped_touch_is_flagged_and_picked_again() {
     );
     let file = TrackerCalibration::load(&out).unwrap();
     assert!(file.rms_mm < 0.6, "{}", file.rms_mm);
-    let angle_deg = file
-        .world_from_arm
-        .rotation
-        .angle_to(&hidden.rotation)
-        .to_degrees();
+    let angle_deg = error_against(&file, &hidden).angle_rad.to_degrees();
     assert!(angle_deg <= 0.35, "{angle_deg} deg");
 }
 
@@ -314,20 +269,9 @@ fn a_slipped_touch_is_flagged_and_picked_again() {
 fn ctrl_c_mid_session_leaves_the_old_file_untouched() {
     use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
-    let hidden_path = dir.path().join("hidden.toml");
-    write_hidden(&hidden_path, &hidden_world_from_arm());
-    let out = dir.path().join("tracker.toml");
+    let (mut command, out) = simulated_user_run(dir.path(), &hidden_world_from_arm(), &[]);
     std::fs::write(&out, "previous calibration\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args([
-            "calibrate",
-            "tracker",
-            "--simulate-user",
-            hidden_path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .env("RUST_BACKTRACE", "0")
+    let mut child = command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -406,21 +350,18 @@ fn arm_on_a_pty_with_the_simulated_user_reading_the_prompts() {
         .expect("simulated user");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tracker.toml");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args([
-            "calibrate",
-            "tracker",
-            "--arm",
-            sim.port_path().to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--pick-timeout-secs",
-            "20",
-        ])
-        .env("RUST_BACKTRACE", "0")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("start ar-multibody");
+    let port = sim.port_path();
+    let mut child = calibrate_tracker(&[
+        "--arm",
+        utf8(&port),
+        "--out",
+        utf8(&out),
+        "--pick-timeout-secs",
+        "20",
+    ])
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .expect("start ar-multibody");
     let corners = cube_corners();
     let mut transcript = String::new();
     let mut prompts = 0;
@@ -443,16 +384,8 @@ fn arm_on_a_pty_with_the_simulated_user_reading_the_prompts() {
     assert!(status.success(), "{transcript}");
     assert_eq!(prompts, 8, "{transcript}");
     let file = TrackerCalibration::load(&out).unwrap();
-    let sum: f64 = corners
-        .iter()
-        .map(|w| (file.world_from_arm * (hidden.inverse() * w) - w).norm_squared())
-        .sum();
-    let rms_mm = (sum / corners.len() as f64).sqrt() * 1e3;
-    let angle_deg = file
-        .world_from_arm
-        .rotation
-        .angle_to(&hidden.rotation)
-        .to_degrees();
+    let error = error_against(&file, &hidden);
+    let (rms_mm, angle_deg) = (error.rms_m * 1e3, error.angle_rad.to_degrees());
     assert!(
         rms_mm <= 0.4 && angle_deg <= 0.35,
         "{rms_mm} mm, {angle_deg} deg"
@@ -471,9 +404,7 @@ fn real_arm_guided_calibration() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tracker.toml");
-    let status = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(["calibrate", "tracker", "--arm", &port, "--out"])
-        .arg(&out)
+    let status = calibrate_tracker(&["--arm", &port, "--out", utf8(&out)])
         .status()
         .expect("run ar-multibody");
     assert!(status.success());
