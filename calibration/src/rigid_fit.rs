@@ -137,7 +137,8 @@ fn check_pairs(p_in_world: &[Point3<f64>], p_in_arm: &[Point3<f64>]) -> Result<(
     Ok(())
 }
 
-fn homogeneous(points: &[Point3<f64>]) -> DMatrix<f64> {
+/// The paper's 4×N matrix `[P]` of homogeneous points: one column `[x, y, z, 1]ᵀ` per point.
+pub(crate) fn homogeneous(points: &[Point3<f64>]) -> DMatrix<f64> {
     DMatrix::from_fn(
         4,
         points.len(),
