@@ -46,8 +46,7 @@ fn stderr_of_failure(run: &Output) -> String {
 }
 
 fn cube_corners() -> Vec<Point3<f64>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/calibration/cube_80mm.toml");
-    ar_calibration::calibration_object::CalibrationObject::load(&path)
+    ar_calibration::calibration_object::CalibrationObject::cube_80mm()
         .expect("shipped cube")
         .positions()
 }

@@ -20,6 +20,11 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
+/// The text of the paper's 80 mm reference cube, assets/calibration/cube_80mm.toml, built in
+/// so that programs find the default object from any directory.
+const CUBE_80MM_TOML: &str = include_str!("../../assets/calibration/cube_80mm.toml");
+const CUBE_80MM_NAME: &str = "assets/calibration/cube_80mm.toml (built in)";
+
 /// A touchable calibration object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CalibrationObject {
@@ -169,6 +174,13 @@ impl CalibrationObject {
         Self::from_toml_str(&text, path)
     }
 
+    /// The paper's 80 mm reference cube on its place of the printed calibration sheet: the
+    /// default object of the guided calibration (the built-in copy of
+    /// assets/calibration/cube_80mm.toml).
+    pub fn cube_80mm() -> Result<Self, ObjectError> {
+        Self::from_toml_str(CUBE_80MM_TOML, Path::new(CUBE_80MM_NAME))
+    }
+
     /// The known positions, in touching order.
     pub fn positions(&self) -> Vec<Point3<f64>> {
         self.points.iter().map(|p| p.p_in_world).collect()
@@ -245,6 +257,11 @@ p_in_world_m = [0.0, 0.0, 0.08]
                 .count();
             assert_eq!(edges, 3, "{}", p.label);
         }
+        assert_eq!(
+            CalibrationObject::cube_80mm().unwrap(),
+            cube,
+            "built-in copy"
+        );
         let sheet = CalibrationObject::load(&dir.join("sheet_points.toml")).unwrap();
         assert!(sheet.points.len() >= 6);
     }

@@ -231,7 +231,6 @@ mod tests {
     use super::*;
     use nalgebra::{Isometry3, Vector3};
     use std::collections::VecDeque;
-    use std::path::Path;
 
     /// Plays back a scripted list of touches and records the requests it saw.
     struct Scripted {
@@ -249,9 +248,7 @@ mod tests {
     }
 
     fn cube() -> CalibrationObject {
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/calibration/cube_80mm.toml");
-        CalibrationObject::load(&path).unwrap()
+        CalibrationObject::cube_80mm().unwrap()
     }
 
     fn truth() -> Isometry3<f64> {

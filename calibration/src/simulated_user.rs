@@ -166,7 +166,6 @@ mod tests {
     use super::*;
     use crate::calibration_object::CalibrationObject;
     use crate::pick_session::{PickSession, SilentUi};
-    use std::path::Path;
     use std::sync::{Arc, Mutex};
 
     /// A stand-in device: the tip is shared state, and each pedal press emits the tip then.
@@ -201,10 +200,7 @@ mod tests {
 
     #[test]
     fn the_simulated_user_lets_the_session_recover_the_hidden_transform() {
-        let cube = CalibrationObject::load(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/calibration/cube_80mm.toml"),
-        )
-        .unwrap();
+        let cube = CalibrationObject::cube_80mm().unwrap();
         let hidden = Isometry3::new(Vector3::new(0.25, -0.6, 0.1), Vector3::new(0.3, 0.2, -2.0));
         let (tx, rx) = mpsc::channel();
         let arm = FakeArm {

@@ -14,13 +14,11 @@ use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal, StandardNormal};
-use std::path::Path;
 
 const TOUCH_NOISE_M: f64 = 0.0002;
 
 fn cube() -> Vec<Point3<f64>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/calibration/cube_80mm.toml");
-    CalibrationObject::load(&path)
+    CalibrationObject::cube_80mm()
         .expect("shipped cube file")
         .positions()
 }

@@ -32,10 +32,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The default calibration object, built in so that the command works from any directory.
-const DEFAULT_OBJECT: &str = include_str!("../../assets/calibration/cube_80mm.toml");
-const DEFAULT_OBJECT_NAME: &str = "assets/calibration/cube_80mm.toml (built in)";
-
 /// Either pedal counts (bit 0 right/single pedal, bit 1 left pedal).
 const PEDAL_MASK: u8 = 0x03;
 
@@ -102,7 +98,7 @@ pub fn run(args: CalibrateTrackerArgs) -> anyhow::Result<()> {
     }
     let object = match &args.object {
         Some(path) => CalibrationObject::load(path)?,
-        None => CalibrationObject::from_toml_str(DEFAULT_OBJECT, Path::new(DEFAULT_OBJECT_NAME))?,
+        None => CalibrationObject::cube_80mm()?,
     };
     let cancelled = Arc::new(AtomicBool::new(false));
     {
