@@ -51,21 +51,30 @@ fn cube_corners() -> Vec<Point3<f64>> {
         .positions()
 }
 
-fn write_pairs(path: &Path, truth: &Isometry3<f64>, offsets: &[(usize, Vector3<f64>)]) {
+/// Writes a pairs CSV (world, arm; metres) with one data row per pair.
+fn write_pairs_csv(path: &Path, pairs: impl IntoIterator<Item = (Point3<f64>, Point3<f64>)>) {
     let mut text = String::from("world_x,world_y,world_z,arm_x,arm_y,arm_z\n");
-    for (i, w) in cube_corners().iter().enumerate() {
-        let mut a = truth.inverse() * w;
-        for (j, off) in offsets {
-            if *j == i {
-                a += off;
-            }
-        }
+    for (w, a) in pairs {
         text.push_str(&format!(
             "{},{},{},{},{},{}\n",
             w.x, w.y, w.z, a.x, a.y, a.z
         ));
     }
     std::fs::write(path, text).expect("write pairs");
+}
+
+/// The cube's corners as touched by an arm at `truth`, with `offsets` added to the given points.
+fn write_pairs(path: &Path, truth: &Isometry3<f64>, offsets: &[(usize, Vector3<f64>)]) {
+    let pairs = cube_corners().into_iter().enumerate().map(|(i, w)| {
+        let mut a = truth.inverse() * w;
+        for (j, off) in offsets {
+            if *j == i {
+                a += off;
+            }
+        }
+        (w, a)
+    });
+    write_pairs_csv(path, pairs);
 }
 
 #[test]
@@ -148,19 +157,8 @@ fn coplanar_pairs_are_refused_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let pairs = dir.path().join("pairs.csv");
     // The four top corners of the cube: coplanar.
-    let mut text = String::from("world_x,world_y,world_z,arm_x,arm_y,arm_z\n");
-    for w in &cube_corners()[..4] {
-        text.push_str(&format!(
-            "{},{},{},{},{},{}\n",
-            w.x,
-            w.y,
-            w.z,
-            w.x + 0.5,
-            w.y,
-            w.z
-        ));
-    }
-    std::fs::write(&pairs, text).unwrap();
+    let top = cube_corners().into_iter().take(4);
+    write_pairs_csv(&pairs, top.map(|w| (w, Point3::new(w.x + 0.5, w.y, w.z))));
     let out = dir.path().join("tracker.toml");
     let stderr = stderr_of_failure(&run_pairs(&pairs, &out));
     assert!(stderr.contains("coplanar"), "{stderr}");
