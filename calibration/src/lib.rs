@@ -1,6 +1,7 @@
 //! ar-calibration: the calibrations that register the virtual scene to the real one.
 //!
 //! - [`intrinsics`]: the camera file (pinhole intrinsics and distortion), read and written as TOML.
+//! - [`camera_calibration`]: camera intrinsics from chessboard views, refusing poor view sets.
 //! - [`atomic_write`]: writes a file so that an interrupted run never leaves half of it.
 //! - Tracker-to-marker calibration (`world_from_arm`, Mariti & Valentini Eq. 1–9):
 //!   [`linalg`] (pseudo-inverse, proper QR), [`rigid_fit`] (pinv + QR and SVD fits),
@@ -14,6 +15,7 @@
 pub mod accuracy;
 pub mod atomic_write;
 pub mod calibration_object;
+pub mod camera_calibration;
 pub mod camera_from_arm;
 pub mod fit_report;
 pub mod intrinsics;
