@@ -17,7 +17,7 @@ pub const MISPICK_MIN_RESIDUAL_M: f64 = 0.001;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CalibrationError {
     /// The point set cannot determine a transform.
-    #[error("unusable point set: {0}")]
+    #[error(transparent)]
     PointSet(#[from] PointSetError),
     /// A fit's decomposition failed.
     #[error(transparent)]

@@ -203,31 +203,36 @@ impl<P: Read + Write> Session<P> {
     /// runs out, then drains the input.
     pub fn autosync(&mut self, budget: Duration) -> Result<(), ProtocolError> {
         let start = Instant::now();
-        let mut seen: Vec<u8> = Vec::new();
-        let mut buf = [0u8; 64];
-        self.streaming = false;
         while start.elapsed() < budget {
-            let mut out = vec![CMD_END];
-            out.extend_from_slice(AUTOSYNC);
-            self.send(&out)?;
-            let round = Instant::now();
-            while round.elapsed() < Duration::from_millis(15) {
-                let n = read_some(&mut self.port, &mut buf)?;
-                seen.extend_from_slice(&buf[..n]);
-                if seen.windows(4).any(|w| w == AUTOSYNC) {
-                    // Earlier attempts may still be echoed: wait for quiet.
-                    self.drain(Duration::from_millis(40), Duration::from_millis(500))?;
-                    return Ok(());
-                }
-            }
-            // Keep only a tail that could start an IMMC split across reads.
-            if seen.len() > 3 {
-                seen.drain(..seen.len() - 3);
+            if self.autosync_round()? {
+                return Ok(());
             }
         }
         Err(ProtocolError::NoAutosync {
             budget_ms: budget.as_millis(),
         })
+    }
+
+    /// One `END` + `IMMC` and a short wait for the echo; true when it came (input drained).
+    fn autosync_round(&mut self) -> Result<bool, ProtocolError> {
+        let mut seen: Vec<u8> = Vec::new();
+        let mut buf = [0u8; 64];
+        self.streaming = false;
+        let mut out = vec![CMD_END];
+        out.extend_from_slice(AUTOSYNC);
+        self.send(&out)?;
+        let round = Instant::now();
+        // 9 bytes out and back take ~10 ms at 9600 baud.
+        while round.elapsed() < Duration::from_millis(20) {
+            let n = read_some(&mut self.port, &mut buf)?;
+            seen.extend_from_slice(&buf[..n]);
+            if seen.windows(4).any(|w| w == AUTOSYNC) {
+                // Earlier attempts may still be echoed: wait for quiet.
+                self.drain(Duration::from_millis(40), Duration::from_millis(500))?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// `BEGIN` → `MSCR\0`.
@@ -329,6 +334,11 @@ impl<P: Read + Write> Session<P> {
         autosync_budget: Duration,
     ) -> Result<ArmParams, ProtocolError> {
         self.autosync(autosync_budget)?;
+        self.identify(tip)
+    }
+
+    /// After a successful autosync: `BEGIN`, identity, `C6`, `C0` (+`D3`).
+    pub fn identify(&mut self, tip: &TipCorrection) -> Result<ArmParams, ProtocolError> {
         self.begin()?;
         let identity = self.read_identity()?;
         if identity.param_format != PARAM_FORMAT_DH05 {
@@ -364,7 +374,7 @@ impl<P: Read + Write> Session<P> {
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         while Instant::now() < deadline {
             let timeout = deadline.saturating_duration_since(Instant::now());
-            if let Some(p) = self.next_packet(timeout)? {
+            if let Some(p) = self.receive(timeout, true)? {
                 return Ok(p);
             }
         }
@@ -411,6 +421,16 @@ impl<P: Read + Write> Session<P> {
     /// Reads what arrives until a packet is accepted or `timeout` passes (`Ok(None)`).
     /// A complete packet followed by silence is accepted when a read comes back empty.
     pub fn next_packet(&mut self, timeout: Duration) -> Result<Option<DataPacket>, ProtocolError> {
+        self.receive(timeout, false)
+    }
+
+    /// Like [`Self::next_packet`]; with `eager`, a complete packet at the end of what has
+    /// arrived is accepted at once (a query's answer is the only packet to come).
+    fn receive(
+        &mut self,
+        timeout: Duration,
+        eager: bool,
+    ) -> Result<Option<DataPacket>, ProtocolError> {
         let deadline = Instant::now() + timeout;
         let mut read_once = false;
         loop {
@@ -419,6 +439,11 @@ impl<P: Read + Write> Session<P> {
                 let b = self.read_buf[self.rx_pos];
                 self.rx_pos += 1;
                 if let Some(p) = self.parser.push_byte(b) {
+                    return Ok(Some(p));
+                }
+            }
+            if eager {
+                if let Some(p) = self.parser.flush_idle() {
                     return Ok(Some(p));
                 }
             }
@@ -444,6 +469,42 @@ impl<P: Read + Write> Session<P> {
 }
 
 impl<P: Read + Write + BaudControl> Session<P> {
+    /// Autosync trying each of `rates` in turn (an arm that was left at a fast rate after a
+    /// lost connection only hears that rate until it gets `END`). Returns the rate that worked;
+    /// the port is left at it.
+    pub fn autosync_rates(
+        &mut self,
+        rates: &[u32],
+        budget: Duration,
+    ) -> Result<u32, ProtocolError> {
+        let start = Instant::now();
+        let rates: Vec<u32> = rates
+            .iter()
+            .copied()
+            .filter(|&r| self.port.supports_baud(r))
+            .collect();
+        if rates.is_empty() {
+            return Err(ProtocolError::NoAutosync { budget_ms: 0 });
+        }
+        let mut current = None;
+        for round in 0.. {
+            if start.elapsed() >= budget {
+                break;
+            }
+            let rate = rates[round % rates.len()];
+            if current != Some(rate) {
+                self.port.set_baud(rate)?;
+                current = Some(rate);
+            }
+            if self.autosync_round()? {
+                return Ok(rate);
+            }
+        }
+        Err(ProtocolError::NoAutosync {
+            budget_ms: budget.as_millis(),
+        })
+    }
+
     /// Switches to the fastest rate ≤ `max_baud` that both the port and the arm accept,
     /// checking the new rate with a `C9` (product id) query. Returns the rate in use.
     pub fn negotiate_baud(

@@ -153,8 +153,12 @@ fn connect(config: &ArmConfig) -> Result<(Session<SerialLine>, ArmParams, String
         .map_err(|e| e.to_string())?;
     let mut session = Session::new(line);
     let setup = |session: &mut Session<SerialLine>| -> Result<(ArmParams, u32), ProtocolError> {
-        let params = session.handshake(&config.tip, config.autosync_budget)?;
-        let baud = session.negotiate_baud(config.handshake_baud, config.max_baud)?;
+        let rate = session.autosync_rates(
+            &[config.handshake_baud, config.max_baud],
+            config.autosync_budget,
+        )?;
+        let params = session.identify(&config.tip)?;
+        let baud = session.negotiate_baud(rate, config.max_baud)?;
         session.start_streaming(DataCommand::SIX_WITH_TIMER, config.stream_delay_ticks)?;
         Ok((params, baud))
     };

@@ -102,7 +102,7 @@ impl Device {
     pub fn timer_ticks(&self, now: Instant) -> u16 {
         let ticks =
             (now.saturating_duration_since(self.powered_at).as_secs_f64() / TIMER_TICK_SECS) as u64;
-        (ticks & u64::from(self.id.max_values.timer_max.max(1))) as u16
+        (ticks % (u64::from(self.id.max_values.timer_max) + 1)) as u16
     }
 
     fn accepts_rate(&self, baud: u32) -> bool {

@@ -36,9 +36,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// A comfortable pose to start in: the stylus tip about 30 cm in front of the base, above
+/// A comfortable pose to start in: the stylus tip about 21 cm in front of the base, 5 cm above
 /// the desk (what an arm at rest in its home cradle reports is up to its firmware).
-pub const REST_POSE_RAD: [f64; 6] = [0.0, -0.6, 1.1, 0.0, 1.0, 0.0];
+pub const REST_POSE_RAD: [f64; 6] = [0.0, 0.7, -1.1, 0.0, 0.9, 0.0];
 
 /// Settings of a simulated arm.
 #[derive(Debug, Clone)]

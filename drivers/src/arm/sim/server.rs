@@ -20,6 +20,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// How late the server may fall behind its line schedule and still catch up: a real UART
+/// shifts bytes out continuously, so the emulator's own scheduling delays (a few ms on a
+/// loaded host) are made up by sending the queued packets back to back, not lost.
+const CATCH_UP: Duration = Duration::from_millis(50);
+
 /// Makes a pty pair and returns (master, slave, slave path).
 pub(crate) fn new_pty() -> io::Result<(TTYPort, TTYPort, PathBuf)> {
     let (master, slave) = TTYPort::pair().map_err(io::Error::from)?;
@@ -125,14 +130,24 @@ impl Server {
                 self.transmit(out, now);
             }
             let now = Instant::now();
-            if self.device.is_streaming() && now >= self.line_free_at {
-                let (reading, _) = self.control.reading(now);
-                if let Some(p) = self.device.stream_packet(now, reading) {
-                    let out = Output {
-                        bytes: p.0.encode(),
-                        packet: Some(p),
+            if let Some(due) = self.device.next_stream_due() {
+                let scheduled = due.max(self.line_free_at);
+                if scheduled <= now {
+                    // The device's own clock follows the line schedule; only when the
+                    // emulator fell far behind does it jump to the present.
+                    let t = if now - scheduled <= CATCH_UP {
+                        scheduled
+                    } else {
+                        now
                     };
-                    self.transmit(out, now);
+                    let (reading, _) = self.control.reading(t);
+                    if let Some(p) = self.device.stream_packet(t, reading) {
+                        let out = Output {
+                            bytes: p.0.encode(),
+                            packet: Some(p),
+                        };
+                        self.transmit(out, t);
+                    }
                 }
             }
             self.publish_status();
@@ -216,16 +231,15 @@ impl Server {
             .unwrap_or_else(|| self.host_baud())
             .max(300);
         let byte_time = Duration::from_secs_f64(10.0 / f64::from(baud));
-        // Wait for the line (pacing); responses to queries also queue behind a stream.
-        if self.line_free_at > now {
-            std::thread::sleep(self.line_free_at - now);
+        // The bytes go on the line when it is free (responses queue behind a stream); `now` is
+        // the device's time, which for streamed packets follows the line schedule.
+        let nominal_start = now.max(self.line_free_at);
+        self.line_free_at = nominal_start + byte_time * bytes.len() as u32;
+        let wait = nominal_start.saturating_duration_since(Instant::now());
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
         }
         let start = Instant::now();
-        // Keep an absolute schedule while busy, so sleep overshoot does not lower the rate.
-        if start > self.line_free_at + Duration::from_millis(2) {
-            self.line_free_at = start;
-        }
-        self.line_free_at += byte_time * bytes.len() as u32;
         let _ = self.master.set_timeout(Duration::ZERO);
         let mut written = 0;
         while written < bytes.len() {
