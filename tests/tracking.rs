@@ -416,3 +416,51 @@ fn bad_inputs_get_clear_messages() {
         "{err}"
     );
 }
+
+#[test]
+fn grid_board_is_tracked_with_its_centre_as_world_origin() {
+    use ar_drivers::camera::grid_board_card;
+    use ar_multibody::tracking::GridBoardConfig;
+    let intr = synthetic_intrinsics();
+    // 3 x 2 markers of 40 mm, 10 mm apart, ids 0..5.
+    let card = grid_board_card(0, (3, 2), 400, 100, 0, 0.04).unwrap();
+    let board = GridBoardConfig {
+        markers_x: 3,
+        markers_y: 2,
+        marker_length_m: 0.04,
+        separation_m: 0.01,
+        first_id: 0,
+    };
+    let mut tracker = MarkerTracker::new(
+        TrackerConfig {
+            board: Some(board),
+            smoothing: None,
+            ..TrackerConfig::default()
+        },
+        &intr,
+    )
+    .unwrap();
+    for (i, (d, off)) in [(0.4, 0.2), (0.6, 0.7)].into_iter().enumerate() {
+        let cfg = SyntheticConfig {
+            path: CameraPath::looking_at_marker(d, off, 0.8 + i as f64),
+            frames: Some(1),
+            card: Some(card.clone()),
+            ..SyntheticConfig::default()
+        };
+        let mut cam = SyntheticCamera::new(&intr, cfg, 6).unwrap();
+        let frame = cam.next_frame().unwrap().unwrap();
+        let obs = tracker.process(&frame).unwrap();
+        let p = obs.detected().expect("board detected");
+        assert_eq!(p.corners_used, 24, "all six markers used");
+        let e = PoseError::between(
+            &p.camera_from_world,
+            &frame.camera_from_world_truth.unwrap(),
+        );
+        println!(
+            "board at {d} m: {:.3} mm, {:.3} deg",
+            e.position_m * 1e3,
+            e.rotation_rad.to_degrees()
+        );
+        assert!(e.position_m < 0.5e-3 && e.rotation_rad.to_degrees() < 0.1);
+    }
+}
