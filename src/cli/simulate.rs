@@ -198,7 +198,11 @@ fn plot(path: &std::path::Path, s: &Series) -> Result<()> {
         .x_label_area_size(36)
         .y_label_area_size(80)
         .build_cartesian_2d(0.0..t_end, (1e-12..psi_max).log_scale())?;
-    chart.configure_mesh().x_desc("t (s)").draw()?;
+    chart
+        .configure_mesh()
+        .x_desc("t (s)")
+        .y_label_formatter(&|v| format!("{v:.0e}"))
+        .draw()?;
     chart.draw_series(LineSeries::new(
         s.t.iter().zip(&s.psi).map(|(&t, &p)| (t, p.max(1e-12))),
         &RED,
