@@ -32,8 +32,8 @@
 //!
 //!    Linearisations repeat (Newton) until the nonlinear residual is below
 //!    `velocity_tolerance` (m/s; ψ error / h). Then the rows are re-evaluated at the new
-//!    prediction and the impulses re-applied along them, up to 4 times while that still
-//!    changes the velocities, so that the exact-work identities hold at the end pose.
+//!    prediction and the impulses re-applied along them, up to `max_row_refreshes` (2) times while
+//!    that still changes the velocities, so that the exact-work identities hold at the end pose.
 //! 5. **Integrate positions**: x += h v̄, q ← normalise(q + h/2 ω̄ ⊗ q).
 //! 6. **Position correction** (only if needed): if ‖ψ‖ > `position_tolerance_m`, nonlinear
 //!    Gauss–Seidel projection sweeps move the poses (not the velocities) along M⁻¹Jᵀ until
@@ -66,8 +66,6 @@ use super::stylus::{StylusAttachment, StylusTarget};
 const BLOCK_EPSILON: f64 = 1.0e-12;
 /// Relative diagonal regularisation of the coupled (direct) solve.
 const DENSE_REGULARISATION: f64 = 1.0e-6;
-/// Row refreshes per step at most.
-const MAX_ROW_REFRESHES: usize = 4;
 /// Lever arm that turns an angular-velocity change into a velocity for the refresh test (m).
 const ROW_REFRESH_LEVER_M: f64 = 0.1;
 /// Outer linearisations per step at most (the sweep cap applies as well).
@@ -105,6 +103,9 @@ pub struct SolverParams {
     pub position_tolerance_m: f64,
     /// Cap on position-correction sweeps per step.
     pub max_position_iterations: usize,
+    /// Re-evaluations of the midpoint rows per step at most (0: rows from the first
+    /// prediction only — faster, but the exact-work identities then hold only approximately).
+    pub max_row_refreshes: usize,
     /// Over-relaxation factor of the joint updates (1 = plain Gauss–Seidel).
     pub relaxation: f64,
     /// How each linearisation is solved.
@@ -123,6 +124,7 @@ impl Default for SolverParams {
             velocity_tolerance: 1.0e-6,
             position_tolerance_m: 1.0e-7,
             max_position_iterations: 50,
+            max_row_refreshes: 2,
             relaxation: 1.6,
             symmetric_sweeps: false,
             method: SolverMethod::Direct,
@@ -747,7 +749,9 @@ impl Simulation {
             // Re-evaluate the midpoint rows at the converged prediction, for the exact work
             // identities; stop when they no longer move the velocities, or when refreshing
             // stops converging (light bodies under large impulses), or at the caps.
-            if refreshes >= MAX_ROW_REFRESHES || iterations >= self.params.max_iterations {
+            if refreshes >= self.params.max_row_refreshes
+                || iterations >= self.params.max_iterations
+            {
                 break;
             }
             refreshes += 1;
@@ -770,7 +774,7 @@ impl Simulation {
             }
             if change > last_change {
                 // Refreshing diverges here: converge once more with these rows and stop.
-                refreshes = MAX_ROW_REFRESHES;
+                refreshes = self.params.max_row_refreshes;
             }
             last_change = change;
         }
