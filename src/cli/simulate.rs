@@ -184,13 +184,14 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     }
     writeln!(
         out,
-        "max |energy error| {:.4} % of E_ref = {:.5} J",
+        "max |energy error| {:.4} % ({:.2e}) of E_ref = {:.5} J",
         100.0 * summary.max_abs_energy_error_rel,
+        summary.max_abs_energy_error_rel,
         summary.energy_reference_j
     )?;
     writeln!(
         out,
-        "sweeps             max {} per step; position pass in {} steps",
+        "solves / sweeps    max {} per step; position pass in {} steps",
         summary.max_iterations, summary.position_pass_steps
     )?;
     Ok(())
