@@ -1,12 +1,424 @@
-//! `arm` subcommands (being built under issue 3).
+//! `arm` subcommands: `arm simulate` serves a simulated MicroScribe on a pseudo-terminal;
+//! `arm probe` talks to an arm (real or simulated) through the serial driver, prints what it
+//! says about itself, N samples and the measured sample rate.
 
-use clap::Subcommand;
+use anyhow::{bail, Context};
+use ar_drivers::arm::codec::{baud_code, DataCommand, TIMER_TICK_SECS};
+use ar_drivers::arm::protocol::Session;
+use ar_drivers::arm::sim::{DeviceIdentity, REST_POSE_RAD};
+use ar_drivers::arm::transport::{auto_detect, candidate_ports, SerialLine};
+use ar_drivers::arm::{
+    ArmParams, Fault, MotionScript, SimArmConfig, SimulatedArm, StylusSample, TipCorrection,
+};
+use clap::{Args, Subcommand};
+use nalgebra::Point3;
+use std::fmt::Write as _;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Digitizer-arm tools.
 #[derive(Subcommand, Debug)]
-pub enum ArmCommand {}
+pub enum ArmCommand {
+    /// Run a simulated arm (HCI protocol) on a pseudo-terminal until Ctrl-C.
+    Simulate(SimulateArgs),
+    /// Handshake with an arm, print its identity and parameters, N samples and the rate.
+    Probe(ProbeArgs),
+}
+
+/// Arguments of `arm simulate`.
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    /// Also make a symlink to the pty here (moved to the new pty after a simulated hang-up).
+    #[arg(long, value_name = "PATH")]
+    pub link: Option<PathBuf>,
+    /// Motion script (CSV: `t_s,theta0..theta4,buttons` or `t_s,x_m,y_m,z_m,buttons`), looped.
+    #[arg(long, value_name = "SCRIPT.csv")]
+    pub motion: Option<PathBuf>,
+    /// Fastest line rate the simulated arm accepts (an HCI rate: 9600 … 115200).
+    #[arg(long, value_name = "B", default_value_t = 115_200)]
+    pub baud: u32,
+}
+
+/// Arguments of `arm probe`.
+#[derive(Args, Debug)]
+pub struct ProbeArgs {
+    /// Serial port of the arm (`auto` probes the machine's ports).
+    #[arg(long, value_name = "PATH")]
+    pub port: String,
+    /// Number of samples to read.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub count: usize,
+    /// Stream (`CF`) instead of polling one query per sample.
+    #[arg(long)]
+    pub stream: bool,
+    /// Write the samples here as CSV.
+    #[arg(long, value_name = "OUT.csv")]
+    pub csv: Option<PathBuf>,
+}
 
 /// Runs the chosen arm tool.
 pub fn run(cmd: ArmCommand) -> anyhow::Result<()> {
-    match cmd {}
+    match cmd {
+        ArmCommand::Simulate(args) => simulate(args),
+        ArmCommand::Probe(args) => probe(args),
+    }
+}
+
+const STDIN_HELP: &str =
+    "commands on stdin: tip X Y Z | joints A0 A1 A2 A3 A4 | press M | release M | click M | \
+garbage N | drop N | truncate N | silence SECS | hangup";
+
+fn simulate(args: SimulateArgs) -> anyhow::Result<()> {
+    if baud_code(args.baud).is_none() {
+        bail!(
+            "--baud {}: not an HCI rate (9600, 14400, 19200, 28800, 38400, 57600, 115200)",
+            args.baud
+        );
+    }
+    let device = DeviceIdentity {
+        max_baud: args.baud,
+        ..DeviceIdentity::default()
+    };
+    let motion = match &args.motion {
+        Some(path) => {
+            let script = MotionScript::load(path)?;
+            let dh = ar_drivers::arm::DhParams::from_raw(&device.raw_dh);
+            script.validate(&dh, device.max_values.joint_count(), &REST_POSE_RAD)?;
+            Some(script)
+        }
+        None => None,
+    };
+    let sim = SimulatedArm::spawn(SimArmConfig {
+        device,
+        link: args.link.clone(),
+        motion,
+        truth_capacity: 0,
+        ..SimArmConfig::default()
+    })
+    .context("starting the simulated arm")?;
+    println!("{}", sim.pty_path().display());
+    if let Some(link) = &args.link {
+        println!("link {} -> {}", link.display(), sim.pty_path().display());
+    }
+    eprintln!(
+        "simulated MicroScribe 3DX up to {} baud; Ctrl-C to stop; {STDIN_HELP}",
+        args.baud
+    );
+    std::io::stdout().flush().ok();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_handler = stop.clone();
+    ctrlc::set_handler(move || stop_handler.store(true, Ordering::SeqCst))
+        .context("installing the Ctrl-C handler")?;
+    let (line_tx, line_rx) = crossbeam_channel::unbounded::<String>();
+    std::thread::Builder::new()
+        .name("sim-arm-stdin".into())
+        .spawn(move || {
+            for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+                if line_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        })
+        .context("starting the stdin reader")?;
+    let mut last_report = Instant::now();
+    let mut last_count = 0;
+    while !stop.load(Ordering::SeqCst) {
+        if let Ok(line) = line_rx.recv_timeout(Duration::from_millis(100)) {
+            match apply_command(&sim, &line) {
+                Ok(msg) => eprintln!("{msg}"),
+                Err(e) => eprintln!("{line:?}: {e}; {STDIN_HELP}"),
+            }
+        }
+        if last_report.elapsed() >= Duration::from_secs(5) {
+            let s = sim.status();
+            let rate = (s.packets_sent - last_count) as f64 / last_report.elapsed().as_secs_f64();
+            log::info!(
+                "simulated arm: baud {:?}, streaming {}, {} packets ({rate:.0}/s), {} hang-ups",
+                s.baud,
+                s.streaming,
+                s.packets_sent,
+                s.hangups
+            );
+            last_count = s.packets_sent;
+            last_report = Instant::now();
+        }
+    }
+    eprintln!("stopping the simulated arm");
+    Ok(())
+}
+
+fn apply_command(sim: &ar_drivers::arm::SimArmHandle, line: &str) -> anyhow::Result<String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let nums = |n: usize| -> anyhow::Result<Vec<f64>> {
+        if words.len() != n + 1 {
+            bail!("{} takes {n} number(s)", words[0]);
+        }
+        words[1..]
+            .iter()
+            .map(|w| {
+                w.parse::<f64>()
+                    .with_context(|| format!("{w:?} is not a number"))
+            })
+            .collect()
+    };
+    let Some(&cmd) = words.first() else {
+        return Ok(String::new());
+    };
+    let control = sim.control();
+    Ok(match cmd {
+        "tip" => {
+            let v = nums(3)?;
+            control.set_tip_target(Point3::new(v[0], v[1], v[2]))?;
+            format!(
+                "tip now {:?} m",
+                control.reported_tip_in_arm().coords.as_slice()
+            )
+        }
+        "joints" => {
+            let v = nums(5)?;
+            control.set_joint_angles([v[0], v[1], v[2], v[3], v[4], 0.0]);
+            format!(
+                "tip now {:?} m",
+                control.reported_tip_in_arm().coords.as_slice()
+            )
+        }
+        "press" | "release" | "click" => {
+            let m = nums(1)?[0];
+            if !(0.0..=3.0).contains(&m) || m.fract() != 0.0 {
+                bail!("button mask {m} is not 0..3");
+            }
+            let m = m as u8;
+            match cmd {
+                "press" => control.press(m),
+                "release" => control.release(m),
+                _ => control.click(m),
+            }
+            format!("{cmd} {m}")
+        }
+        "garbage" | "drop" | "truncate" => {
+            let n = nums(1)?[0];
+            if !(0.0..=100_000.0).contains(&n) {
+                bail!("count {n} out of range");
+            }
+            let fault = match cmd {
+                "garbage" => Fault::Garbage { bytes: n as usize },
+                "drop" => Fault::DropBytes { packets: n as u32 },
+                _ => Fault::TruncatePackets { packets: n as u32 },
+            };
+            sim.inject(fault);
+            format!("injected {fault:?}")
+        }
+        "silence" => {
+            let s = nums(1)?[0];
+            if !(0.0..=3600.0).contains(&s) {
+                bail!("silence {s} s out of range");
+            }
+            let fault = Fault::Silence {
+                duration: Duration::from_secs_f64(s),
+            };
+            sim.inject(fault);
+            format!("injected {fault:?}")
+        }
+        "hangup" => {
+            sim.inject(Fault::HangUp);
+            "injected HangUp (the pty and link change)".into()
+        }
+        other => bail!("unknown command {other:?}"),
+    })
+}
+
+fn probe(args: ProbeArgs) -> anyhow::Result<()> {
+    const HANDSHAKE_BAUD: u32 = 9_600;
+    const MAX_BAUD: u32 = 115_200;
+    let path = if args.port == "auto" {
+        auto_detect(
+            &candidate_ports(),
+            HANDSHAKE_BAUD,
+            Duration::from_millis(500),
+        )?
+    } else {
+        args.port.clone()
+    };
+    let line = SerialLine::open(&path, HANDSHAKE_BAUD, Duration::from_millis(5))?;
+    let mut session = Session::new(line);
+    let rate = session
+        .autosync_rates(&[HANDSHAKE_BAUD, MAX_BAUD], Duration::from_secs(3))
+        .with_context(|| format!("handshake on {path}"))?;
+    let params = session
+        .identify(&TipCorrection::point())
+        .with_context(|| format!("reading the arm's identity and parameters on {path}"))?;
+    print!("{}", describe(&path, &params));
+    let baud = session
+        .negotiate_baud(rate, MAX_BAUD)
+        .with_context(|| format!("changing the baud rate on {path}"))?;
+    let command = DataCommand::SIX_WITH_TIMER;
+    let limit = f64::from(baud) / (10.0 * command.packet_len() as f64);
+    println!(
+        "line: {baud} baud, {}-byte packets (command {:02X}), line limit {limit:.0} packets/s",
+        command.packet_len(),
+        command.byte()
+    );
+
+    let mut samples: Vec<StylusSample> = Vec::with_capacity(args.count);
+    if args.stream {
+        session
+            .start_streaming(command, 1)
+            .context("starting the stream (CF)")?;
+    }
+    let mut last_progress = Instant::now();
+    while samples.len() < args.count {
+        let packet = if args.stream {
+            session.next_packet(Duration::from_millis(100))?
+        } else {
+            Some(session.query(command)?)
+        };
+        match packet {
+            Some(p) => {
+                let seq = samples.len() as u64;
+                samples.push(StylusSample::from_packet(&p, &params, Instant::now(), seq));
+                last_progress = Instant::now();
+            }
+            None if last_progress.elapsed() > Duration::from_secs(2) => {
+                bail!("the arm stopped sending after {} samples", samples.len())
+            }
+            None => {}
+        }
+    }
+    if args.stream {
+        session.stop_streaming().context("stopping the stream")?;
+    }
+    session.end().ok();
+
+    let t0 = samples.first().map(|s| s.t);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    writeln!(out, "seq t_s theta0..theta4_rad x_m y_m z_m buttons timer")?;
+    for s in &samples {
+        let t = t0.map_or(0.0, |t0| s.t.duration_since(t0).as_secs_f64());
+        let q = s.joint_angles_rad;
+        writeln!(
+            out,
+            "{} {t:.6} {:.6} {:.6} {:.6} {:.6} {:.6} {:.6} {:.6} {:.6} {} {}",
+            s.seq,
+            q[0],
+            q[1],
+            q[2],
+            q[3],
+            q[4],
+            s.tip_in_arm.x,
+            s.tip_in_arm.y,
+            s.tip_in_arm.z,
+            s.buttons,
+            s.device_timer_ticks
+                .map_or("-".to_string(), |t| t.to_string())
+        )?;
+    }
+    out.flush()?;
+    drop(out);
+    if let (Some(first), Some(last)) = (samples.first(), samples.last()) {
+        let span = last.t.duration_since(first.t).as_secs_f64();
+        if samples.len() > 1 && span > 0.0 {
+            let rate = (samples.len() - 1) as f64 / span;
+            println!(
+                "rate: {} samples in {span:.3} s = {rate:.1} samples/s ({:.1} % of the {limit:.0}/s line limit, {})",
+                samples.len(),
+                100.0 * rate / limit,
+                if args.stream { "streaming" } else { "polling" }
+            );
+        }
+    }
+    // The device's own clock: independent of how promptly this process read the port.
+    let ticks: Option<u64> = samples
+        .windows(2)
+        .map(
+            |w| match (w[0].device_timer_ticks, w[1].device_timer_ticks) {
+                (Some(a), Some(b)) => {
+                    let period = u32::from(params.max_values.timer_max) + 1;
+                    Some(u64::from((u32::from(b) + period - u32::from(a)) % period))
+                }
+                _ => None,
+            },
+        )
+        .sum();
+    if let Some(ticks) = ticks.filter(|&t| t > 0) {
+        let secs = ticks as f64 * TIMER_TICK_SECS;
+        let rate = (samples.len() - 1) as f64 / secs;
+        println!(
+            "device timer: {ticks} ticks = {secs:.3} s, {rate:.1} packets/s ({:.1} % of the line limit)",
+            100.0 * rate / limit
+        );
+    }
+    if let Some(csv) = &args.csv {
+        let mut text = String::from("t_s,theta0,theta1,theta2,theta3,theta4,x_m,y_m,z_m,buttons\n");
+        for s in &samples {
+            let t = t0.map_or(0.0, |t0| s.t.duration_since(t0).as_secs_f64());
+            let q = s.joint_angles_rad;
+            let _ = writeln!(
+                text,
+                "{t:.6},{},{},{},{},{},{},{},{},{}",
+                q[0],
+                q[1],
+                q[2],
+                q[3],
+                q[4],
+                s.tip_in_arm.x,
+                s.tip_in_arm.y,
+                s.tip_in_arm.z,
+                s.buttons
+            );
+        }
+        ar_calibration::atomic_write::write_atomic(csv, text.as_bytes())
+            .with_context(|| format!("writing {}", csv.display()))?;
+        println!("wrote {} samples to {}", samples.len(), csv.display());
+    }
+    Ok(())
+}
+
+/// The identity and kinematic parameters, for people.
+fn describe(path: &str, params: &ArmParams) -> String {
+    let id = &params.identity;
+    let mut s = String::new();
+    let _ = writeln!(s, "port: {path}");
+    let _ = writeln!(s, "product name: {}", id.product_name);
+    let _ = writeln!(s, "product id:   {}", id.product_id);
+    let _ = writeln!(s, "model:        {}", id.model);
+    let _ = writeln!(s, "serial:       {}", id.serial);
+    let _ = writeln!(s, "comment:      {}", id.comment);
+    let _ = writeln!(s, "param format: {}", id.param_format);
+    let _ = writeln!(s, "firmware:     {}", id.firmware);
+    let m = &params.max_values;
+    let _ = writeln!(
+        s,
+        "buttons mask {:#04x}, timer max {}, counts per revolution {:?}",
+        m.buttons_mask,
+        m.timer_max,
+        m.encoder_max
+            .map(|x| if x == 0 { 0 } else { u32::from(x) + 1 })
+    );
+    let _ = writeln!(
+        s,
+        "link  alpha_deg      a_m        d_m     (raw alpha, a, d)"
+    );
+    for i in 0..6 {
+        let _ = writeln!(
+            s,
+            "{i}    {:>9.4} {:>10.6} {:>10.6}   ({}, {}, {})",
+            params.dh.alpha_rad[i].to_degrees(),
+            params.dh.a_m[i],
+            params.dh.d_m[i],
+            params.raw_dh.alpha[i],
+            params.raw_dh.a[i],
+            params.raw_dh.d[i]
+        );
+    }
+    let _ = writeln!(
+        s,
+        "beta {:.4} deg (raw {})",
+        params.dh.beta_rad.to_degrees(),
+        params.raw_dh.beta
+    );
+    s
 }

@@ -1,0 +1,126 @@
+//! Forward kinematics of the arm: encoder counts → joint angles → stylus pose in the arm's
+//! base frame, with the modified (Craig) Denavit–Hartenberg convention and the extra β
+//! rotation about y on link 2, exactly as the HCI protocol notes define it.
+
+use super::params::DhParams;
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
+use std::f64::consts::TAU;
+
+/// Joint angles from raw counts: θᵢ = (countᵢ AND maxᵢ)·2π/(maxᵢ+1); an encoder with max 0
+/// (or missing from the packet) gives 0.
+pub fn counts_to_angles(counts: &[u16], encoder_max: &[u16; 6]) -> [f64; 6] {
+    let mut angles = [0.0; 6];
+    for (i, (angle, &max)) in angles.iter_mut().zip(encoder_max).enumerate() {
+        if max == 0 {
+            continue;
+        }
+        if let Some(&c) = counts.get(i) {
+            *angle = f64::from(c & max) * TAU / (f64::from(max) + 1.0);
+        }
+    }
+    angles
+}
+
+/// Counts for joint angles (nearest count, wrapped into the encoder range): what the
+/// encoders of an arm at these angles read. Used by the simulated arm.
+pub fn angles_to_counts(angles_rad: &[f64; 6], encoder_max: &[u16; 6]) -> [u16; 6] {
+    let mut counts = [0u16; 6];
+    for ((c, &angle), &max) in counts.iter_mut().zip(angles_rad).zip(encoder_max) {
+        if max == 0 || !angle.is_finite() {
+            continue;
+        }
+        let per_rev = f64::from(max) + 1.0;
+        let wrapped = (angle / TAU).rem_euclid(1.0) * per_rev;
+        // rem_euclid keeps it in [0, per_rev); rounding may reach per_rev, which wraps to 0.
+        *c = (wrapped.round() as u32 % (u32::from(max) + 1)) as u16;
+    }
+    counts
+}
+
+/// The frame in which joint `i` turns (its z axis is the joint axis), relative to the
+/// previous link: RotX(αᵢ)·TransX(aᵢ)·[RotY(β) for i = 2].
+fn joint_base(dh: &DhParams, i: usize) -> Isometry3<f64> {
+    let mut m = Isometry3::from_parts(
+        Translation3::identity(),
+        UnitQuaternion::from_axis_angle(&Vector3::x_axis(), dh.alpha_rad[i]),
+    ) * Translation3::new(dh.a_m[i], 0.0, 0.0);
+    if i == 2 {
+        m *= UnitQuaternion::from_axis_angle(&Vector3::y_axis(), dh.beta_rad);
+    }
+    m
+}
+
+/// The link transform Mᵢ.
+fn link(dh: &DhParams, i: usize, theta_rad: f64) -> Isometry3<f64> {
+    joint_base(dh, i)
+        * UnitQuaternion::from_axis_angle(&Vector3::z_axis(), theta_rad)
+        * Translation3::new(0.0, 0.0, dh.d_m[i])
+}
+
+/// The stylus pose T = M₀·…·M₅ in the arm's base frame (metres); the stylus points along
+/// the pose's z axis.
+pub fn arm_from_stylus(dh: &DhParams, angles_rad: &[f64; 6]) -> Isometry3<f64> {
+    (0..6).fold(Isometry3::identity(), |t, i| t * link(dh, i, angles_rad[i]))
+}
+
+/// The tip position in the arm's base frame (metres).
+pub fn tip_in_arm(dh: &DhParams, angles_rad: &[f64; 6]) -> Point3<f64> {
+    Point3::from(arm_from_stylus(dh, angles_rad).translation.vector)
+}
+
+/// A joint axis in the base frame: unit direction and a point on it.
+pub type JointAxis = (Vector3<f64>, Point3<f64>);
+
+/// The tip and, for each joint, its axis (unit, base frame) and a point on it: what the
+/// inverse kinematics needs for the position Jacobian.
+pub fn tip_and_joint_axes(dh: &DhParams, angles_rad: &[f64; 6]) -> (Point3<f64>, [JointAxis; 6]) {
+    let mut t = Isometry3::identity();
+    let mut axes = [(Vector3::zeros(), Point3::origin()); 6];
+    for (i, axis) in axes.iter_mut().enumerate() {
+        let base = t * joint_base(dh, i);
+        *axis = (
+            base.rotation * Vector3::z(),
+            Point3::from(base.translation.vector),
+        );
+        t = base
+            * UnitQuaternion::from_axis_angle(&Vector3::z_axis(), angles_rad[i])
+            * Translation3::new(0.0, 0.0, dh.d_m[i]);
+    }
+    (Point3::from(t.translation.vector), axes)
+}
+
+/// Roll, pitch, yaw ("xyz fixed", the SDK's default Euler output) of a stylus orientation.
+pub fn roll_pitch_yaw(arm_from_stylus: &UnitQuaternion<f64>) -> (f64, f64, f64) {
+    let r = arm_from_stylus.to_rotation_matrix();
+    let m = r.matrix();
+    let roll = m[(2, 1)].atan2(m[(2, 2)]);
+    let pitch = (-m[(2, 0)]).atan2((m[(0, 0)].powi(2) + m[(1, 0)].powi(2)).sqrt());
+    let yaw = m[(1, 0)].atan2(m[(0, 0)]);
+    (roll, pitch, yaw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_round_trip_within_half_a_count() {
+        let max = [0x3FFF, 0x3FFF, 0x1FFF, 0x0FFF, 0x0FFF, 0];
+        let angles = [0.1, -0.2, 3.0, 6.2, -3.1, 1.0];
+        let counts = angles_to_counts(&angles, &max);
+        let back = counts_to_angles(&counts, &max);
+        for i in 0..5 {
+            let d = (back[i] - angles[i]).rem_euclid(TAU);
+            let d = d.min(TAU - d);
+            assert!(
+                d <= 0.5 * TAU / (f64::from(max[i]) + 1.0) + 1e-12,
+                "joint {i}: {d}"
+            );
+        }
+        assert_eq!(back[5], 0.0, "an encoder with max 0 is always 0");
+        assert_eq!(
+            counts_to_angles(&[0x3FFF], &max)[0],
+            TAU * 16383.0 / 16384.0
+        );
+    }
+}

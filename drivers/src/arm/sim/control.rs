@@ -1,0 +1,212 @@
+//! Live control of the simulated arm: where the stylus is (joint angles, or a tip target
+//! reached through inverse kinematics), which buttons are pressed, and which motion script
+//! plays. Cloneable and usable from any thread while the arm streams.
+//!
+//! Button presses are made reliable to observe: a release takes effect only once the pressed
+//! state has gone out in at least one packet *and* has been held for the configured minimum
+//! (50 ms by default), so a consumer polling the latest sample at 20 Hz or faster sees it.
+
+use super::device::PoseReading;
+use super::motion::MotionScript;
+use crate::arm::ik::{solve_tip, IkError, IkOptions};
+use crate::arm::kinematics::{angles_to_counts, counts_to_angles, tip_in_arm};
+use crate::arm::params::{DhParams, MaxValues};
+use nalgebra::Point3;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+#[derive(Debug)]
+struct LiveState {
+    angles_rad: [f64; 6],
+    buttons: u8,
+    pressed_at: [Option<Instant>; 8],
+    sent_since_press: u8,
+    release_pending: u8,
+    script: Option<(Arc<MotionScript>, Instant)>,
+    script_error_logged: bool,
+}
+
+/// Handle to move the simulated arm and press its buttons.
+#[derive(Debug, Clone)]
+pub struct SimArmControl {
+    state: Arc<Mutex<LiveState>>,
+    dh: DhParams,
+    max_values: MaxValues,
+    min_press: Duration,
+}
+
+impl SimArmControl {
+    pub(crate) fn new(
+        dh: DhParams,
+        max_values: MaxValues,
+        initial_rad: [f64; 6],
+        min_press: Duration,
+    ) -> Self {
+        Self {
+            state: Arc::new(Mutex::new(LiveState {
+                angles_rad: initial_rad,
+                buttons: 0,
+                pressed_at: [None; 8],
+                sent_since_press: 0,
+                release_pending: 0,
+                script: None,
+                script_error_logged: false,
+            })),
+            dh,
+            max_values,
+            min_press,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LiveState> {
+        // A panicking holder cannot leave the state inconsistent (plain values), so go on.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The kinematic parameters the arm moves with (its own `C0`/`D3`, point tip).
+    pub fn dh(&self) -> &DhParams {
+        &self.dh
+    }
+
+    /// Number of joints (encoders with a non-zero maximum).
+    pub fn joint_count(&self) -> usize {
+        self.max_values.joint_count()
+    }
+
+    /// Sets the joint angles directly; stops any script.
+    pub fn set_joint_angles(&self, angles_rad: [f64; 6]) {
+        let mut s = self.lock();
+        s.script = None;
+        s.angles_rad = angles_rad;
+    }
+
+    /// Moves the tip to `target_in_arm` (m) by inverse kinematics from the current angles;
+    /// stops any script. Returns the angles used. The reported tip is then within encoder
+    /// resolution (~0.1 mm) of the target; [`Self::reported_tip_in_arm`] gives it exactly.
+    pub fn set_tip_target(&self, target_in_arm: Point3<f64>) -> Result<[f64; 6], IkError> {
+        let seed = self.lock().angles_rad;
+        let q = solve_tip(
+            &self.dh,
+            &target_in_arm,
+            &seed,
+            self.joint_count(),
+            &IkOptions::default(),
+        )?;
+        let mut s = self.lock();
+        s.script = None;
+        s.angles_rad = q;
+        Ok(q)
+    }
+
+    /// The current joint angles (continuous, before encoder quantisation).
+    pub fn joint_angles(&self) -> [f64; 6] {
+        self.lock().angles_rad
+    }
+
+    /// The tip the arm reports now: the forward kinematics of the quantised encoder counts.
+    pub fn reported_tip_in_arm(&self) -> Point3<f64> {
+        let q = self.lock().angles_rad;
+        let counts = angles_to_counts(&q, &self.max_values.encoder_max);
+        tip_in_arm(
+            &self.dh,
+            &counts_to_angles(&counts, &self.max_values.encoder_max),
+        )
+    }
+
+    /// Presses buttons (bit 0 right/single pedal, bit 1 left pedal).
+    pub fn press(&self, mask: u8) {
+        let mut s = self.lock();
+        let now = Instant::now();
+        for bit in 0..8 {
+            if mask & (1 << bit) != 0 && s.buttons & (1 << bit) == 0 {
+                s.pressed_at[bit] = Some(now);
+                s.sent_since_press &= !(1 << bit);
+            }
+        }
+        s.buttons |= mask;
+        s.release_pending &= !mask;
+    }
+
+    /// Releases buttons, as soon as the press has been reported and held long enough.
+    pub fn release(&self, mask: u8) {
+        let mut s = self.lock();
+        s.release_pending |= mask & s.buttons;
+    }
+
+    /// Press and release: a click that is guaranteed to appear in the stream.
+    pub fn click(&self, mask: u8) {
+        self.press(mask);
+        self.release(mask);
+    }
+
+    /// The buttons currently held.
+    pub fn buttons(&self) -> u8 {
+        self.lock().buttons
+    }
+
+    /// Plays a motion script from now (replacing live control until the next live call).
+    pub fn play(&self, script: MotionScript) {
+        let mut s = self.lock();
+        s.script = Some((Arc::new(script), Instant::now()));
+        s.script_error_logged = false;
+    }
+
+    /// True while a script drives the arm.
+    pub fn is_playing(&self) -> bool {
+        self.lock().script.is_some()
+    }
+
+    /// The pose at `now` for a packet: applies due releases, advances the script.
+    pub(crate) fn reading(&self, now: Instant) -> (PoseReading, [f64; 6]) {
+        let mut s = self.lock();
+        for bit in 0..8u8 {
+            let m = 1 << bit;
+            if s.release_pending & m == 0 {
+                continue;
+            }
+            let held = s.pressed_at[usize::from(bit)]
+                .is_none_or(|t| now.duration_since(t) >= self.min_press);
+            if s.sent_since_press & m != 0 && held {
+                s.buttons &= !m;
+                s.release_pending &= !m;
+                s.pressed_at[usize::from(bit)] = None;
+            }
+        }
+        if let Some((script, start)) = s.script.clone() {
+            match script.sample(
+                now.saturating_duration_since(start),
+                &self.dh,
+                self.joint_count(),
+                &s.angles_rad,
+            ) {
+                Ok((q, b)) => {
+                    s.angles_rad = q;
+                    s.buttons = b | (s.buttons & !0x03);
+                }
+                Err(e) if !s.script_error_logged => {
+                    log::warn!(
+                        "simulated arm: motion script {}: {e}; holding the pose",
+                        script.source
+                    );
+                    s.script_error_logged = true;
+                }
+                Err(_) => {}
+            }
+        }
+        let counts = angles_to_counts(&s.angles_rad, &self.max_values.encoder_max);
+        let q = counts_to_angles(&counts, &self.max_values.encoder_max);
+        (
+            PoseReading {
+                counts,
+                buttons: s.buttons,
+            },
+            q,
+        )
+    }
+
+    /// Notes that a packet with these buttons went out.
+    pub(crate) fn sent(&self, buttons: u8) {
+        let mut s = self.lock();
+        s.sent_since_press |= buttons;
+    }
+}
