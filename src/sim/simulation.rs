@@ -32,8 +32,8 @@
 //!
 //!    Linearisations repeat (Newton) until the nonlinear residual is below
 //!    `velocity_tolerance` (m/s; ψ error / h). Then the rows are re-evaluated at the new
-//!    prediction and the impulses re-applied along them, up to 4 times while that still
-//!    changes the velocities, so that the exact-work identities hold at the end pose.
+//!    prediction and the impulses re-applied along them, up to `max_row_refreshes` (2) times while
+//!    that still changes the velocities, so that the exact-work identities hold at the end pose.
 //! 5. **Integrate positions**: x += h v̄, q ← normalise(q + h/2 ω̄ ⊗ q).
 //! 6. **Position correction** (only if needed): if ‖ψ‖ > `position_tolerance_m`, nonlinear
 //!    Gauss–Seidel projection sweeps move the poses (not the velocities) along M⁻¹Jᵀ until
@@ -66,8 +66,6 @@ use super::stylus::{StylusAttachment, StylusTarget};
 const BLOCK_EPSILON: f64 = 1.0e-12;
 /// Relative diagonal regularisation of the coupled (direct) solve.
 const DENSE_REGULARISATION: f64 = 1.0e-6;
-/// Row refreshes per step at most.
-const MAX_ROW_REFRESHES: usize = 4;
 /// Lever arm that turns an angular-velocity change into a velocity for the refresh test (m).
 const ROW_REFRESH_LEVER_M: f64 = 0.1;
 /// Outer linearisations per step at most (the sweep cap applies as well).
@@ -105,6 +103,9 @@ pub struct SolverParams {
     pub position_tolerance_m: f64,
     /// Cap on position-correction sweeps per step.
     pub max_position_iterations: usize,
+    /// Re-evaluations of the midpoint rows per step at most (0: rows from the first
+    /// prediction only — faster, but the exact-work identities then hold only approximately).
+    pub max_row_refreshes: usize,
     /// Over-relaxation factor of the joint updates (1 = plain Gauss–Seidel).
     pub relaxation: f64,
     /// How each linearisation is solved.
@@ -123,6 +124,7 @@ impl Default for SolverParams {
             velocity_tolerance: 1.0e-6,
             position_tolerance_m: 1.0e-7,
             max_position_iterations: 50,
+            max_row_refreshes: 2,
             relaxation: 1.6,
             symmetric_sweeps: false,
             method: SolverMethod::Direct,
@@ -253,6 +255,8 @@ pub struct Simulation {
     velocity_snapshot: Vec<(Vector3<f64>, Vector3<f64>)>,
     dense: Vec<f64>,
     dense_rhs: Vec<f64>,
+    dense_first: Vec<usize>,
+    dense_factored: bool,
     spring_rows: Vec<SoftRow>,
     stylus_block: StylusBlock,
     reactions: Vec<JointReaction>,
@@ -316,6 +320,8 @@ impl Simulation {
             velocity_snapshot: vec![(Vector3::zeros(), Vector3::zeros()); n],
             dense: vec![0.0; max_rows * max_rows],
             dense_rhs: vec![0.0; max_rows],
+            dense_first: vec![0; max_rows],
+            dense_factored: false,
             spring_rows: vec![SoftRow::default(); springs.len()],
             stylus_block: StylusBlock::default(),
             reactions: vec![JointReaction::default(); joints.len()],
@@ -743,7 +749,9 @@ impl Simulation {
             // Re-evaluate the midpoint rows at the converged prediction, for the exact work
             // identities; stop when they no longer move the velocities, or when refreshing
             // stops converging (light bodies under large impulses), or at the caps.
-            if refreshes >= MAX_ROW_REFRESHES || iterations >= self.params.max_iterations {
+            if refreshes >= self.params.max_row_refreshes
+                || iterations >= self.params.max_iterations
+            {
                 break;
             }
             refreshes += 1;
@@ -766,7 +774,7 @@ impl Simulation {
             }
             if change > last_change {
                 // Refreshing diverges here: converge once more with these rows and stop.
-                refreshes = MAX_ROW_REFRESHES;
+                refreshes = self.params.max_row_refreshes;
             }
             last_change = change;
         }
@@ -889,7 +897,68 @@ impl Simulation {
     /// Solves the current linearisation exactly: assembles J M⁻¹ Jᵀ (+ 1/soft on soft rows)
     /// over all rows, factors it and applies the impulse increments. Returns the largest
     /// row-velocity error before the solve, or `None` if the factorisation failed.
+    /// Solves the current linearisation exactly with the coupled factorisation of all rows
+    /// (built once per set of rows). Returns the largest row-velocity error before the solve,
+    /// or `None` if the factorisation failed.
     fn direct_solve(&mut self) -> Option<f64> {
+        if !self.dense_factored {
+            self.assemble_and_factor()?;
+            self.dense_factored = true;
+        }
+        let n = self.global_rows.len();
+        if n == 0 {
+            return Some(0.0);
+        }
+        // Right-hand sides.
+        let mut residual = 0.0_f64;
+        let stylus_g = self.stylus_residual_impulse();
+        for a in 0..n {
+            let gr = self.global_rows[a];
+            let rhs = match gr.owner {
+                RowOwner::Joint(i, k) => {
+                    let r = self.joint_blocks[i].bias[k] - self.joint_row_rate(i, k);
+                    residual = residual.max(0.5 * r.abs());
+                    r
+                }
+                RowOwner::Spring(i) => {
+                    let g = self.spring_residual_impulse(i);
+                    residual = residual.max(
+                        (0.5 * g * self.spring_rows[i].w * gr.inv_soft
+                            / (1.0 + self.spring_rows[i].w * gr.inv_soft.recip()))
+                        .abs(),
+                    );
+                    -g * gr.inv_soft
+                }
+                RowOwner::Stylus(k) => -stylus_g[k] * gr.inv_soft,
+            };
+            self.dense_rhs[a] = rhs;
+        }
+        super::dense::solve_in_place(&self.dense, &self.dense_first, n, &mut self.dense_rhs);
+        for a in 0..n {
+            let gr = self.global_rows[a];
+            let d = self.dense_rhs[a];
+            match gr.owner {
+                RowOwner::Joint(i, k) => self.joint_blocks[i].lambda[k] += d,
+                RowOwner::Spring(i) => self.spring_rows[i].lambda += d,
+                RowOwner::Stylus(k) => self.stylus_block.lambda[k] += d,
+            }
+            let b1 = &mut self.bodies[gr.b1];
+            if b1.is_dynamic() {
+                b1.linear_velocity_in_world += gr.row.lin * (d * b1.inv_mass);
+                b1.angular_velocity_in_world += gr.ang1w * d;
+            }
+            let b2 = &mut self.bodies[gr.b2];
+            if b2.is_dynamic() {
+                b2.linear_velocity_in_world -= gr.row.lin * (d * b2.inv_mass);
+                b2.angular_velocity_in_world += gr.ang2w * d;
+            }
+        }
+        Some(residual)
+    }
+
+    /// Collects the rows of all elements (current rows) and factors J M⁻¹ Jᵀ + diag(1/soft)
+    /// within its envelope.
+    fn assemble_and_factor(&mut self) -> Option<()> {
         let h = self.params.dt_secs;
         self.global_rows.clear();
         for (i, j) in self.joints.iter().enumerate() {
@@ -942,37 +1011,22 @@ impl Simulation {
             }
         }
         let n = self.global_rows.len();
-        if n == 0 {
-            return Some(0.0);
-        }
-        // Right-hand sides.
-        let mut residual = 0.0_f64;
-        let stylus_g = self.stylus_residual_impulse();
-        for a in 0..n {
-            let gr = self.global_rows[a];
-            let rhs = match gr.owner {
-                RowOwner::Joint(i, k) => {
-                    let r = self.joint_blocks[i].bias[k] - self.joint_row_rate(i, k);
-                    residual = residual.max(0.5 * r.abs());
-                    r
-                }
-                RowOwner::Spring(i) => {
-                    let g = self.spring_residual_impulse(i);
-                    residual = residual.max(
-                        (0.5 * g * self.spring_rows[i].w * gr.inv_soft
-                            / (1.0 + self.spring_rows[i].w * gr.inv_soft.recip()))
-                        .abs(),
-                    );
-                    -g * gr.inv_soft
-                }
-                RowOwner::Stylus(k) => -stylus_g[k] * gr.inv_soft,
-            };
-            self.dense_rhs[a] = rhs;
-        }
         // Matrix (lower triangle is enough for the factorisation).
         for a in 0..n {
             let ra = self.global_rows[a];
-            for c in 0..=a {
+            // The envelope: the first earlier row that shares a moving body with this one.
+            let moving = |b: BodyId| self.bodies[b].is_dynamic();
+            let mut first = a;
+            for c in 0..a {
+                let rc = &self.global_rows[c];
+                let shares = |b: BodyId| moving(b) && (b == rc.b1 || b == rc.b2);
+                if shares(ra.b1) || shares(ra.b2) {
+                    first = c;
+                    break;
+                }
+            }
+            self.dense_first[a] = first;
+            for c in first..=a {
                 let rc = &self.global_rows[c];
                 let mut v = 0.0;
                 let im = |b: BodyId| self.bodies[b].inv_mass;
@@ -996,28 +1050,7 @@ impl Simulation {
                 self.dense[a * n + c] = v;
             }
         }
-        super::dense::factor_in_place(&mut self.dense, n, DENSE_REGULARISATION)?;
-        super::dense::solve_in_place(&self.dense, n, &mut self.dense_rhs);
-        for a in 0..n {
-            let gr = self.global_rows[a];
-            let d = self.dense_rhs[a];
-            match gr.owner {
-                RowOwner::Joint(i, k) => self.joint_blocks[i].lambda[k] += d,
-                RowOwner::Spring(i) => self.spring_rows[i].lambda += d,
-                RowOwner::Stylus(k) => self.stylus_block.lambda[k] += d,
-            }
-            let b1 = &mut self.bodies[gr.b1];
-            if b1.is_dynamic() {
-                b1.linear_velocity_in_world += gr.row.lin * (d * b1.inv_mass);
-                b1.angular_velocity_in_world += gr.ang1w * d;
-            }
-            let b2 = &mut self.bodies[gr.b2];
-            if b2.is_dynamic() {
-                b2.linear_velocity_in_world -= gr.row.lin * (d * b2.inv_mass);
-                b2.angular_velocity_in_world += gr.ang2w * d;
-            }
-        }
-        Some(residual)
+        super::dense::factor_in_place(&mut self.dense, &self.dense_first, n, DENSE_REGULARISATION)
     }
 
     /// The spring residual g(λ) of the current linearisation (an impulse, N·s).
@@ -1059,6 +1092,7 @@ impl Simulation {
     /// re-evaluating them between linearisations is a fixed-point iteration that diverges
     /// for light bodies under large impulses) and factors the per-element blocks.
     fn update_rows(&mut self) {
+        self.dense_factored = false;
         for i in 0..self.joints.len() {
             self.update_joint_rows(i);
             self.factor_joint(i);
