@@ -14,7 +14,7 @@ use super::scripted_user::{spawn_scripted_user, UserScript};
 use super::solver_worker::SolverConfig;
 use super::worker::{StopFlag, Worker, WorkerError};
 use ar_calibration::intrinsics::CameraIntrinsics;
-use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimArmHandle, SimulatedArm};
+use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
 use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic};
 use nalgebra::{Isometry3, Point3, Vector3};
 
@@ -54,11 +54,9 @@ pub struct DemoOptions {
     pub with_mic: bool,
 }
 
-/// The scripted user and the simulated arm it moves; both stop when joined or dropped.
+/// The scripted user, who owns the simulated arm it moves; both stop when joined or dropped.
 pub struct DemoUser {
     worker: Worker<Result<(), String>>,
-    // Kept alive for the whole run: it serves the pty the arm driver reads.
-    _arm: SimArmHandle,
 }
 
 impl DemoUser {
@@ -121,7 +119,7 @@ impl DemoWorld {
         })?;
         let script = UserScript::demo(grab, world_from_arm);
         let gesture_s = script.duration_s();
-        let worker = spawn_scripted_user(arm.control(), script, stop)?;
+        let worker = spawn_scripted_user(arm, script, stop)?;
         Ok(Self {
             intrinsics,
             devices: RigDevices {
@@ -134,7 +132,7 @@ impl DemoWorld {
                 world_from_arm,
                 ..SolverConfig::default()
             },
-            user: DemoUser { worker, _arm: arm },
+            user: DemoUser { worker },
             gesture_s,
             camera_kind,
         })

@@ -16,6 +16,9 @@ use crate::sim::Scene;
 use nalgebra::{Point3, Vector3};
 use std::path::{Path, PathBuf};
 
+/// Fastest the spring's stylus end may move, m/s.
+pub const MAX_TARGET_SPEED_M_PER_S: f64 = 3.0;
+
 /// A palette for the bodies, cycled in scene order.
 const PALETTE: [[f32; 3]; 6] = [
     [0.90, 0.35, 0.20],
@@ -30,6 +33,7 @@ const PALETTE: [[f32; 3]; 6] = [
 pub struct SceneSimulation {
     sim: crate::sim::Simulation,
     attached: Option<(usize, Point3<f64>)>,
+    last_target: Option<Point3<f64>>,
     stiffness_n_per_m: f64,
     damping_n_s_per_m: f64,
 }
@@ -68,6 +72,7 @@ impl SceneSimulation {
         Self {
             sim,
             attached: None,
+            last_target: None,
             stiffness_n_per_m: DEFAULT_STIFFNESS_N_PER_M,
             damping_n_s_per_m: DEFAULT_DAMPING_N_S_PER_M,
         }
@@ -120,14 +125,25 @@ impl Simulation for SceneSimulation {
                             damping_n_s_per_m: self.damping_n_s_per_m,
                         })
                         .map_err(|e| SimulationError(e.to_string()))?;
+                    self.last_target = None;
                 }
                 None => self.sim.detach_stylus(),
             }
             self.attached = wanted;
         }
         if let Some(s) = spring {
-            self.sim
-                .set_stylus_target(s.target_in_world, s.target_velocity_in_world);
+            // The spring's end follows the stylus at most at a hand's speed per step: when the
+            // solver had to drop steps, the tip may have jumped, and a stiff spring stretched
+            // by centimetres in one step would yank the chain apart.
+            let max_step_m = MAX_TARGET_SPEED_M_PER_S * dt_secs;
+            let target = match self.last_target {
+                Some(prev) => prev + (s.target_in_world - prev).cap_magnitude(max_step_m),
+                None => s.target_in_world,
+            };
+            self.sim.set_stylus_target(target, s.target_velocity_in_world);
+            self.last_target = Some(target);
+        } else {
+            self.last_target = None;
         }
         self.sim.step();
         let d = self.sim.diagnostics();
