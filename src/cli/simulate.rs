@@ -9,8 +9,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use ar_multibody::sim::wind::{LevelSchedule, WindElement};
 use ar_multibody::sim::{
-    run_scripted, scripted, stylus, Scene, Simulation, StylusScript, StylusSpring,
+    run_scripted_with, scripted, stylus, Scene, Simulation, StylusScript, StylusSpring,
 };
 
 /// Arguments of `simulate`.
@@ -45,6 +46,19 @@ pub struct SimulateArgs {
     /// Draw ‖ψ‖ and the energies over time into this PNG.
     #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
+    /// Blow: a constant level (microphone RMS above the floor, e.g. 0.2) or a `t,level` CSV
+    /// file; the wind comes from the scene's `[wind]` table (or its defaults).
+    #[arg(long, value_name = "LEVEL|FILE.csv")]
+    pub wind: Option<String>,
+}
+
+/// `--wind LEVEL` or `--wind FILE.csv`.
+fn wind_schedule(arg: &str) -> Result<LevelSchedule> {
+    match arg.parse::<f64>() {
+        Ok(level) if level.is_finite() && level >= 0.0 => Ok(LevelSchedule::Constant(level)),
+        Ok(level) => anyhow::bail!("--wind level must be zero or positive, got {level}"),
+        Err(_) => Ok(LevelSchedule::load(arg)?),
+    }
 }
 
 /// Everything the plot needs, one entry per step.
@@ -105,23 +119,46 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let mut series = Series::default();
     let want_plot = args.plot.is_some();
     let started = Instant::now();
-    let summary = run_scripted(&mut sim, script.as_ref(), spring, args.duration, |sim| {
-        if let Some(out) = csv.as_mut() {
-            scripted::csv_row(sim, out);
-            out.push('\n');
+    let mut wind = match &args.wind {
+        Some(arg) => {
+            let schedule = wind_schedule(arg)?;
+            let settings = scene.wind.clone().unwrap_or_default();
+            let element = WindElement::from_settings(&settings)
+                .with_context(|| format!("scene {}", args.scene.display()))?;
+            Some((schedule, settings, element, 0.0_f64))
         }
-        if want_plot {
-            let d = sim.diagnostics();
-            series.t.push(d.time_secs);
-            series.psi.push(d.constraint_norm_m);
-            series.kinetic.push(d.kinetic_j);
-            series.potential.push(d.potential_j);
-            series.elastic.push(d.elastic_j);
-            series.user.push(d.user_work_j);
-            series.dissipated.push(d.dissipated_j);
-            series.error.push(d.energy_error_rel);
+        None => None,
+    };
+    let before_step = |sim: &mut Simulation| {
+        if let Some((schedule, _, element, max_force)) = wind.as_mut() {
+            element.apply(sim, schedule.level_at(sim.time_secs()), 0.0);
+            *max_force = max_force.max(element.last_total_force().norm());
         }
-    })?;
+    };
+    let summary = run_scripted_with(
+        &mut sim,
+        script.as_ref(),
+        spring,
+        args.duration,
+        before_step,
+        |sim| {
+            if let Some(out) = csv.as_mut() {
+                scripted::csv_row(sim, out);
+                out.push('\n');
+            }
+            if want_plot {
+                let d = sim.diagnostics();
+                series.t.push(d.time_secs);
+                series.psi.push(d.constraint_norm_m);
+                series.kinetic.push(d.kinetic_j);
+                series.potential.push(d.potential_j);
+                series.elastic.push(d.elastic_j);
+                series.user.push(d.user_work_j);
+                series.dissipated.push(d.dissipated_j);
+                series.error.push(d.energy_error_rel);
+            }
+        },
+    )?;
     let wall = started.elapsed().as_secs_f64();
 
     if let (Some(path), Some(text)) = (&args.csv, &csv) {
@@ -181,6 +218,14 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         "sweeps             max {} per step; position pass in {} steps",
         summary.max_iterations, summary.position_pass_steps
     )?;
+    if let Some((_, settings, _, max_force)) = &wind {
+        let [x, y, z] = settings.source_in_world_m;
+        let [dx, dy, dz] = settings.direction_in_world;
+        writeln!(
+            out,
+            "wind               from ({x}, {y}, {z}) m along ({dx}, {dy}, {dz}); max total force {max_force:.4} N"
+        )?;
+    }
     Ok(())
 }
 

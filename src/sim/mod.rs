@@ -48,10 +48,12 @@
 
 pub mod block;
 pub mod body;
+pub mod dense;
 pub mod diagnostics;
 pub mod error;
 pub mod grab;
 pub mod joint;
+pub mod mobile;
 pub mod scene;
 pub mod script;
 pub mod scripted;
@@ -68,8 +70,8 @@ pub use grab::GrabPoint;
 pub use joint::{Joint, JointKind};
 pub use scene::Scene;
 pub use script::{ScriptError, StylusScript};
-pub use scripted::{run_scripted, RunSummary, StylusSpring};
+pub use scripted::{run_scripted, run_scripted_with, RunSummary, StylusSpring};
 pub use shape::Shape;
-pub use simulation::{JointReaction, Simulation, SolverParams};
+pub use simulation::{JointReaction, Simulation, SolverMethod, SolverParams};
 pub use spring::Spring;
 pub use stylus::{StylusAttachment, StylusTarget};

@@ -34,8 +34,14 @@ struct SceneFile {
     gravity_m_per_s2: Spanned<[f64; 3]>,
     #[serde(default)]
     solver: Option<SolverSection>,
-    #[serde(rename = "body")]
+    #[serde(rename = "body", default)]
     bodies: Vec<BodyDef>,
+    /// A Calder-style mobile whose bodies and ball joints the program lays out and weighs.
+    #[serde(default)]
+    mobile: Option<super::mobile::MobileDef>,
+    /// Where the wind comes from (`simulate --wind`); defaults if absent.
+    #[serde(default)]
+    wind: Option<Spanned<super::wind::WindSettings>>,
     #[serde(rename = "joint", default)]
     joints: Vec<JointDef>,
     #[serde(rename = "spring", default)]
@@ -133,6 +139,8 @@ pub struct Scene {
     pub gravity_in_world: Vector3<f64>,
     /// Solver settings from the file's `[solver]` table, defaults elsewhere.
     pub params: SolverParams,
+    /// The `[wind]` table, if the file has one.
+    pub wind: Option<super::wind::WindSettings>,
 }
 
 struct Checker<'a> {
@@ -315,6 +323,41 @@ impl Scene {
             ));
         }
 
+        let mobile_links = match &file.mobile {
+            Some(m) => {
+                let built = m.build().map_err(|e| ck.err(e.span, e.field, e.message))?;
+                for part in built.parts {
+                    if bodies.iter().any(|o| o.name == part.name) {
+                        return Err(ck.err(
+                            0..0,
+                            "mobile",
+                            format!("body name `{}` is used twice", part.name),
+                        ));
+                    }
+                    let pose = Isometry3::translation(
+                        part.position_in_world_m.x,
+                        part.position_in_world_m.y,
+                        part.position_in_world_m.z,
+                    );
+                    bodies.push(Body::new(
+                        part.name,
+                        part.mass_kg,
+                        part.inertia_kg_m2,
+                        UnitQuaternion::identity(),
+                        pose,
+                        Some(part.shape),
+                    ));
+                }
+                built.links
+            }
+            None => Vec::new(),
+        };
+        if let Some(w) = &file.wind {
+            w.get_ref()
+                .wind()
+                .map_err(|e| ck.err(w.span(), format!("wind.{}", e.field), e.message))?;
+        }
+
         let mut joints: Vec<Joint> = Vec::with_capacity(file.joints.len());
         for (i, j) in file.joints.iter().enumerate() {
             let f = |name: &str| format!("joint[{i}].{name}");
@@ -428,6 +471,46 @@ impl Scene {
             ));
         }
 
+        for link in &mobile_links {
+            let id = |name: Option<&String>| {
+                name.map_or(Some(GROUND), |n| bodies.iter().position(|b| &b.name == n))
+            };
+            let (Some(b1), Some(b2)) = (id(link.parent.as_ref()), id(Some(&link.child))) else {
+                return Err(ck.err(
+                    0..0,
+                    "mobile",
+                    format!("joint `{}` names a missing body", link.name),
+                ));
+            };
+            if joints.iter().any(|o| o.name == link.name) {
+                return Err(ck.err(
+                    0..0,
+                    "mobile",
+                    format!("joint name `{}` is used twice", link.name),
+                ));
+            }
+            let a = link.anchor_in_world_m.into();
+            let a1 = bodies[b1]
+                .world_from_body()
+                .inverse_transform_point(&a)
+                .coords;
+            let a2 = bodies[b2]
+                .world_from_body()
+                .inverse_transform_point(&a)
+                .coords;
+            joints.push(Joint::new(
+                link.name.clone(),
+                JointKind::Ball,
+                &bodies,
+                b1,
+                b2,
+                a1,
+                a2,
+                Vector3::z(),
+                Vector3::z(),
+            ));
+        }
+
         let mut springs = Vec::with_capacity(file.springs.len());
         for (i, s) in file.springs.iter().enumerate() {
             let f = |name: &str| format!("spring[{i}].{name}");
@@ -495,6 +578,7 @@ impl Scene {
             grab_points,
             gravity_in_world,
             params,
+            wind: file.wind.map(Spanned::into_inner),
         })
     }
 

@@ -61,6 +61,19 @@ pub fn run_scripted(
     script: Option<&StylusScript>,
     spring: StylusSpring,
     duration_secs: f64,
+    on_step: impl FnMut(&Simulation),
+) -> Result<RunSummary, SimError> {
+    run_scripted_with(sim, script, spring, duration_secs, |_| {}, on_step)
+}
+
+/// [`run_scripted`] with `before_step` called just before every step, e.g. to apply the
+/// wind's forces for that step.
+pub fn run_scripted_with(
+    sim: &mut Simulation,
+    script: Option<&StylusScript>,
+    spring: StylusSpring,
+    duration_secs: f64,
+    mut before_step: impl FnMut(&mut Simulation),
     mut on_step: impl FnMut(&Simulation),
 ) -> Result<RunSummary, SimError> {
     let h = sim.dt_secs();
@@ -96,6 +109,7 @@ pub fn run_scripted(
                 _ => {}
             }
         }
+        before_step(sim);
         sim.step();
         let d = *sim.diagnostics();
         summary.max_constraint_norm_m = summary.max_constraint_norm_m.max(d.constraint_norm_m);

@@ -32,12 +32,14 @@
 //! `max_patch_m`), computed once per shape in the body frame.
 
 pub mod cone;
+pub mod element;
 pub mod faces;
 pub mod primitive;
 pub mod raycast;
 pub mod schedule;
 
 pub use cone::{ConeError, WindCone};
+pub use element::{WindElement, WindSettings, WindSettingsError};
 pub use faces::{body_faces, Face};
 pub use primitive::Primitive;
 pub use raycast::ray_hit;
@@ -131,11 +133,60 @@ pub fn occluded(
     point_in_world: &Point3<f64>,
     l1_m: f64,
 ) -> bool {
+    let occluders: Vec<Occluder> = targets
+        .iter()
+        .map(|t| Occluder::new(t, apex_in_world))
+        .collect();
+    occluded_by(&occluders, skip, apex_in_world, point_in_world, l1_m)
+}
+
+/// A target prepared for many rays from the same apex: the apex in its body frame and a
+/// bounding sphere for a quick miss.
+#[derive(Debug, Clone, Copy)]
+struct Occluder {
+    primitive: Primitive,
+    centre_in_world: Point3<f64>,
+    radius_m: f64,
+    apex_in_body: Vector3<f64>,
+    body_from_world: nalgebra::UnitQuaternion<f64>,
+}
+
+impl Occluder {
+    fn new(t: &WindTarget, apex_in_world: &Point3<f64>) -> Self {
+        Self {
+            primitive: t.primitive,
+            centre_in_world: Point3::from(t.world_from_body.translation.vector),
+            radius_m: t.primitive.bounding_radius_m(),
+            apex_in_body: t
+                .world_from_body
+                .inverse_transform_point(apex_in_world)
+                .coords,
+            body_from_world: t.world_from_body.rotation.inverse(),
+        }
+    }
+}
+
+fn occluded_by(
+    occluders: &[Occluder],
+    skip: usize,
+    apex_in_world: &Point3<f64>,
+    point_in_world: &Point3<f64>,
+    l1_m: f64,
+) -> bool {
     let dir = (point_in_world - apex_in_world) / l1_m;
-    targets.iter().enumerate().any(|(k, t)| {
-        k != skip
-            && ray_hit(&t.primitive, &t.world_from_body, apex_in_world, &dir)
-                .is_some_and(|hit| hit < l1_m - OCCLUSION_EPS_M)
+    occluders.iter().enumerate().any(|(k, o)| {
+        if k == skip {
+            return false;
+        }
+        // Quick miss: the segment passes farther from the centre than the bounding radius.
+        let c = o.centre_in_world - apex_in_world;
+        let along = c.dot(&dir).clamp(0.0, l1_m);
+        if (c - dir * along).norm_squared() > o.radius_m * o.radius_m {
+            return false;
+        }
+        let d = o.body_from_world * dir;
+        raycast::ray_hit_in_body(&o.primitive, &o.apex_in_body, &d)
+            .is_some_and(|hit| hit < l1_m - OCCLUSION_EPS_M)
     })
 }
 
@@ -149,6 +200,7 @@ pub struct Wind {
     pub params: WindParams,
     rng: ChaCha8Rng,
     faces_in_body: Vec<(Primitive, Vec<Face>)>,
+    occluders: Vec<Occluder>,
 }
 
 impl Wind {
@@ -159,6 +211,7 @@ impl Wind {
             params,
             rng: ChaCha8Rng::seed_from_u64(seed),
             faces_in_body: Vec::new(),
+            occluders: Vec::new(),
         }
     }
 
@@ -171,6 +224,10 @@ impl Wind {
                 (Primitive::Sphere { radius_m: 0.0 }, Vec::new())
             });
         }
+        let apex = self.cone.apex_in_world;
+        self.occluders.clear();
+        self.occluders
+            .extend(targets.iter().map(|t| Occluder::new(t, &apex)));
         for (k, target) in targets.iter().enumerate() {
             let cache = &mut self.faces_in_body[k];
             if cache.0 != target.primitive || cache.1.is_empty() {
@@ -182,14 +239,16 @@ impl Wind {
             for face in &cache.1 {
                 let (u1, u2, u3): (f64, f64, f64) =
                     (self.rng.random(), self.rng.random(), self.rng.random());
+                if v0_m_per_s <= 0.0 {
+                    continue;
+                }
                 let face = face.transformed(&target.world_from_body);
                 let Some((l1, f)) =
                     face_force(&self.cone, self.params.alpha_kg_m, v0_m_per_s, &face)
                 else {
                     continue;
                 };
-                if f == Vector3::zeros()
-                    || occluded(targets, k, &self.cone.apex_in_world, &face.centre, l1)
+                if f == Vector3::zeros() || occluded_by(&self.occluders, k, &apex, &face.centre, l1)
                 {
                     continue;
                 }

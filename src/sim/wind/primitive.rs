@@ -33,6 +33,24 @@ pub enum Primitive {
 }
 
 impl Primitive {
+    /// Radius of the smallest sphere about the body origin that holds the solid (m).
+    pub fn bounding_radius_m(&self) -> f64 {
+        match *self {
+            Primitive::Cuboid {
+                half_extents_m: [a, b, c],
+            } => (a * a + b * b + c * c).sqrt(),
+            Primitive::Cylinder {
+                radius_m: r,
+                half_length_m: h,
+            } => (r * r + h * h).sqrt(),
+            Primitive::Sphere { radius_m } => radius_m,
+            Primitive::Capsule {
+                radius_m: r,
+                half_length_m: h,
+            } => r + h,
+        }
+    }
+
     /// Exact surface area (m²).
     pub fn surface_area_m2(&self) -> f64 {
         use std::f64::consts::PI;
@@ -49,6 +67,26 @@ impl Primitive {
                 radius_m: r,
                 half_length_m: h,
             } => 2.0 * PI * r * 2.0 * h + 4.0 * PI * r * r,
+        }
+    }
+}
+
+impl From<&crate::sim::Shape> for Primitive {
+    fn from(shape: &crate::sim::Shape) -> Self {
+        use crate::sim::Shape;
+        match *shape {
+            Shape::Box { size_m } => Primitive::Cuboid {
+                half_extents_m: size_m.map(|s| s / 2.0),
+            },
+            Shape::Cylinder { radius_m, length_m } => Primitive::Cylinder {
+                radius_m,
+                half_length_m: length_m / 2.0,
+            },
+            Shape::Sphere { radius_m } => Primitive::Sphere { radius_m },
+            Shape::Capsule { radius_m, length_m } => Primitive::Capsule {
+                radius_m,
+                half_length_m: length_m / 2.0,
+            },
         }
     }
 }

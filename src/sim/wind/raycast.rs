@@ -16,6 +16,12 @@ pub fn ray_hit(
         .inverse_transform_point(origin_in_world)
         .coords;
     let d = world_from_body.inverse_transform_vector(dir_in_world);
+    ray_hit_in_body(prim, &o, &d)
+}
+
+/// [`ray_hit`] with the ray already in the body frame (`d` a unit vector).
+pub fn ray_hit_in_body(prim: &Primitive, o: &Vector3<f64>, d: &Vector3<f64>) -> Option<f64> {
+    let (o, d) = (*o, *d);
     match *prim {
         Primitive::Sphere { radius_m } => sphere(&o, &d, radius_m),
         Primitive::Cuboid { half_extents_m } => slab(&o, &d, &Vector3::from(half_extents_m)),

@@ -1,0 +1,192 @@
+//! The wind on the Steel Fish mobile: the scene's computed masses, balance at rest, a blow
+//! that swings it downwind and lets it come back, constraint error, determinism.
+
+use ar_multibody::sim::wind::{LevelSchedule, WindElement, WindSettings};
+use ar_multibody::sim::{Scene, Simulation};
+use nalgebra::Vector3;
+
+const SCENE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/steel_fish.toml");
+const BARS: [&str; 4] = ["bar_a", "bar_b", "bar_c", "bar_d"];
+
+fn load() -> Scene {
+    Scene::load(SCENE).expect("steel_fish.toml is valid")
+}
+
+/// Angle of a bar's long (body x) axis from the horizontal plane (deg).
+fn tilt_deg(sim: &Simulation, bar: &str) -> f64 {
+    let id = sim.body_id(bar).expect("bar exists");
+    let x = sim.bodies()[id].world_from_body_rotation * Vector3::x();
+    x.z.clamp(-1.0, 1.0).asin().abs().to_degrees()
+}
+
+/// Centre of mass of every dynamic body (world, m).
+fn centre_of_mass(sim: &Simulation) -> Vector3<f64> {
+    let (m, mp) = sim
+        .bodies()
+        .iter()
+        .skip(1)
+        .fold((0.0, Vector3::zeros()), |(m, mp), b| {
+            (m + b.mass_kg, mp + b.position_in_world * b.mass_kg)
+        });
+    mp / m
+}
+
+struct Run {
+    max_psi_m: f64,
+    com_y: Vec<f64>,
+    max_tilt_deg_at_end: f64,
+    max_wind_force_n: f64,
+    last_positions: Vec<[u64; 3]>,
+}
+
+fn run(scene: &Scene, level: &LevelSchedule, secs: f64) -> Run {
+    let mut sim = scene.build().expect("builds");
+    let settings = scene.wind.clone().unwrap_or_default();
+    let mut wind = WindElement::from_settings(&settings).expect("valid wind");
+    let h = sim.dt_secs();
+    let steps = (secs / h).round() as usize;
+    let com0 = centre_of_mass(&sim);
+    let mut out = Run {
+        max_psi_m: 0.0,
+        com_y: Vec::with_capacity(steps),
+        max_tilt_deg_at_end: 0.0,
+        max_wind_force_n: 0.0,
+        last_positions: Vec::new(),
+    };
+    for n in 0..steps {
+        wind.apply(&mut sim, level.level_at(n as f64 * h), 0.0);
+        out.max_wind_force_n = out.max_wind_force_n.max(wind.last_total_force().norm());
+        sim.step();
+        out.max_psi_m = out.max_psi_m.max(sim.diagnostics().constraint_norm_m);
+        out.com_y.push(centre_of_mass(&sim).y - com0.y);
+    }
+    out.max_tilt_deg_at_end = BARS.iter().map(|b| tilt_deg(&sim, b)).fold(0.0, f64::max);
+    out.last_positions = sim
+        .bodies()
+        .iter()
+        .map(|b| b.position_in_world.map(f64::to_bits).into())
+        .collect();
+    out
+}
+
+#[test]
+fn steel_fish_is_nine_parts_on_eight_ball_joints_with_masses_from_the_geometry() {
+    let scene = load();
+    let parts: Vec<_> = scene.bodies.iter().skip(1).collect();
+    assert_eq!(parts.len(), 9);
+    let between_parts = scene
+        .joints
+        .iter()
+        .filter(|j| j.body1 != 0 && j.body2 != 0)
+        .count();
+    assert_eq!(between_parts, 8, "8 ball joints in the tree");
+    assert_eq!(scene.joints.len(), 9, "plus the nail");
+    let total: f64 = parts.iter().map(|b| b.mass_kg).sum();
+    assert!((total - 0.50).abs() < 1e-12, "total {total}");
+    // Bars: steel blades 1.5 mm × 20 mm, mass = ρ L t h.
+    for (bar, length) in BARS.iter().zip([0.30, 0.24, 0.18, 0.14]) {
+        let b = &scene.bodies[scene
+            .bodies
+            .iter()
+            .position(|b| b.name == *bar)
+            .expect("bar")];
+        assert!(
+            (b.mass_kg - 7850.0 * length * 0.0015 * 0.02).abs() < 1e-12,
+            "{bar}"
+        );
+    }
+    // The file types no mass: they are computed.
+    let text = std::fs::read_to_string(SCENE).expect("read");
+    assert!(
+        !text.lines().any(|l| l.trim_start().starts_with("mass_kg")),
+        "masses must not be typed in"
+    );
+}
+
+#[test]
+fn mobile_balances_at_rest_with_every_bar_level() {
+    let calm = LevelSchedule::Constant(0.0);
+    let r = run(&load(), &calm, 10.0);
+    assert!(
+        r.max_tilt_deg_at_end < 1.0,
+        "a bar tilts {} deg after 10 s",
+        r.max_tilt_deg_at_end
+    );
+    assert!(r.max_psi_m < 1e-6, "max |psi| {}", r.max_psi_m);
+    assert_eq!(r.max_wind_force_n, 0.0);
+
+    // The check has teeth: 10 % more mass on the top-left fish tips the top bar.
+    let mut wrong = load();
+    let k = wrong
+        .bodies
+        .iter()
+        .position(|b| b.name == "fish_1")
+        .expect("fish_1");
+    let b = &wrong.bodies[k];
+    wrong.bodies[k] = ar_multibody::sim::Body::new(
+        b.name.clone(),
+        b.mass_kg * 1.1,
+        b.principal_inertia_kg_m2,
+        b.body_from_principal,
+        b.world_from_body(),
+        b.shape,
+    );
+    let r = run(&wrong, &calm, 10.0);
+    assert!(
+        r.max_tilt_deg_at_end > 1.0,
+        "an unbalanced mobile stayed level ({} deg)",
+        r.max_tilt_deg_at_end
+    );
+}
+
+#[test]
+fn a_blow_swings_the_mobile_downwind_and_it_comes_back() {
+    // Calm for 1 s, a breath of RMS 0.2 above the floor for 2.5 s with 0.5 s ramps, then calm.
+    let blow = LevelSchedule::parse("t,level\n1.0,0\n1.5,0.2\n3.5,0.2\n4.0,0\n", "blow.csv")
+        .expect("valid");
+    let scene = load();
+    let settings: WindSettings = scene.wind.clone().expect("steel_fish states its wind");
+    assert_eq!(settings.direction_in_world, [0.0, 1.0, 0.0]);
+    let r = run(&scene, &blow, 12.0);
+    let h = 0.01;
+    let at = |t: f64| (t / h) as usize;
+    let before = r.com_y[..at(1.0)]
+        .iter()
+        .fold(0.0f64, |m, y| m.max(y.abs()));
+    let during = r.com_y[at(1.0)..at(4.0)]
+        .iter()
+        .copied()
+        .fold(f64::MIN, f64::max);
+    let after = &r.com_y[at(4.5)..];
+    let mean_after = after.iter().sum::<f64>() / after.len() as f64;
+    let closest_after = after.iter().fold(f64::MAX, |m, y| m.min(y.abs()));
+    println!(
+        "com y: before {before:.2e} m, peak during blow {during:.4} m, mean after {mean_after:.2e} m, \
+         closest after {closest_after:.2e} m; max wind force {:.4} N; max |psi| {:.2e} m",
+        r.max_wind_force_n, r.max_psi_m
+    );
+    assert!(before < 1e-9, "moved before the blow: {before}");
+    assert!(
+        during > 0.005,
+        "the blow moved the mobile only {during} m downwind (+y)"
+    );
+    assert!(
+        mean_after.abs() < 0.25 * during,
+        "after the blow it stays off by {mean_after} m on average"
+    );
+    assert!(
+        closest_after < 0.1 * during,
+        "it never came back near rest: {closest_after} m"
+    );
+    assert!(r.max_psi_m < 1e-6, "max |psi| {}", r.max_psi_m);
+}
+
+#[test]
+fn windy_runs_repeat_bit_for_bit() {
+    let blow = LevelSchedule::Constant(0.15);
+    let scene = load();
+    let a = run(&scene, &blow, 1.0);
+    let b = run(&scene, &blow, 1.0);
+    assert!(a.max_wind_force_n > 0.0);
+    assert_eq!(a.last_positions, b.last_positions);
+}
