@@ -7,6 +7,9 @@
 use super::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
 use super::devices::{CameraTracker, MicDevice, Simulation};
 use super::fixed_view::{look_at, FixedViewCamera};
+use super::tracked_camera::TrackedCamera;
+use crate::tracking::TrackerConfig;
+use ar_drivers::camera::{CameraPath, Pacing, SyntheticCamera, SyntheticConfig};
 use super::live::RigDevices;
 use super::mic_level::MicLevels;
 use super::scene_sim::{resolve_scene, SceneSimulation};
@@ -178,19 +181,41 @@ pub fn demo_camera() -> (CameraIntrinsics, Isometry3<f64>) {
 }
 
 /// Side of the printed marker, metres.
-pub const DEMO_MARKER_LENGTH_M: f64 = 0.10;
+pub const DEMO_MARKER_LENGTH_M: f64 = 0.15;
 
-fn synthetic_camera() -> Result<(Box<dyn CameraTracker>, CameraIntrinsics, &'static str), DemoError>
-{
-    // The synthetic camera with the ArUco tracker (issue 4) is not in this build yet; the
-    // fixed-view camera gives the same registration with a known pose.
+fn synthetic_camera() -> Result<(Box<dyn CameraTracker>, CameraIntrinsics, &'static str), DemoError> {
     let (intrinsics, camera_from_world) = demo_camera();
-    let camera = FixedViewCamera::new(&intrinsics, camera_from_world, DEMO_MARKER_LENGTH_M, 25.0);
+    let config = SyntheticConfig {
+        path: CameraPath::Static { camera_from_world },
+        fps: 25.0,
+        pacing: Pacing::RealTime,
+        frames: None,
+        marker_length_m: DEMO_MARKER_LENGTH_M,
+        ..SyntheticConfig::default()
+    };
+    let device = |e: String| DemoError::Device {
+        device: "synthetic camera",
+        message: e,
+    };
+    let source = SyntheticCamera::new(&intrinsics, config, 1).map_err(|e| device(e.to_string()))?;
+    let tracker = TrackerConfig {
+        marker_length_m: DEMO_MARKER_LENGTH_M,
+        ..TrackerConfig::default()
+    };
+    let camera = TrackedCamera::new(Box::new(source), &intrinsics, tracker)
+        .map_err(|e| device(e.to_string()))?;
     Ok((
         Box::new(camera),
         intrinsics,
-        "fixed view (known pose, plain desk image)",
+        "synthetic camera (printed marker, blur and noise) tracked by the ArUco tracker",
     ))
+}
+
+/// The fixed-view stand-in (known pose, plain desk image), for runs without the tracker.
+pub fn fixed_view_camera() -> (Box<dyn CameraTracker>, CameraIntrinsics) {
+    let (intrinsics, camera_from_world) = demo_camera();
+    let camera = FixedViewCamera::new(&intrinsics, camera_from_world, DEMO_MARKER_LENGTH_M, 25.0);
+    (Box::new(camera), intrinsics)
 }
 
 fn synthetic_mic() -> Result<Box<dyn MicDevice>, DemoError> {

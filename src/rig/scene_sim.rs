@@ -17,7 +17,7 @@ use nalgebra::{Point3, Vector3};
 use std::path::{Path, PathBuf};
 
 /// Fastest the spring's stylus end may move, m/s.
-pub const MAX_TARGET_SPEED_M_PER_S: f64 = 3.0;
+pub const MAX_TARGET_SPEED_M_PER_S: f64 = 1.0;
 
 /// A palette for the bodies, cycled in scene order.
 const PALETTE: [[f32; 3]; 6] = [
@@ -136,11 +136,14 @@ impl Simulation for SceneSimulation {
             // solver had to drop steps, the tip may have jumped, and a stiff spring stretched
             // by centimetres in one step would yank the chain apart.
             let max_step_m = MAX_TARGET_SPEED_M_PER_S * dt_secs;
-            let target = match self.last_target {
-                Some(prev) => prev + (s.target_in_world - prev).cap_magnitude(max_step_m),
-                None => s.target_in_world,
+            let (target, velocity) = match self.last_target {
+                Some(prev) if (s.target_in_world - prev).norm() > max_step_m => {
+                    let step = (s.target_in_world - prev).cap_magnitude(max_step_m);
+                    (prev + step, step / dt_secs)
+                }
+                _ => (s.target_in_world, s.target_velocity_in_world),
             };
-            self.sim.set_stylus_target(target, s.target_velocity_in_world);
+            self.sim.set_stylus_target(target, velocity);
             self.last_target = Some(target);
         } else {
             self.last_target = None;
