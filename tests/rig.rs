@@ -475,5 +475,9 @@ fn ten_pendula_clip_drag_release_on_simulated_devices() {
     assert!(i.drag_m.unwrap() > 0.08, "{i:?}");
     assert!(i.swing_path_after_release_m.unwrap() > 0.02, "{i:?}");
     assert!(s.max_psi_norm_m < 1e-4, "max |psi| {} m", s.max_psi_norm_m);
-    assert!(s.max_abs_energy_error_rel < 0.01, "energy error {}", s.max_abs_energy_error_rel);
+    assert!(
+        s.max_abs_energy_error_rel < 0.01,
+        "energy error {}",
+        s.max_abs_energy_error_rel
+    );
 }

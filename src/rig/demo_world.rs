@@ -7,17 +7,17 @@
 use super::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
 use super::devices::{CameraTracker, MicDevice, Simulation};
 use super::fixed_view::{look_at, FixedViewCamera};
-use super::tracked_camera::TrackedCamera;
-use crate::tracking::TrackerConfig;
-use ar_drivers::camera::{CameraPath, Pacing, SyntheticCamera, SyntheticConfig};
 use super::live::RigDevices;
 use super::mic_level::MicLevels;
 use super::scene_sim::{resolve_scene, SceneSimulation};
 use super::scripted_user::{spawn_scripted_user, UserScript};
 use super::solver_worker::SolverConfig;
+use super::tracked_camera::TrackedCamera;
 use super::worker::{StopFlag, Worker, WorkerError};
+use crate::tracking::TrackerConfig;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
+use ar_drivers::camera::{CameraPath, Pacing, SyntheticCamera, SyntheticConfig};
 use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic};
 use nalgebra::{Isometry3, Point3, Vector3};
 
@@ -183,7 +183,8 @@ pub fn demo_camera() -> (CameraIntrinsics, Isometry3<f64>) {
 /// Side of the printed marker, metres.
 pub const DEMO_MARKER_LENGTH_M: f64 = 0.15;
 
-fn synthetic_camera() -> Result<(Box<dyn CameraTracker>, CameraIntrinsics, &'static str), DemoError> {
+fn synthetic_camera() -> Result<(Box<dyn CameraTracker>, CameraIntrinsics, &'static str), DemoError>
+{
     let (intrinsics, camera_from_world) = demo_camera();
     let config = SyntheticConfig {
         path: CameraPath::Static { camera_from_world },
