@@ -222,3 +222,45 @@ impl Simulation for SceneSimulation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[ignore = "open: a smooth 10 cm drag through attach_stylus/set_stylus_target reaches |psi| ~0.19 m at some step (the solver's own scripted run stays < 1e-4 m); to be settled with the solver (issue 2)"]
+    fn a_slow_drag_through_the_interface_stays_within_the_solver_limits() {
+        let path = resolve_scene("ten_pendula");
+        let mut sim = SceneSimulation::load(&path).unwrap();
+        let grab = sim.grab_points()[0];
+        let h = sim.dt_secs();
+        let mut max_psi: f64 = 0.0;
+        let mut max_err: f64 = 0.0;
+        for k in 0..300 {
+            let t = k as f64 * h;
+            // 10 cm along +x over 1.5 s, then hold.
+            let s = (t / 1.5).min(1.0);
+            let target = grab.point_in_world + Vector3::new(0.10 * s, 0.0, 0.0);
+            let v = if t < 1.5 {
+                Vector3::new(0.10 / 1.5, 0.0, 0.0)
+            } else {
+                Vector3::zeros()
+            };
+            let spring = SpringAttachment {
+                body: grab.body,
+                point_in_body: grab.point_in_body,
+                target_in_world: target,
+                target_velocity_in_world: v,
+            };
+            sim.step(h, Some(&spring), 0.0).unwrap();
+            let d = sim.diagnostics();
+            max_psi = max_psi.max(d.psi_norm_m);
+            let p = sim.point_in_world(grab.body, &grab.point_in_body).unwrap();
+            if t > 0.3 {
+                max_err = max_err.max((p - target).norm());
+            }
+        }
+        assert!(max_psi < 1e-4, "max |psi| {max_psi}");
+        assert!(max_err < 5e-3, "tip error {max_err}");
+    }
+}
