@@ -43,8 +43,8 @@ impl BobSim {
             v: Vector3::zeros(),
             mass_kg,
             anchor_n_per_m,
-            stylus_n_per_m: 2000.0,
-            stylus_damping_n_s_per_m: 15.0,
+            stylus_n_per_m: 5000.0,
+            stylus_damping_n_s_per_m: 20.0,
         }
     }
 }
