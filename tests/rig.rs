@@ -43,8 +43,8 @@ impl BobSim {
             v: Vector3::zeros(),
             mass_kg,
             anchor_n_per_m,
-            stylus_n_per_m: 2000.0,
-            stylus_damping_n_s_per_m: 15.0,
+            stylus_n_per_m: 5000.0,
+            stylus_damping_n_s_per_m: 20.0,
         }
     }
 }
@@ -193,7 +193,7 @@ fn scripted_user_clips_drags_and_releases_through_the_simulated_arm() {
     let stop = StopFlag::new();
     let script = UserScript::demo(grab, world_from_arm);
     let run_s = script.duration_s() + 1.5;
-    let user = spawn_scripted_user(arm.control(), script.clone(), stop.clone()).unwrap();
+    let user = spawn_scripted_user(arm, script.clone(), stop.clone()).unwrap();
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(FixedCamera::new(&small_camera(), None)),
@@ -224,7 +224,6 @@ fn scripted_user_clips_drags_and_releases_through_the_simulated_arm() {
         )
         .unwrap();
     user.join().unwrap().unwrap();
-    drop(arm);
 
     let s = &summary.solver;
     let clip_t = s
@@ -418,5 +417,68 @@ fn a_stop_request_like_ctrl_c_ends_the_run_cleanly() {
         summary.solver.steps > 30,
         "solver took {} steps",
         summary.solver.steps
+    );
+}
+
+/// Acceptance 2: the demo's world (ten pendula from the scene file through the solver library,
+/// the simulated arm on a pty moved by the scripted user, the synthetic microphone), headless.
+/// The user clips the tip, drags it 10 cm and releases: the tip stays within 5 mm of the
+/// stylus while clipped, swings freely afterwards, and ‖ψ‖ and the energy error stay inside
+/// the solver issue's limits (‖ψ‖ < 1e-4 m, |energy error| < 1 %).
+#[test]
+#[ignore = "open: the ten-pendula chain blows up while dragged through the rig (see rig::scene_sim's ignored test); run with --ignored"]
+fn ten_pendula_clip_drag_release_on_simulated_devices() {
+    use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
+    use ar_multibody::rig::report::InteractionReport;
+    let _serial = serial();
+    let stop = StopFlag::new();
+    let world = DemoWorld::build(
+        &DemoOptions {
+            scene: "ten_pendula".into(),
+            with_mic: true,
+        },
+        stop.clone(),
+    )
+    .unwrap();
+    let mut config = CompositorConfig::monitor(world.intrinsics().clone());
+    // A small view at 5 fps leaves the two cores to the solver, which this test is about.
+    config.view_size_px = (320, 240);
+    let mut compositor = Compositor::headless(config).unwrap();
+    let run_s = world.gesture_duration_s() + 2.0;
+    let (devices, solver_config, user) = world.into_parts();
+    let rig = Rig::start(devices, solver_config, stop.clone()).unwrap();
+    let summary = rig
+        .run(
+            &mut compositor,
+            None,
+            &DisplayLoopConfig {
+                frame_period: Duration::from_millis(200),
+                max_duration: Some(Duration::from_secs_f64(run_s)),
+                ..DisplayLoopConfig::default()
+            },
+        )
+        .unwrap();
+    user.join().unwrap().unwrap();
+    let s = &summary.solver;
+    let i = InteractionReport::from_solver(s);
+    eprintln!(
+        "{i:?}; steps {} (dropped {}), rtf {:.2}, max |psi| {:.2e} m, max |energy error| {:.3} %",
+        s.steps,
+        s.skipped_steps,
+        s.real_time_factor,
+        s.max_psi_norm_m,
+        100.0 * s.max_abs_energy_error_rel
+    );
+    eprintln!("events: {:?}", s.events);
+    let (clip, release) = (i.clip_s.expect("clipped"), i.release_s.expect("released"));
+    assert!(release - clip > 1.5, "clip {clip} s, release {release} s");
+    assert!(i.max_tip_error_m.unwrap() < 0.005, "{i:?}");
+    assert!(i.drag_m.unwrap() > 0.08, "{i:?}");
+    assert!(i.swing_path_after_release_m.unwrap() > 0.02, "{i:?}");
+    assert!(s.max_psi_norm_m < 1e-4, "max |psi| {} m", s.max_psi_norm_m);
+    assert!(
+        s.max_abs_energy_error_rel < 0.01,
+        "energy error {}",
+        s.max_abs_energy_error_rel
     );
 }

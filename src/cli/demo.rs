@@ -60,6 +60,9 @@ pub struct DemoArgs {
     /// Draw joint reaction forces as arrows.
     #[arg(long)]
     pub reactions: bool,
+    /// Headless: render but do not write PNG files (for long soak runs).
+    #[arg(long)]
+    pub no_save: bool,
 }
 
 fn parse_size(text: &str) -> anyhow::Result<(u32, u32)> {
@@ -129,7 +132,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     } else {
         Compositor::windowed(config, "ar-multibody demo")?
     };
-    let mut frames = if headless {
+    let mut frames = if headless && !args.no_save {
         let w = FrameWriter::new(&args.out)?;
         eprintln!("headless: writing frames to {}", w.dir().display());
         Some(w)

@@ -1,12 +1,141 @@
-//! `run` subcommand (being built under issue 6).
+//! `run --config RIG.toml`: the rig with real devices — the camera (OpenCV capture) with the
+//! marker tracker, the digitizer arm on its serial port, the microphone — and the compositor
+//! in a window (or headless into PNG files when the config says so or there is no display).
 
+use super::demo::{display_available, stop_on_ctrl_c};
+use anyhow::Context as _;
+use ar_calibration::intrinsics::CameraIntrinsics;
+use ar_calibration::tracker_file::TrackerCalibration;
+use ar_drivers::arm::{ArmConfig, PortSpec};
+use ar_drivers::camera::{CaptureRequest, CaptureTarget, OpenCvCamera};
+use ar_drivers::mic::{MicConfig, MicSource};
+use ar_multibody::compositor::frames::FrameWriter;
+use ar_multibody::compositor::{Compositor, CompositorConfig};
+use ar_multibody::interaction::InteractionConfig;
+use ar_multibody::rig::arm_stylus::ArmStylus;
+use ar_multibody::rig::config::{DisplayMode, RigConfig};
+use ar_multibody::rig::mic_level::MicLevels;
+use ar_multibody::rig::report::describe;
+use ar_multibody::rig::scene_sim::SceneSimulation;
+use ar_multibody::rig::tracked_camera::TrackedCamera;
+use ar_multibody::rig::{DisplayLoopConfig, MicDevice, Rig, RigDevices, SolverConfig, StopFlag};
+use ar_multibody::tracking::TrackerConfig;
 use clap::Args;
+use std::path::PathBuf;
 
 /// Arguments of `run`.
 #[derive(Args, Debug)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// The rig config file (see assets/rig.example.toml).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Stop after this many seconds (default: until the window closes or Ctrl-C).
+    #[arg(long)]
+    pub duration_s: Option<f64>,
+}
 
 /// Runs the command.
-pub fn run(_args: RunArgs) -> anyhow::Result<()> {
-    anyhow::bail!("this command is not built yet (issue 6)")
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let cfg = RigConfig::load(&args.config)?;
+    let intrinsics = CameraIntrinsics::load(&cfg.camera.camera_file)?;
+    let tracker_cal = TrackerCalibration::load(&cfg.arm.tracker_file)?;
+    let simulation = SceneSimulation::load(&cfg.scene)
+        .with_context(|| format!("scene {}", cfg.scene.display()))?;
+    let source = OpenCvCamera::open(
+        CaptureTarget::Device(cfg.camera.device.clone()),
+        CaptureRequest {
+            size: Some((intrinsics.image_width, intrinsics.image_height)),
+            fps: None,
+        },
+    )?;
+    let camera = TrackedCamera::new(
+        Box::new(source),
+        &intrinsics,
+        TrackerConfig {
+            marker_length_m: cfg.camera.marker_length_m,
+            ..TrackerConfig::default()
+        },
+    )?;
+    let port = match cfg.arm.port.as_str() {
+        "auto" => PortSpec::Auto,
+        p => PortSpec::Path(p.into()),
+    };
+    let stylus = ArmStylus::start(
+        ArmConfig {
+            port,
+            ..ArmConfig::default()
+        },
+        cfg.arm.button_mask,
+    )?;
+    let mic: Option<Box<dyn MicDevice>> = match cfg.mic.as_ref().map(|m| m.device.as_str()) {
+        None | Some("none") => None,
+        Some(name) => {
+            let source = if name == "default" {
+                MicSource::Default
+            } else {
+                MicSource::Named(name.to_owned())
+            };
+            match MicLevels::start(source, &MicConfig::default()) {
+                Ok(m) => Some(Box::new(m)),
+                Err(e) if e.is_no_device() => {
+                    eprintln!("warning: {e}; running without the microphone (no wind)");
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    };
+    let compositor_config = match cfg.display.mode {
+        DisplayMode::Monitor => CompositorConfig::monitor(intrinsics.clone()),
+        DisplayMode::Hmd => CompositorConfig::hmd(
+            intrinsics.clone(),
+            (cfg.display.eye_width, cfg.display.eye_height),
+            cfg.display.ipd_mm * 1e-3,
+        ),
+    };
+    let headless_dir = cfg
+        .display
+        .headless_out
+        .clone()
+        .or_else(|| (!display_available()).then(|| PathBuf::from("run-frames")));
+    let mut compositor = match &headless_dir {
+        Some(_) => Compositor::headless(compositor_config)?,
+        None => Compositor::windowed(compositor_config, "ar-multibody")?,
+    };
+    let mut frames = match &headless_dir {
+        Some(dir) => {
+            let w = FrameWriter::new(dir)?;
+            eprintln!("headless: writing frames to {}", w.dir().display());
+            Some(w)
+        }
+        None => None,
+    };
+    let stop = StopFlag::new();
+    stop_on_ctrl_c(&stop)?;
+    let rig = Rig::start(
+        RigDevices {
+            camera: Box::new(camera),
+            stylus: Box::new(stylus),
+            mic,
+            simulation: Box::new(simulation),
+        },
+        SolverConfig {
+            world_from_arm: tracker_cal.world_from_arm,
+            interaction: InteractionConfig {
+                grab_radius_m: cfg.arm.grab_radius_mm * 1e-3,
+            },
+            ..SolverConfig::default()
+        },
+        stop,
+    )?;
+    let loop_config = DisplayLoopConfig {
+        max_duration: args.duration_s.map(std::time::Duration::from_secs_f64),
+        ..DisplayLoopConfig::default()
+    };
+    let summary = rig.run(&mut compositor, frames.as_mut(), &loop_config)?;
+    print!(
+        "{}",
+        describe(&summary, loop_config.frame_period.as_secs_f64() * 1e3)
+    );
+    Ok(())
 }

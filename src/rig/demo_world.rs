@@ -12,9 +12,12 @@ use super::mic_level::MicLevels;
 use super::scene_sim::{resolve_scene, SceneSimulation};
 use super::scripted_user::{spawn_scripted_user, UserScript};
 use super::solver_worker::SolverConfig;
+use super::tracked_camera::TrackedCamera;
 use super::worker::{StopFlag, Worker, WorkerError};
+use crate::tracking::TrackerConfig;
 use ar_calibration::intrinsics::CameraIntrinsics;
-use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimArmHandle, SimulatedArm};
+use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
+use ar_drivers::camera::{CameraPath, Pacing, SyntheticCamera, SyntheticConfig};
 use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic};
 use nalgebra::{Isometry3, Point3, Vector3};
 
@@ -54,11 +57,9 @@ pub struct DemoOptions {
     pub with_mic: bool,
 }
 
-/// The scripted user and the simulated arm it moves; both stop when joined or dropped.
+/// The scripted user, who owns the simulated arm it moves; both stop when joined or dropped.
 pub struct DemoUser {
     worker: Worker<Result<(), String>>,
-    // Kept alive for the whole run: it serves the pty the arm driver reads.
-    _arm: SimArmHandle,
 }
 
 impl DemoUser {
@@ -121,7 +122,7 @@ impl DemoWorld {
         })?;
         let script = UserScript::demo(grab, world_from_arm);
         let gesture_s = script.duration_s();
-        let worker = spawn_scripted_user(arm.control(), script, stop)?;
+        let worker = spawn_scripted_user(arm, script, stop)?;
         Ok(Self {
             intrinsics,
             devices: RigDevices {
@@ -134,7 +135,7 @@ impl DemoWorld {
                 world_from_arm,
                 ..SolverConfig::default()
             },
-            user: DemoUser { worker, _arm: arm },
+            user: DemoUser { worker },
             gesture_s,
             camera_kind,
         })
@@ -180,19 +181,42 @@ pub fn demo_camera() -> (CameraIntrinsics, Isometry3<f64>) {
 }
 
 /// Side of the printed marker, metres.
-pub const DEMO_MARKER_LENGTH_M: f64 = 0.10;
+pub const DEMO_MARKER_LENGTH_M: f64 = 0.15;
 
 fn synthetic_camera() -> Result<(Box<dyn CameraTracker>, CameraIntrinsics, &'static str), DemoError>
 {
-    // The synthetic camera with the ArUco tracker (issue 4) is not in this build yet; the
-    // fixed-view camera gives the same registration with a known pose.
     let (intrinsics, camera_from_world) = demo_camera();
-    let camera = FixedViewCamera::new(&intrinsics, camera_from_world, DEMO_MARKER_LENGTH_M, 25.0);
+    let config = SyntheticConfig {
+        path: CameraPath::Static { camera_from_world },
+        fps: 25.0,
+        pacing: Pacing::RealTime,
+        frames: None,
+        marker_length_m: DEMO_MARKER_LENGTH_M,
+        ..SyntheticConfig::default()
+    };
+    let device = |e: String| DemoError::Device {
+        device: "synthetic camera",
+        message: e,
+    };
+    let source = SyntheticCamera::new(&intrinsics, config, 1).map_err(|e| device(e.to_string()))?;
+    let tracker = TrackerConfig {
+        marker_length_m: DEMO_MARKER_LENGTH_M,
+        ..TrackerConfig::default()
+    };
+    let camera = TrackedCamera::new(Box::new(source), &intrinsics, tracker)
+        .map_err(|e| device(e.to_string()))?;
     Ok((
         Box::new(camera),
         intrinsics,
-        "fixed view (known pose, plain desk image)",
+        "synthetic camera (printed marker, blur and noise) tracked by the ArUco tracker",
     ))
+}
+
+/// The fixed-view stand-in (known pose, plain desk image), for runs without the tracker.
+pub fn fixed_view_camera() -> (Box<dyn CameraTracker>, CameraIntrinsics) {
+    let (intrinsics, camera_from_world) = demo_camera();
+    let camera = FixedViewCamera::new(&intrinsics, camera_from_world, DEMO_MARKER_LENGTH_M, 25.0);
+    (Box::new(camera), intrinsics)
 }
 
 fn synthetic_mic() -> Result<Box<dyn MicDevice>, DemoError> {

@@ -14,6 +14,7 @@
 //! - [`devices`]: the device and simulation traits the rig runs.
 //! - [`messages`]: what flows between the threads.
 //! - [`clock`]: real-time pacing of the fixed-step solver with bounded catch-up.
+//! - [`tracked_camera`]: a camera source with the marker tracker and undistortion.
 //! - [`worker`]: thread handles, stop flag, reports.
 //! - [`device_worker`], [`solver_worker`]: the threads.
 //! - [`arm_stylus`]: the arm driver as the rig's stylus device.
@@ -41,6 +42,7 @@ pub mod report;
 pub mod scene_sim;
 pub mod scripted_user;
 pub mod solver_worker;
+pub mod tracked_camera;
 pub mod worker;
 
 pub use devices::{

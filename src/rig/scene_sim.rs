@@ -16,6 +16,9 @@ use crate::sim::Scene;
 use nalgebra::{Point3, Vector3};
 use std::path::{Path, PathBuf};
 
+/// Fastest the spring's stylus end may move, m/s.
+pub const MAX_TARGET_SPEED_M_PER_S: f64 = 1.0;
+
 /// A palette for the bodies, cycled in scene order.
 const PALETTE: [[f32; 3]; 6] = [
     [0.90, 0.35, 0.20],
@@ -30,6 +33,7 @@ const PALETTE: [[f32; 3]; 6] = [
 pub struct SceneSimulation {
     sim: crate::sim::Simulation,
     attached: Option<(usize, Point3<f64>)>,
+    last_target: Option<Point3<f64>>,
     stiffness_n_per_m: f64,
     damping_n_s_per_m: f64,
 }
@@ -68,6 +72,7 @@ impl SceneSimulation {
         Self {
             sim,
             attached: None,
+            last_target: None,
             stiffness_n_per_m: DEFAULT_STIFFNESS_N_PER_M,
             damping_n_s_per_m: DEFAULT_DAMPING_N_S_PER_M,
         }
@@ -120,14 +125,28 @@ impl Simulation for SceneSimulation {
                             damping_n_s_per_m: self.damping_n_s_per_m,
                         })
                         .map_err(|e| SimulationError(e.to_string()))?;
+                    self.last_target = None;
                 }
                 None => self.sim.detach_stylus(),
             }
             self.attached = wanted;
         }
         if let Some(s) = spring {
-            self.sim
-                .set_stylus_target(s.target_in_world, s.target_velocity_in_world);
+            // The spring's end follows the stylus at most at a hand's speed per step: when the
+            // solver had to drop steps, the tip may have jumped, and a stiff spring stretched
+            // by centimetres in one step would yank the chain apart.
+            let max_step_m = MAX_TARGET_SPEED_M_PER_S * dt_secs;
+            let (target, velocity) = match self.last_target {
+                Some(prev) if (s.target_in_world - prev).norm() > max_step_m => {
+                    let step = (s.target_in_world - prev).cap_magnitude(max_step_m);
+                    (prev + step, step / dt_secs)
+                }
+                _ => (s.target_in_world, s.target_velocity_in_world),
+            };
+            self.sim.set_stylus_target(target, velocity);
+            self.last_target = Some(target);
+        } else {
+            self.last_target = None;
         }
         self.sim.step();
         let d = self.sim.diagnostics();
@@ -201,5 +220,47 @@ impl Simulation for SceneSimulation {
             psi_norm_m: d.constraint_norm_m,
             energy_error_rel: d.energy_error_rel,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[ignore = "open: a smooth 10 cm drag through attach_stylus/set_stylus_target reaches |psi| ~0.19 m at some step (the solver's own scripted run stays < 1e-4 m); to be settled with the solver (issue 2)"]
+    fn a_slow_drag_through_the_interface_stays_within_the_solver_limits() {
+        let path = resolve_scene("ten_pendula");
+        let mut sim = SceneSimulation::load(&path).unwrap();
+        let grab = sim.grab_points()[0];
+        let h = sim.dt_secs();
+        let mut max_psi: f64 = 0.0;
+        let mut max_err: f64 = 0.0;
+        for k in 0..300 {
+            let t = k as f64 * h;
+            // 10 cm along +x over 1.5 s, then hold.
+            let s = (t / 1.5).min(1.0);
+            let target = grab.point_in_world + Vector3::new(0.10 * s, 0.0, 0.0);
+            let v = if t < 1.5 {
+                Vector3::new(0.10 / 1.5, 0.0, 0.0)
+            } else {
+                Vector3::zeros()
+            };
+            let spring = SpringAttachment {
+                body: grab.body,
+                point_in_body: grab.point_in_body,
+                target_in_world: target,
+                target_velocity_in_world: v,
+            };
+            sim.step(h, Some(&spring), 0.0).unwrap();
+            let d = sim.diagnostics();
+            max_psi = max_psi.max(d.psi_norm_m);
+            let p = sim.point_in_world(grab.body, &grab.point_in_body).unwrap();
+            if t > 0.3 {
+                max_err = max_err.max((p - target).norm());
+            }
+        }
+        assert!(max_psi < 1e-4, "max |psi| {max_psi}");
+        assert!(max_err < 5e-3, "tip error {max_err}");
     }
 }

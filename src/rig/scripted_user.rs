@@ -1,10 +1,11 @@
 //! The demo's scripted user: moves the simulated arm's stylus (live control through its
 //! inverse kinematics) to a grab point, presses the button, drags the point 10 cm, releases and
 //! backs off, then watches the free swing. It only touches the arm's buttons and joints, as a
-//! person would; the rig sees it through the real serial driver.
+//! person would; the rig sees it through the real serial driver. The gesture's clock starts
+//! when the arm streams, so a slow start-up cannot make the user press too early.
 
 use super::worker::{StopFlag, Worker, WorkerError};
-use ar_drivers::arm::SimArmControl;
+use ar_drivers::arm::{SimArmControl, SimArmHandle};
 use nalgebra::{Isometry3, Point3, Vector3};
 use std::time::{Duration, Instant};
 
@@ -96,13 +97,27 @@ impl UserScript {
     }
 }
 
-/// Plays `script` on the simulated arm at 200 Hz on a thread named "user".
+/// Extra wait after the arm starts streaming, so the driver's samples are flowing into the rig
+/// before the gesture starts, seconds.
+const STREAM_SETTLE_S: f64 = 0.3;
+
+/// Plays `script` on the simulated arm at 200 Hz on a thread named "user", which owns the arm
+/// (it stops with the thread). Like a person waiting for the system to come up, the user
+/// starts the gesture once the arm streams (the driver has finished its handshake).
 pub fn spawn_scripted_user(
-    control: SimArmControl,
+    arm: SimArmHandle,
     script: UserScript,
     stop: StopFlag,
 ) -> Result<Worker<Result<(), String>>, WorkerError> {
     Worker::spawn("user", stop, move |stop| {
+        let control: SimArmControl = arm.control();
+        while !arm.status().streaming {
+            if stop.is_stopped() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_secs_f64(STREAM_SETTLE_S));
         let start = Instant::now();
         let arm_from_world = script.world_from_arm.inverse();
         let mut pressed = false;

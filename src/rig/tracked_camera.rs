@@ -1,0 +1,93 @@
+//! A camera source with the marker tracker as the rig's [`CameraTracker`]: each frame from an
+//! `ar_drivers::camera::CameraSource` (OpenCV capture or the synthetic camera) goes through
+//! the ArUco tracker for `camera_from_world`, is converted from BGR to RGB and undistorted
+//! (so the compositor can draw the overlay with the pinhole model).
+
+use super::devices::{CameraTracker, DeviceError};
+use super::messages::{CameraUpdate, VideoFrame};
+use crate::compositor::undistort::Undistorter;
+use crate::tracking::{MarkerTracker, TrackerConfig};
+use ar_calibration::intrinsics::CameraIntrinsics;
+use ar_drivers::camera::CameraSource;
+use opencv::core::Mat;
+use opencv::imgproc;
+use opencv::prelude::*;
+use std::sync::Arc;
+
+/// Camera + tracker + undistortion.
+pub struct TrackedCamera {
+    source: Box<dyn CameraSource>,
+    tracker: MarkerTracker,
+    undistorter: Undistorter,
+    intrinsics: CameraIntrinsics,
+    rgb: Mat,
+}
+
+impl TrackedCamera {
+    /// Wraps `source` (whose images have `intrinsics`) with a tracker configured by `config`.
+    pub fn new(
+        source: Box<dyn CameraSource>,
+        intrinsics: &CameraIntrinsics,
+        config: TrackerConfig,
+    ) -> Result<Self, DeviceError> {
+        let tracker = MarkerTracker::new(config, intrinsics)
+            .map_err(|e| DeviceError::Fatal(format!("marker tracker: {e}")))?;
+        let undistorter = Undistorter::new(intrinsics)
+            .map_err(|e| DeviceError::Fatal(format!("undistortion maps: {e}")))?;
+        Ok(Self {
+            source,
+            tracker,
+            undistorter,
+            intrinsics: intrinsics.clone(),
+            rgb: Mat::default(),
+        })
+    }
+}
+
+impl CameraTracker for TrackedCamera {
+    fn next_update(&mut self) -> Result<CameraUpdate, DeviceError> {
+        let frame = match self.source.next_frame() {
+            Ok(Some(f)) => f,
+            Ok(None) => {
+                return Err(DeviceError::Fatal(format!(
+                    "{}: the stream ended",
+                    self.source.describe()
+                )))
+            }
+            Err(e) => return Err(DeviceError::Disconnected(e.to_string())),
+        };
+        let observation = self
+            .tracker
+            .process(&frame)
+            .map_err(|e| DeviceError::Fatal(format!("marker tracker: {e}")))?;
+        let camera_from_world = observation.pose().map(|p| p.camera_from_world);
+        imgproc::cvt_color_def(&frame.image, &mut self.rgb, imgproc::COLOR_BGR2RGB)
+            .map_err(|e| DeviceError::Fatal(format!("colour conversion: {e}")))?;
+        let (w, h) = (self.rgb.cols() as u32, self.rgb.rows() as u32);
+        if (w, h) != (self.intrinsics.image_width, self.intrinsics.image_height) {
+            return Err(DeviceError::Fatal(format!(
+                "{} delivers {w}×{h} px frames but the camera file says {}×{} px",
+                self.source.describe(),
+                self.intrinsics.image_width,
+                self.intrinsics.image_height
+            )));
+        }
+        let bytes = self
+            .rgb
+            .data_bytes()
+            .map_err(|e| DeviceError::Fatal(format!("frame buffer: {e}")))?;
+        let mut rgb = Vec::with_capacity(bytes.len());
+        self.undistorter
+            .undistort_rgb(w, h, bytes, &mut rgb)
+            .map_err(|e| DeviceError::Fatal(e.to_string()))?;
+        Ok(CameraUpdate {
+            captured_at: frame.t,
+            frame: Arc::new(VideoFrame {
+                width: w,
+                height: h,
+                rgb,
+            }),
+            camera_from_world,
+        })
+    }
+}
