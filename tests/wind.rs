@@ -190,3 +190,31 @@ fn windy_runs_repeat_bit_for_bit() {
     assert!(a.max_wind_force_n > 0.0);
     assert_eq!(a.last_positions, b.last_positions);
 }
+
+#[test]
+fn mobile_and_wind_errors_name_file_line_and_field() {
+    let text = std::fs::read_to_string(SCENE).expect("read");
+    let bad = text.replacen("hang_at = 0.62", "hang_at = 1.62", 1);
+    let line = bad
+        .lines()
+        .position(|l| l.contains("hang_at = 1.62"))
+        .expect("edited")
+        + 1;
+    let e = Scene::parse(&bad, "fish.toml")
+        .expect_err("hang_at out of range")
+        .to_string();
+    assert!(e.starts_with(&format!("fish.toml:{line}:")), "{e}");
+    assert!(e.contains("mobile.bar[0].hang_at"), "{e}");
+
+    let bad = text.replacen("l0_m = 0.15", "l0_m = -0.15", 1);
+    let e = Scene::parse(&bad, "fish.toml")
+        .expect_err("negative l0")
+        .to_string();
+    assert!(e.contains("wind") && e.contains("l0_m"), "{e}");
+
+    let bad = text.replacen("gain_m_per_s", "gain_m_per_sec", 1);
+    let e = Scene::parse(&bad, "fish.toml")
+        .expect_err("misspelt field")
+        .to_string();
+    assert!(e.contains("gain_m_per_sec"), "{e}");
+}
