@@ -19,6 +19,8 @@ struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+// Parsed once at start-up; boxing the larger argument structs would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Run the whole rig on simulated devices (camera, arm, microphone).
     Demo(cli::demo::DemoArgs),

@@ -1,41 +1,80 @@
 //! End-to-end tests of `ar-multibody calibrate tracker`: the CSV path, and the guided
 //! procedure against the simulated arm on a pseudo-terminal with the simulated user.
 
+use ar_calibration::accuracy::{transform_error, TransformError};
 use ar_calibration::tracker_file::TrackerCalibration;
 use nalgebra::{Isometry3, Point3, Vector3};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn ar_multibody(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+/// `ar-multibody calibrate tracker ARGS`, with no backtrace in its error messages.
+fn calibrate_tracker(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ar-multibody"));
+    command
+        .args(["calibrate", "tracker"])
         .args(args)
-        .env("RUST_BACKTRACE", "0")
+        .env("RUST_BACKTRACE", "0");
+    command
+}
+
+fn utf8(path: &Path) -> &str {
+    path.to_str().expect("temporary paths are UTF-8")
+}
+
+/// Runs `calibrate tracker --pairs PAIRS --out OUT` to completion.
+fn run_pairs(pairs: &Path, out: &Path) -> Output {
+    calibrate_tracker(&["--pairs", utf8(pairs), "--out", utf8(out)])
         .output()
         .expect("run ar-multibody")
 }
 
+/// The run's stdout, after asserting that it succeeded (showing both streams if not).
+fn stdout_of_success(run: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    stdout
+}
+
+/// The run's stderr, after asserting that it failed.
+fn stderr_of_failure(run: &Output) -> String {
+    assert!(!run.status.success());
+    String::from_utf8_lossy(&run.stderr).into_owned()
+}
+
 fn cube_corners() -> Vec<Point3<f64>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/calibration/cube_80mm.toml");
-    ar_calibration::calibration_object::CalibrationObject::load(&path)
+    ar_calibration::calibration_object::CalibrationObject::cube_80mm()
         .expect("shipped cube")
         .positions()
 }
 
-fn write_pairs(path: &Path, truth: &Isometry3<f64>, offsets: &[(usize, Vector3<f64>)]) {
+/// Writes a pairs CSV (world, arm; metres) with one data row per pair.
+fn write_pairs_csv(path: &Path, pairs: impl IntoIterator<Item = (Point3<f64>, Point3<f64>)>) {
     let mut text = String::from("world_x,world_y,world_z,arm_x,arm_y,arm_z\n");
-    for (i, w) in cube_corners().iter().enumerate() {
-        let mut a = truth.inverse() * w;
-        for (j, off) in offsets {
-            if *j == i {
-                a += off;
-            }
-        }
+    for (w, a) in pairs {
         text.push_str(&format!(
             "{},{},{},{},{},{}\n",
             w.x, w.y, w.z, a.x, a.y, a.z
         ));
     }
     std::fs::write(path, text).expect("write pairs");
+}
+
+/// The cube's corners as touched by an arm at `truth`, with `offsets` added to the given points.
+fn write_pairs(path: &Path, truth: &Isometry3<f64>, offsets: &[(usize, Vector3<f64>)]) {
+    let pairs = cube_corners().into_iter().enumerate().map(|(i, w)| {
+        let mut a = truth.inverse() * w;
+        for (j, off) in offsets {
+            if *j == i {
+                a += off;
+            }
+        }
+        (w, a)
+    });
+    write_pairs_csv(path, pairs);
 }
 
 #[test]
@@ -57,20 +96,7 @@ fn pairs_csv_gives_the_transform_and_an_atomic_file() {
         .collect();
     write_pairs(&pairs, &truth, &noise);
     let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let stdout = stdout_of_success(&run_pairs(&pairs, &out));
     assert!(
         stdout.contains("svd fit chosen") || stdout.contains("pinv+qr fit chosen"),
         "{stdout}"
@@ -103,14 +129,7 @@ fn pairs_csv_flags_a_5_mm_mispick_by_its_line() {
     let pairs = dir.path().join("pairs.csv");
     write_pairs(&pairs, &truth, &[(4, Vector3::new(0.0, 0.003, 0.004))]);
     let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let run = run_pairs(&pairs, &out);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         stdout.contains("likely mis-picks") && stdout.contains("point 5 (line 6)"),
@@ -128,16 +147,7 @@ fn bad_csv_names_line_and_column_and_writes_nothing() {
     )
     .unwrap();
     let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success());
+    let stderr = stderr_of_failure(&run_pairs(&pairs, &out));
     assert!(stderr.contains("line 3: 7 columns"), "{stderr}");
     assert!(!out.exists());
 }
@@ -147,30 +157,10 @@ fn coplanar_pairs_are_refused_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let pairs = dir.path().join("pairs.csv");
     // The four top corners of the cube: coplanar.
-    let mut text = String::from("world_x,world_y,world_z,arm_x,arm_y,arm_z\n");
-    for w in &cube_corners()[..4] {
-        text.push_str(&format!(
-            "{},{},{},{},{},{}\n",
-            w.x,
-            w.y,
-            w.z,
-            w.x + 0.5,
-            w.y,
-            w.z
-        ));
-    }
-    std::fs::write(&pairs, text).unwrap();
+    let top = cube_corners().into_iter().take(4);
+    write_pairs_csv(&pairs, top.map(|w| (w, Point3::new(w.x + 0.5, w.y, w.z))));
     let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success());
+    let stderr = stderr_of_failure(&run_pairs(&pairs, &out));
     assert!(stderr.contains("coplanar"), "{stderr}");
     assert!(!out.exists());
 }
@@ -195,48 +185,40 @@ fn write_hidden(path: &Path, world_from_arm: &Isometry3<f64>) {
     .expect("write hidden transform");
 }
 
+/// `calibrate tracker --simulate-user DIR/hidden.toml --out DIR/tracker.toml EXTRA...`, with
+/// `hidden` written as the simulated user's true `world_from_arm`; also returns the out path.
+fn simulated_user_run(dir: &Path, hidden: &Isometry3<f64>, extra: &[&str]) -> (Command, PathBuf) {
+    let hidden_path = dir.join("hidden.toml");
+    write_hidden(&hidden_path, hidden);
+    let out = dir.join("tracker.toml");
+    let mut command =
+        calibrate_tracker(&["--simulate-user", utf8(&hidden_path), "--out", utf8(&out)]);
+    command.args(extra);
+    (command, out)
+}
+
+/// How far a calibration file is from the hidden transform on the cube's true corners.
+fn error_against(file: &TrackerCalibration, hidden: &Isometry3<f64>) -> TransformError {
+    transform_error(&file.world_from_arm, hidden, &cube_corners())
+}
+
 /// Acceptance 3 of issue 5: the guided procedure against the simulated arm on a pty, with the
 /// simulated user, finishes unattended and its file reproduces the hidden transform.
 #[test]
 fn simulated_user_on_a_pty_reproduces_the_hidden_transform() {
     let dir = tempfile::tempdir().unwrap();
-    let hidden_path = dir.path().join("hidden.toml");
     let hidden = hidden_world_from_arm();
-    write_hidden(&hidden_path, &hidden);
-    let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--simulate-user",
-        hidden_path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--seed",
-        "11",
-    ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let (mut command, out) = simulated_user_run(dir.path(), &hidden, &["--seed", "11"]);
+    let stdout = stdout_of_success(&command.output().expect("run ar-multibody"));
     assert!(stdout.contains("simulated arm on /dev/pts/"), "{stdout}");
     assert!(
         stdout.contains("touch point 3/8: top back right corner, then press the pedal"),
         "{stdout}"
     );
     let file = TrackerCalibration::load(&out).unwrap();
-    let corners = cube_corners();
-    let sum: f64 = corners
-        .iter()
-        .map(|w| (file.world_from_arm * (hidden.inverse() * w) - w).norm_squared())
-        .sum();
-    let rms_mm = (sum / corners.len() as f64).sqrt() * 1e3;
-    let angle_deg = file
-        .world_from_arm
-        .rotation
-        .angle_to(&hidden.rotation)
-        .to_degrees();
+    let error = error_against(&file, &hidden);
+    let rms_mm = error.rms_m * 1e3;
+    let angle_deg = error.angle_rad.to_degrees();
     assert!(rms_mm <= 0.4, "{rms_mm} mm RMS on the true corners");
     assert!(angle_deg <= 0.35, "{angle_deg} deg");
     assert!(file.rms_mm > 0.0 && file.rms_mm < 1.0, "{}", file.rms_mm);
@@ -246,22 +228,9 @@ fn simulated_user_on_a_pty_reproduces_the_hidden_transform() {
 #[test]
 fn an_unreachable_hidden_transform_is_refused_before_touching() {
     let dir = tempfile::tempdir().unwrap();
-    let hidden_path = dir.path().join("hidden.toml");
-    write_hidden(
-        &hidden_path,
-        &Isometry3::new(Vector3::new(5.0, 0.0, 0.0), Vector3::zeros()),
-    );
-    let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--simulate-user",
-        hidden_path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success());
+    let far = Isometry3::new(Vector3::new(5.0, 0.0, 0.0), Vector3::zeros());
+    let (mut command, out) = simulated_user_run(dir.path(), &far, &[]);
+    let stderr = stderr_of_failure(&command.output().expect("run ar-multibody"));
     assert!(
         stderr.contains("out of the simulated arm's reach"),
         "{stderr}"
@@ -274,22 +243,9 @@ fn an_unreachable_hidden_transform_is_refused_before_touching() {
 #[test]
 fn a_slipped_touch_is_flagged_and_picked_again() {
     let dir = tempfile::tempdir().unwrap();
-    let hidden_path = dir.path().join("hidden.toml");
     let hidden = hidden_world_from_arm();
-    write_hidden(&hidden_path, &hidden);
-    let out = dir.path().join("tracker.toml");
-    let run = ar_multibody(&[
-        "calibrate",
-        "tracker",
-        "--simulate-user",
-        hidden_path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--simulate-slip",
-        "6",
-    ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{stdout}");
+    let (mut command, out) = simulated_user_run(dir.path(), &hidden, &["--simulate-slip", "6"]);
+    let stdout = stdout_of_success(&command.output().expect("run ar-multibody"));
     assert!(
         stdout.contains("likely mis-picks (residual > 3× median and > 1 mm): point 6"),
         "{stdout}"
@@ -300,11 +256,7 @@ fn a_slipped_touch_is_flagged_and_picked_again() {
     );
     let file = TrackerCalibration::load(&out).unwrap();
     assert!(file.rms_mm < 0.6, "{}", file.rms_mm);
-    let angle_deg = file
-        .world_from_arm
-        .rotation
-        .angle_to(&hidden.rotation)
-        .to_degrees();
+    let angle_deg = error_against(&file, &hidden).angle_rad.to_degrees();
     assert!(angle_deg <= 0.35, "{angle_deg} deg");
 }
 
@@ -314,20 +266,9 @@ fn a_slipped_touch_is_flagged_and_picked_again() {
 fn ctrl_c_mid_session_leaves_the_old_file_untouched() {
     use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
-    let hidden_path = dir.path().join("hidden.toml");
-    write_hidden(&hidden_path, &hidden_world_from_arm());
-    let out = dir.path().join("tracker.toml");
+    let (mut command, out) = simulated_user_run(dir.path(), &hidden_world_from_arm(), &[]);
     std::fs::write(&out, "previous calibration\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args([
-            "calibrate",
-            "tracker",
-            "--simulate-user",
-            hidden_path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .env("RUST_BACKTRACE", "0")
+    let mut child = command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -370,4 +311,101 @@ fn ctrl_c_mid_session_leaves_the_old_file_untouched() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
+}
+
+/// The simulated user's hand on a simulated arm in this test process.
+struct TestHand(ar_drivers::arm::SimArmControl);
+
+impl ar_calibration::simulated_user::StylusActuator for TestHand {
+    fn set_tip_in_arm(&mut self, tip_in_arm: Point3<f64>) -> Result<(), String> {
+        self.0
+            .set_tip_target(tip_in_arm)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    fn set_pedal(&mut self, pressed: bool) -> Result<(), String> {
+        if pressed {
+            self.0.press(0x01);
+        } else {
+            self.0.release(0x01);
+        }
+        Ok(())
+    }
+}
+
+/// Acceptance 3 literally: `calibrate tracker --arm <pty>` against a simulated arm served by
+/// another process (here: this test), with the simulated user reading the prompts the command
+/// prints and touching the point each one names.
+#[test]
+fn arm_on_a_pty_with_the_simulated_user_reading_the_prompts() {
+    use ar_calibration::simulated_user::{SimulatedUser, UserTiming};
+    use std::io::{BufRead, BufReader};
+    let sim = ar_drivers::arm::SimulatedArm::spawn(ar_drivers::arm::SimArmConfig::default())
+        .expect("simulated arm on a pty");
+    let hidden = hidden_world_from_arm();
+    let user = SimulatedUser::spawn(hidden, 3, UserTiming::default(), TestHand(sim.control()))
+        .expect("simulated user");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tracker.toml");
+    let port = sim.port_path();
+    let mut child = calibrate_tracker(&[
+        "--arm",
+        utf8(&port),
+        "--out",
+        utf8(&out),
+        "--pick-timeout-secs",
+        "20",
+    ])
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .expect("start ar-multibody");
+    let corners = cube_corners();
+    let mut transcript = String::new();
+    let mut prompts = 0;
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line.expect("utf-8");
+        transcript.push_str(&line);
+        transcript.push('\n');
+        // "touch point 3/8: top back right corner, then press the pedal"
+        if let Some(rest) = line.strip_prefix("touch point ") {
+            let k: usize = rest
+                .split('/')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .expect("point number in the prompt");
+            assert!(user.request_touch(corners[k - 1], Vector3::zeros()));
+            prompts += 1;
+        }
+    }
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{transcript}");
+    assert_eq!(prompts, 8, "{transcript}");
+    let file = TrackerCalibration::load(&out).unwrap();
+    let error = error_against(&file, &hidden);
+    let (rms_mm, angle_deg) = (error.rms_m * 1e3, error.angle_rad.to_degrees());
+    assert!(
+        rms_mm <= 0.4 && angle_deg <= 0.35,
+        "{rms_mm} mm, {angle_deg} deg"
+    );
+}
+
+/// Hardware tier: a guided calibration with a real arm and a person at the desk. Run with
+/// `AR_ARM_PORT=/dev/ttyUSB0 cargo test --test calibrate_tracker -- --ignored --nocapture`
+/// after standing the 80 mm cube on its square of the printed calibration sheet.
+#[test]
+#[ignore = "needs a digitizer arm (AR_ARM_PORT) and a person touching the cube"]
+fn real_arm_guided_calibration() {
+    let Ok(port) = std::env::var("AR_ARM_PORT") else {
+        eprintln!("AR_ARM_PORT is not set: nothing to do");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tracker.toml");
+    let status = calibrate_tracker(&["--arm", &port, "--out", utf8(&out)])
+        .status()
+        .expect("run ar-multibody");
+    assert!(status.success());
+    let file = TrackerCalibration::load(&out).unwrap();
+    // A careful touch of a good cube gives well under a millimetre.
+    assert!(file.rms_mm < 1.0, "RMS {} mm", file.rms_mm);
 }

@@ -20,6 +20,11 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
+/// The text of the paper's 80 mm reference cube, assets/calibration/cube_80mm.toml, built in
+/// so that programs find the default object from any directory.
+const CUBE_80MM_TOML: &str = include_str!("../../assets/calibration/cube_80mm.toml");
+const CUBE_80MM_NAME: &str = "assets/calibration/cube_80mm.toml (built in)";
+
 /// A touchable calibration object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CalibrationObject {
@@ -169,6 +174,13 @@ impl CalibrationObject {
         Self::from_toml_str(&text, path)
     }
 
+    /// The paper's 80 mm reference cube on its place of the printed calibration sheet: the
+    /// default object of the guided calibration (the built-in copy of
+    /// assets/calibration/cube_80mm.toml).
+    pub fn cube_80mm() -> Result<Self, ObjectError> {
+        Self::from_toml_str(CUBE_80MM_TOML, Path::new(CUBE_80MM_NAME))
+    }
+
     /// The known positions, in touching order.
     pub fn positions(&self) -> Vec<Point3<f64>> {
         self.points.iter().map(|p| p.p_in_world).collect()
@@ -245,7 +257,97 @@ p_in_world_m = [0.0, 0.0, 0.08]
                 .count();
             assert_eq!(edges, 3, "{}", p.label);
         }
+        assert_eq!(
+            CalibrationObject::cube_80mm().unwrap(),
+            cube,
+            "built-in copy"
+        );
         let sheet = CalibrationObject::load(&dir.join("sheet_points.toml")).unwrap();
         assert!(sheet.points.len() >= 6);
+    }
+
+    /// The numbers `(a b)` of `transform="translate(a b)"` or the `x`/`y` attributes of the
+    /// element with `id` in the sheet SVG, in paper mm.
+    fn svg_position(svg: &str, id: &str) -> (f64, f64) {
+        let start = svg
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no {id} in the sheet"));
+        let tag = &svg[start..start + svg[start..].find('>').expect("closed tag")];
+        let attr = |name: &str| -> Option<f64> {
+            let i = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            tag[i..i + tag[i..].find('"')?].parse().ok()
+        };
+        if let Some(i) = tag.find("translate(") {
+            let inner = &tag[i + 10..i + tag[i..].find(')').expect("closing paren")];
+            let v: Vec<f64> = inner
+                .split_whitespace()
+                .map(|t| t.parse().unwrap())
+                .collect();
+            (v[0], v[1])
+        } else {
+            (attr("x").expect("x"), attr("y").expect("y"))
+        }
+    }
+
+    /// The printable sheet carries the cube place and the crosses exactly where the object
+    /// files say (a mismatch would silently bias every calibration made with it).
+    #[test]
+    fn the_printable_sheet_agrees_with_the_object_files() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/calibration");
+        let svg = std::fs::read_to_string(dir.join("calibration_sheet_a4.svg")).unwrap();
+        let (mx, my) = svg_position(&svg, "marker");
+        // Paper mm (y down) of the marker centre; world = (X − cx, cy − Y) / 1000.
+        let (cx, cy) = (mx + 40.0, my + 40.0);
+        let to_world = |(x, y): (f64, f64)| ((x - cx) / 1e3, (cy - y) / 1e3);
+        let cube = CalibrationObject::load(&dir.join("cube_80mm.toml")).unwrap();
+        let (px, py) = to_world(svg_position(&svg, "cube-place"));
+        // The rect's x, y is its top-left on paper: world min x, max y.
+        let min_x = cube
+            .points
+            .iter()
+            .map(|p| p.p_in_world.x)
+            .fold(f64::MAX, f64::min);
+        let max_y = cube
+            .points
+            .iter()
+            .map(|p| p.p_in_world.y)
+            .fold(f64::MIN, f64::max);
+        assert!(
+            (px - min_x).abs() < 1e-9 && (py - max_y).abs() < 1e-9,
+            "cube place"
+        );
+        assert!(svg.contains("id=\"cube-place\"") && svg.contains("width=\"80\" height=\"80\""));
+        let sheet = CalibrationObject::load(&dir.join("sheet_points.toml")).unwrap();
+        let (_, fold_y) = to_world(svg_position_line(&svg));
+        for (p, name) in sheet.points.iter().zip('A'..) {
+            let (x, y) = to_world(svg_position(&svg, &format!("cross-{name}")));
+            let w = p.p_in_world;
+            if w.z == 0.0 {
+                assert!(
+                    (x - w.x).abs() < 1e-9 && (y - w.y).abs() < 1e-9,
+                    "cross {name}"
+                );
+            } else {
+                // On the tab: printed w.z beyond the fold line, which folds up to y = fold_y.
+                assert!(
+                    (w.y - fold_y).abs() < 1e-9,
+                    "cross {name} is not on the fold line"
+                );
+                assert!(
+                    (x - w.x).abs() < 1e-9 && (y - fold_y - w.z).abs() < 1e-9,
+                    "cross {name}"
+                );
+            }
+        }
+    }
+
+    fn svg_position_line(svg: &str) -> (f64, f64) {
+        let start = svg.find("id=\"fold-line\"").expect("fold line");
+        let tag = &svg[start..start + svg[start..].find('>').expect("closed tag")];
+        let i = tag.find(" y1=\"").expect("y1") + 5;
+        let y: f64 = tag[i..i + tag[i..].find('"').expect("quote")]
+            .parse()
+            .unwrap();
+        (0.0, y)
     }
 }

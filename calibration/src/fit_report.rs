@@ -4,8 +4,8 @@
 
 use crate::linalg::singular_values;
 use crate::point_set::{check_point_set, principal_spread_m, PointSetError};
-use crate::rigid_fit::{fit_pinv_qr, fit_svd, FitError, FitMethod, RigidFit};
-use nalgebra::{DMatrix, Isometry3, Matrix3, Matrix4, Point3};
+use crate::rigid_fit::{fit_pinv_qr, fit_svd, homogeneous, FitError, FitMethod, RigidFit};
+use nalgebra::{Isometry3, Matrix3, Matrix4, Point3};
 use std::fmt;
 
 /// A pair is a likely mis-pick when its residual exceeds this multiple of the median residual…
@@ -55,7 +55,7 @@ pub struct FitReport {
     pub svd: FitSummary,
     /// The fit with the smaller RMS residual (the SVD fit on a tie).
     pub chosen: FitMethod,
-    /// The raw affine T = [P]_world · pinv([P]_arm) before the QR correction.
+    /// The raw affine `T = [P]_world · pinv([P]_arm)` before the QR correction.
     pub raw_affine: Matrix4<f64>,
     /// ‖AᵀA − I‖_F of T's 3×3 block: 0 for perfect data, grows with noise and mis-picks.
     pub raw_orthogonality_error: f64,
@@ -114,18 +114,7 @@ pub fn calibrate(
     } else {
         FitMethod::Svd
     };
-    let arm = DMatrix::from_fn(
-        4,
-        p_in_arm.len(),
-        |r, c| {
-            if r < 3 {
-                p_in_arm[c][r]
-            } else {
-                1.0
-            }
-        },
-    );
-    let arm_matrix_condition = singular_values(&arm)
+    let arm_matrix_condition = singular_values(&homogeneous(p_in_arm))
         .and_then(|s| Some(s.first()? / s.last()?))
         .unwrap_or(f64::INFINITY);
     let world_spread_m = principal_spread_m(p_in_world).unwrap_or([0.0; 3]);

@@ -107,6 +107,34 @@ impl CameraIntrinsics {
         Some(Point2::new(self.fx * xd + self.cx, self.fy * yd + self.cy))
     }
 
+    /// Inverts [`Self::project`]: the normalised image coordinates `(x/z, y/z)` of the ray
+    /// seen at `pixel`, by fixed-point iteration on OpenCV's distortion model. `None` when the
+    /// iteration does not reproduce the pixel to 1e-6 px (far outside the calibrated field,
+    /// where the distortion polynomial folds over).
+    pub fn undistort_pixel(&self, pixel: &Point2<f64>) -> Option<Point2<f64>> {
+        let xd = (pixel.x - self.cx) / self.fx;
+        let yd = (pixel.y - self.cy) / self.fy;
+        let [k1, k2, p1, p2, k3] = self.dist;
+        let (mut x, mut y) = (xd, yd);
+        for _ in 0..200 {
+            let r2 = x * x + y * y;
+            let radial = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3));
+            if radial.abs() < 1e-9 {
+                return None;
+            }
+            let dx = 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x);
+            let dy = p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y;
+            let (nx, ny) = ((xd - dx) / radial, (yd - dy) / radial);
+            let step = (nx - x).abs() + (ny - y).abs();
+            (x, y) = (nx, ny);
+            if step < 1e-15 {
+                break;
+            }
+        }
+        let back = self.project(&Point3::new(x, y, 1.0))?;
+        ((back - pixel).norm() < 1e-6).then(|| Point2::new(x, y))
+    }
+
     /// Parses a camera file's text; `path` only names the file in errors.
     pub fn from_toml_str(text: &str, path: &Path) -> Result<Self, IntrinsicsError> {
         let cam: Self = toml::from_str(text).map_err(|e| IntrinsicsError::Parse {
@@ -228,6 +256,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("`fx`"), "{err}");
+    }
+
+    #[test]
+    fn undistort_pixel_inverts_project_with_distortion() {
+        let mut cam = CameraIntrinsics::ideal(640, 480, 600.0);
+        cam.dist = [-0.12, 0.05, 0.0005, -0.0003, 0.0];
+        for (x, y) in [(0.0, 0.0), (0.3, -0.2), (-0.5, 0.38), (0.53, 0.4)] {
+            let px = cam.project(&Point3::new(x, y, 1.0)).unwrap();
+            let back = cam.undistort_pixel(&px).unwrap();
+            assert!(
+                (back.x - x).abs() < 1e-9 && (back.y - y).abs() < 1e-9,
+                "{x},{y}: {back}"
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! ar-calibration: the calibrations that register the virtual scene to the real one.
 //!
 //! - [`intrinsics`]: the camera file (pinhole intrinsics and distortion), read and written as TOML.
+//! - [`camera_calibration`]: camera intrinsics from chessboard views, refusing poor view sets.
 //! - [`atomic_write`]: writes a file so that an interrupted run never leaves half of it.
 //! - Tracker-to-marker calibration (`world_from_arm`, Mariti & Valentini Eq. 1–9):
 //!   [`linalg`] (pseudo-inverse, proper QR), [`rigid_fit`] (pinv + QR and SVD fits),
@@ -8,10 +9,13 @@
 //!   mis-picks, the choice), [`camera_from_arm`] (Eq. 9), [`calibration_object`] (the
 //!   touchable objects of assets/calibration), [`tracker_file`] (the `world_from_arm` file),
 //!   [`pairs_csv`] (point pairs from CSV), [`pick_session`] (the guided procedure),
-//!   [`simulated_user`] (a user who touches the points for unattended runs).
+//!   [`simulated_user`] (a user who touches the points for unattended runs), [`accuracy`]
+//!   (how far an estimate is from a known true transform).
 
+pub mod accuracy;
 pub mod atomic_write;
 pub mod calibration_object;
+pub mod camera_calibration;
 pub mod camera_from_arm;
 pub mod fit_report;
 pub mod intrinsics;

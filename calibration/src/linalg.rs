@@ -227,6 +227,20 @@ mod tests {
         left * right
     }
 
+    /// Matrices of 1–6 rows, 1–11 columns and any rank from 1 to min(rows, cols).
+    fn rank_limited_matrix() -> impl Strategy<Value = DMatrix<f64>> {
+        (
+            1usize..7,
+            1usize..12,
+            1usize..7,
+            prop::collection::vec(-3.0f64..3.0, 64),
+        )
+            .prop_map(|(rows, cols, rank_seed, values)| {
+                let rank = 1 + rank_seed % rows.min(cols);
+                dmatrix(rows, cols, rank, &values)
+            })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -260,16 +274,9 @@ mod tests {
         }
 
         #[test]
-        fn svd_reconstructs_with_orthonormal_factors(
-            rows in 1usize..7,
-            cols in 1usize..12,
-            rank_seed in 1usize..7,
-            values in prop::collection::vec(-3.0f64..3.0, 64),
-        ) {
-            let rank = 1 + rank_seed % rows.min(cols);
-            let a = dmatrix(rows, cols, rank, &values);
+        fn svd_reconstructs_with_orthonormal_factors(a in rank_limited_matrix()) {
             let d = svd(&a).expect("Jacobi converges");
-            let k = rows.min(cols);
+            let k = a.nrows().min(a.ncols());
             prop_assert_eq!(d.singular_values.len(), k);
             prop_assert!(d.singular_values.windows(2).all(|w| w[0] >= w[1]));
             prop_assert!((d.recompose() - &a).norm() <= 1e-12 * (1.0 + a.norm()));
@@ -288,16 +295,9 @@ mod tests {
         }
 
         #[test]
-        fn pseudo_inverse_satisfies_the_four_penrose_identities(
-            rows in 1usize..7,
-            cols in 1usize..12,
-            rank_seed in 1usize..7,
-            values in prop::collection::vec(-3.0f64..3.0, 64),
-        ) {
-            let rank = 1 + rank_seed % rows.min(cols);
-            let a = dmatrix(rows, cols, rank, &values);
+        fn pseudo_inverse_satisfies_the_four_penrose_identities(a in rank_limited_matrix()) {
             let p = pseudo_inverse(&a, 1e-10).expect("SVD converges");
-            prop_assert_eq!(p.shape(), (cols, rows));
+            prop_assert_eq!(p.shape(), (a.ncols(), a.nrows()));
             let tol = 1e-9 * (1.0 + a.norm() * p.norm()).powi(2);
             let ap = &a * &p;
             let pa = &p * &a;

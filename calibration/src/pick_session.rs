@@ -231,7 +231,6 @@ mod tests {
     use super::*;
     use nalgebra::{Isometry3, Vector3};
     use std::collections::VecDeque;
-    use std::path::Path;
 
     /// Plays back a scripted list of touches and records the requests it saw.
     struct Scripted {
@@ -249,9 +248,7 @@ mod tests {
     }
 
     fn cube() -> CalibrationObject {
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/calibration/cube_80mm.toml");
-        CalibrationObject::load(&path).unwrap()
+        CalibrationObject::cube_80mm().unwrap()
     }
 
     fn truth() -> Isometry3<f64> {
@@ -260,6 +257,25 @@ mod tests {
 
     fn touch(p_in_world: &Point3<f64>) -> Point3<f64> {
         truth().inverse() * p_in_world
+    }
+
+    /// An exact touch of every point of `object`, in order.
+    fn clean_touches(object: &CalibrationObject) -> VecDeque<Point3<f64>> {
+        object.points.iter().map(|p| touch(&p.p_in_world)).collect()
+    }
+
+    /// Runs a session (2 re-pick rounds) that gets `touches` in turn; also returns the
+    /// requests it made.
+    fn run_scripted(
+        object: &CalibrationObject,
+        touches: VecDeque<Point3<f64>>,
+    ) -> (Result<SessionOutcome, SessionError>, Vec<PickRequest>) {
+        let mut source = Scripted {
+            touches,
+            seen: vec![],
+        };
+        let result = PickSession::new(object, 2).run(&mut source, &mut SilentUi);
+        (result, source.seen)
     }
 
     #[test]
@@ -280,17 +296,11 @@ mod tests {
     #[test]
     fn a_clean_session_asks_each_point_once_and_recovers_the_transform() {
         let object = cube();
-        let mut source = Scripted {
-            touches: object.points.iter().map(|p| touch(&p.p_in_world)).collect(),
-            seen: vec![],
-        };
-        let out = PickSession::new(&object, 2)
-            .run(&mut source, &mut SilentUi)
-            .unwrap();
+        let (out, seen) = run_scripted(&object, clean_touches(&object));
+        let out = out.unwrap();
         assert_eq!(out.repick_rounds, 0);
-        assert_eq!(source.seen.len(), 8);
-        assert!(source
-            .seen
+        assert_eq!(seen.len(), 8);
+        assert!(seen
             .iter()
             .enumerate()
             .all(|(i, r)| r.index == i && r.attempt == 1));
@@ -301,19 +311,14 @@ mod tests {
     #[test]
     fn a_slipped_touch_is_asked_again_and_the_second_try_is_used() {
         let object = cube();
-        let mut touches: VecDeque<_> = object.points.iter().map(|p| touch(&p.p_in_world)).collect();
+        let mut touches = clean_touches(&object);
         touches[5] += Vector3::new(0.0, 0.006, 0.0);
         touches.push_back(touch(&object.points[5].p_in_world));
-        let mut source = Scripted {
-            touches,
-            seen: vec![],
-        };
-        let out = PickSession::new(&object, 2)
-            .run(&mut source, &mut SilentUi)
-            .unwrap();
+        let (out, seen) = run_scripted(&object, touches);
+        let out = out.unwrap();
         assert_eq!(out.repick_rounds, 1);
-        assert_eq!(source.seen.len(), 9);
-        assert_eq!((source.seen[8].index, source.seen[8].attempt), (5, 2));
+        assert_eq!(seen.len(), 9);
+        assert_eq!((seen[8].index, seen[8].attempt), (5, 2));
         assert!(out.report.suspects.is_empty());
         assert!(out.report.rms_mm() < 1e-9);
     }
@@ -321,35 +326,24 @@ mod tests {
     #[test]
     fn a_double_press_at_one_place_is_asked_again() {
         let object = cube();
-        let mut touches: VecDeque<_> = object.points.iter().map(|p| touch(&p.p_in_world)).collect();
+        let mut touches = clean_touches(&object);
         touches[3] = touches[2];
         touches.push_back(touch(&object.points[3].p_in_world));
-        let mut source = Scripted {
-            touches,
-            seen: vec![],
-        };
-        let out = PickSession::new(&object, 2)
-            .run(&mut source, &mut SilentUi)
-            .unwrap();
-        assert_eq!((source.seen[8].index, source.seen[8].attempt), (3, 2));
+        let (out, seen) = run_scripted(&object, touches);
+        let out = out.unwrap();
+        assert_eq!((seen[8].index, seen[8].attempt), (3, 2));
         assert!(out.report.rms_mm() < 1e-9);
     }
 
     #[test]
     fn a_persistent_error_ends_with_the_point_still_flagged() {
         let object = cube();
-        let mut touches: VecDeque<_> = object.points.iter().map(|p| touch(&p.p_in_world)).collect();
+        let mut touches = clean_touches(&object);
         let bad = touch(&object.points[1].p_in_world) + Vector3::new(0.0, 0.0, 0.006);
         touches[1] = bad;
         touches.push_back(bad);
         touches.push_back(bad);
-        let mut source = Scripted {
-            touches,
-            seen: vec![],
-        };
-        let out = PickSession::new(&object, 2)
-            .run(&mut source, &mut SilentUi)
-            .unwrap();
+        let out = run_scripted(&object, touches).0.unwrap();
         assert_eq!(out.repick_rounds, 2);
         assert_eq!(out.report.suspects, vec![1]);
     }
@@ -357,16 +351,9 @@ mod tests {
     #[test]
     fn a_lost_device_names_the_point() {
         let object = cube();
-        let mut source = Scripted {
-            touches: object.points[..3]
-                .iter()
-                .map(|p| touch(&p.p_in_world))
-                .collect(),
-            seen: vec![],
-        };
-        let err = PickSession::new(&object, 2)
-            .run(&mut source, &mut SilentUi)
-            .unwrap_err();
+        let mut touches = clean_touches(&object);
+        touches.truncate(3);
+        let err = run_scripted(&object, touches).0.unwrap_err();
         assert!(err.to_string().starts_with("point 4:"), "{err}");
     }
 }

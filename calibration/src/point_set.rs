@@ -94,7 +94,7 @@ pub enum PointSetError {
     /// All points lie (nearly) in a plane.
     #[error(
         "the {side} are coplanar (RMS distance from their best plane {plane_rms_mm:.3} mm; \
-         at least {:.0} mm needed): add a point out of that plane, e.g. a top corner of the cube",
+         at least {:.0} mm needed): add points out of that plane, e.g. both top and bottom corners of the cube",
         MIN_THICKNESS_M * 1e3
     )]
     Coplanar {

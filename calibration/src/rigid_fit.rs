@@ -23,7 +23,7 @@ pub const RANK_REL_EPS: f64 = 1e-9;
 /// Which fit produced a transform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FitMethod {
-    /// T = [P]_world · pinv([P]_arm), rotation block made proper by QR, translation re-fitted.
+    /// `T = [P]_world · pinv([P]_arm)`, rotation block made proper by QR, translation re-fitted.
     PinvQr,
     /// Kabsch/Umeyama: rotation from the SVD of the centred cross-covariance, then translation.
     Svd,
@@ -107,8 +107,8 @@ impl RigidFit {
 pub struct PinvQrFit {
     /// The proper rigid transform (QR rotation, re-fitted translation).
     pub fit: RigidFit,
-    /// The raw least-squares affine T = [P]_world · pinv([P]_arm) (Eq. 7, factors in the
-    /// order that makes [P]_world = T · [P]_arm).
+    /// The raw least-squares affine `T = [P]_world · pinv([P]_arm)` (Eq. 7, factors in the
+    /// order that makes `[P]_world = T · [P]_arm`).
     pub raw_affine: Matrix4<f64>,
     /// ‖AᵀA − I‖_F of T's 3×3 block A: how far the raw fit was from a rotation.
     pub raw_orthogonality_error: f64,
@@ -137,7 +137,8 @@ fn check_pairs(p_in_world: &[Point3<f64>], p_in_arm: &[Point3<f64>]) -> Result<(
     Ok(())
 }
 
-fn homogeneous(points: &[Point3<f64>]) -> DMatrix<f64> {
+/// The paper's 4×N matrix `[P]` of homogeneous points: one column `[x, y, z, 1]ᵀ` per point.
+pub(crate) fn homogeneous(points: &[Point3<f64>]) -> DMatrix<f64> {
     DMatrix::from_fn(
         4,
         points.len(),
@@ -176,7 +177,7 @@ fn refit_translation(
     centroid(p_in_world).coords - rotation * centroid(p_in_arm).coords
 }
 
-/// The paper's fit: solve [P]_world = T · [P]_arm for the 4×4 T in the least-squares sense
+/// The paper's fit: solve `[P]_world = T · [P]_arm` for the 4×4 T in the least-squares sense
 /// with the pseudo-inverse, make T's 3×3 block a proper rotation by QR (signs fixed so that
 /// det = +1), and re-fit the translation for that rotation.
 pub fn fit_pinv_qr(

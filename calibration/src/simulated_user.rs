@@ -36,10 +36,13 @@ pub struct UserTiming {
 }
 
 impl Default for UserTiming {
+    /// Generous pauses: a pick needs to see the pedal up before it goes down, and a loaded
+    /// machine (CI) can stall the consumer for tens of milliseconds while the latest-value
+    /// channel keeps only the newest samples.
     fn default() -> Self {
         Self {
-            settle: Duration::from_millis(60),
-            hold: Duration::from_millis(120),
+            settle: Duration::from_millis(150),
+            hold: Duration::from_millis(150),
         }
     }
 }
@@ -163,7 +166,6 @@ mod tests {
     use super::*;
     use crate::calibration_object::CalibrationObject;
     use crate::pick_session::{PickSession, SilentUi};
-    use std::path::Path;
     use std::sync::{Arc, Mutex};
 
     /// A stand-in device: the tip is shared state, and each pedal press emits the tip then.
@@ -198,10 +200,7 @@ mod tests {
 
     #[test]
     fn the_simulated_user_lets_the_session_recover_the_hidden_transform() {
-        let cube = CalibrationObject::load(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/calibration/cube_80mm.toml"),
-        )
-        .unwrap();
+        let cube = CalibrationObject::cube_80mm().unwrap();
         let hidden = Isometry3::new(Vector3::new(0.25, -0.6, 0.1), Vector3::new(0.3, 0.2, -2.0));
         let (tx, rx) = mpsc::channel();
         let arm = FakeArm {

@@ -254,6 +254,18 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_example_loads() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assets/calibration/example_hidden_tracker.toml");
+        let t = TrackerCalibration::load(&path).unwrap();
+        assert!((t.world_from_arm.rotation.angle() - 20f64.to_radians()).abs() < 1e-12);
+        assert_eq!(
+            t.world_from_arm.translation.vector,
+            Vector3::new(-0.15, -0.05, -0.05)
+        );
+    }
+
+    #[test]
     fn a_short_row_names_its_line() {
         let text = sample()
             .to_toml_string()

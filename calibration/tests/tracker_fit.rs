@@ -4,6 +4,7 @@
 //! The Monte-Carlo test prints its percentiles; see them with
 //! `cargo test -p ar-calibration --release --test tracker_fit -- --nocapture`.
 
+use ar_calibration::accuracy::transform_error;
 use ar_calibration::calibration_object::CalibrationObject;
 use ar_calibration::fit_report::{calibrate, CalibrationError};
 use ar_calibration::linalg::orthogonality_error;
@@ -13,13 +14,11 @@ use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal, StandardNormal};
-use std::path::Path;
 
 const TOUCH_NOISE_M: f64 = 0.0002;
 
 fn cube() -> Vec<Point3<f64>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/calibration/cube_80mm.toml");
-    CalibrationObject::load(&path)
+    CalibrationObject::cube_80mm()
         .expect("shipped cube file")
         .positions()
 }
@@ -51,17 +50,13 @@ fn percentile(values: &mut [f64], p: f64) -> f64 {
     values[idx]
 }
 
-fn rms_on_true_points(
-    est: &Isometry3<f64>,
-    world: &[Point3<f64>],
-    arm_true: &[Point3<f64>],
-) -> f64 {
-    let sum: f64 = world
+/// `points` as a hand touches them: 0.2 mm noise per axis, drawn x, y, z for each point in turn.
+fn with_touch_noise(points: &[Point3<f64>], rng: &mut ChaCha8Rng) -> Vec<Point3<f64>> {
+    let noise = Normal::new(0.0, TOUCH_NOISE_M).expect("valid sigma");
+    points
         .iter()
-        .zip(arm_true)
-        .map(|(w, a)| (est * a - w).norm_squared())
-        .sum();
-    (sum / world.len() as f64).sqrt()
+        .map(|p| p + Vector3::new(noise.sample(rng), noise.sample(rng), noise.sample(rng)))
+        .collect()
 }
 
 fn check_rotation(r: &Matrix3<f64>) {
@@ -75,7 +70,6 @@ fn chosen_fit_meets_the_accuracy_the_noise_allows() {
     let world = cube();
     let centre = Point3::from(world.iter().map(|p| p.coords).sum::<Vector3<f64>>() / 8.0);
     let mut rng = ChaCha8Rng::seed_from_u64(5);
-    let noise = Normal::new(0.0, TOUCH_NOISE_M).expect("valid sigma");
     let trials = 1000;
     let (mut chosen_rms, mut chosen_deg, mut pq_rms, mut pq_deg, mut svd_rms) =
         (vec![], vec![], vec![], vec![], vec![]);
@@ -83,39 +77,20 @@ fn chosen_fit_meets_the_accuracy_the_noise_allows() {
     for _ in 0..trials {
         let truth = random_world_from_arm(&mut rng, &centre);
         let arm_true: Vec<_> = world.iter().map(|p| truth.inverse() * p).collect();
-        let arm_touched: Vec<_> = arm_true
-            .iter()
-            .map(|p| {
-                p + Vector3::new(
-                    noise.sample(&mut rng),
-                    noise.sample(&mut rng),
-                    noise.sample(&mut rng),
-                )
-            })
-            .collect();
+        let arm_touched = with_touch_noise(&arm_true, &mut rng);
         let report = calibrate(&world, &arm_touched).expect("a cube is a good point set");
         for fit in [&report.pinv_qr.fit, &report.svd.fit] {
             check_rotation(&fit.rotation);
             check_rotation(fit.world_from_arm.rotation.to_rotation_matrix().matrix());
         }
-        let angle_deg = |est: &Isometry3<f64>| est.rotation.angle_to(&truth.rotation).to_degrees();
-        chosen_rms.push(rms_on_true_points(
-            &report.world_from_arm(),
-            &world,
-            &arm_true,
-        ));
-        chosen_deg.push(angle_deg(&report.world_from_arm()));
-        pq_rms.push(rms_on_true_points(
-            &report.pinv_qr.fit.world_from_arm,
-            &world,
-            &arm_true,
-        ));
-        pq_deg.push(angle_deg(&report.pinv_qr.fit.world_from_arm));
-        svd_rms.push(rms_on_true_points(
-            &report.svd.fit.world_from_arm,
-            &world,
-            &arm_true,
-        ));
+        let chosen = transform_error(&report.world_from_arm(), &truth, &world);
+        let pinv_qr = transform_error(&report.pinv_qr.fit.world_from_arm, &truth, &world);
+        let svd = transform_error(&report.svd.fit.world_from_arm, &truth, &world);
+        chosen_rms.push(chosen.rms_m);
+        chosen_deg.push(chosen.angle_rad.to_degrees());
+        pq_rms.push(pinv_qr.rms_m);
+        pq_deg.push(pinv_qr.angle_rad.to_degrees());
+        svd_rms.push(svd.rms_m);
         svd_chosen += usize::from(report.chosen == FitMethod::Svd);
         assert!(report.suspects.is_empty() || report.rms_mm() > 0.0);
     }
@@ -155,10 +130,11 @@ fn chosen_fit_meets_the_accuracy_the_noise_allows() {
         ok_chosen * 100 >= trials * 99,
         "chosen fit: {ok_chosen}/{trials}"
     );
-    assert!(
-        within(&pq_rms, 0.0005) * 100 >= trials * 99,
-        "pinv+qr: {}/{trials}",
-        within(&pq_rms, 0.0005)
+    // The issue asks the pinv+QR fit alone to stay within 0.5 mm: every trial, not 99 %.
+    assert_eq!(
+        within(&pq_rms, 0.0005),
+        trials,
+        "pinv+qr beyond 0.5 mm RMS in some trials"
     );
 }
 
@@ -217,20 +193,30 @@ fn a_repeated_point_is_refused() {
 fn an_injected_5_mm_error_is_flagged_as_the_only_mispick() {
     let world = cube();
     let mut rng = ChaCha8Rng::seed_from_u64(55);
-    let noise = Normal::new(0.0, TOUCH_NOISE_M).expect("valid sigma");
     for bad in 0..world.len() {
-        let mut arm = exact_touches(&world);
-        for p in &mut arm {
-            *p += Vector3::new(
-                noise.sample(&mut rng),
-                noise.sample(&mut rng),
-                noise.sample(&mut rng),
-            );
-        }
+        let mut arm = with_touch_noise(&exact_touches(&world), &mut rng);
         let dir = Vector3::new(1.0, -2.0, 0.5).normalize();
         arm[bad] += dir * 0.005;
         let report = calibrate(&world, &arm).expect("usable set");
         assert_eq!(report.suspects, vec![bad], "{report}");
         assert!(report.to_string().contains("likely mis-pick"));
     }
+}
+
+/// The same touches give bit-identical transforms (no hidden state, no unordered sums).
+#[test]
+fn calibration_is_bit_for_bit_deterministic() {
+    let world = cube();
+    let arm = with_touch_noise(&exact_touches(&world), &mut ChaCha8Rng::seed_from_u64(9));
+    let a = calibrate(&world, &arm).unwrap();
+    let b = calibrate(&world, &arm).unwrap();
+    let bits = |r: &ar_calibration::fit_report::FitReport| -> Vec<u64> {
+        r.world_from_arm()
+            .to_homogeneous()
+            .iter()
+            .chain(r.pinv_qr.fit.world_from_arm.to_homogeneous().iter())
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    assert_eq!(bits(&a), bits(&b));
 }

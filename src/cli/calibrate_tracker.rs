@@ -10,6 +10,7 @@
 //!   `world_from_arm`; prints how well the result reproduces it.
 
 use anyhow::{bail, Context};
+use ar_calibration::accuracy::transform_error;
 use ar_calibration::calibration_object::CalibrationObject;
 use ar_calibration::fit_report::{calibrate, FitReport};
 use ar_calibration::pairs_csv::load_pairs;
@@ -25,15 +26,11 @@ use ar_drivers::arm::{
 };
 use clap::{ArgGroup, Args};
 use crossbeam_channel::RecvTimeoutError;
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Point3, Vector3};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The default calibration object, built in so that the command works from any directory.
-const DEFAULT_OBJECT: &str = include_str!("../../assets/calibration/cube_80mm.toml");
-const DEFAULT_OBJECT_NAME: &str = "assets/calibration/cube_80mm.toml (built in)";
 
 /// Either pedal counts (bit 0 right/single pedal, bit 1 left pedal).
 const PEDAL_MASK: u8 = 0x03;
@@ -101,7 +98,7 @@ pub fn run(args: CalibrateTrackerArgs) -> anyhow::Result<()> {
     }
     let object = match &args.object {
         Some(path) => CalibrationObject::load(path)?,
-        None => CalibrationObject::from_toml_str(DEFAULT_OBJECT, Path::new(DEFAULT_OBJECT_NAME))?,
+        None => CalibrationObject::cube_80mm()?,
     };
     let cancelled = Arc::new(AtomicBool::new(false));
     {
@@ -371,24 +368,17 @@ fn run_simulated(
         source = source.with_slip(n - 1, SLIP_IN_ARM_M);
     }
     let outcome = run_session(args, object, &mut source)?;
-    let est = outcome.report.world_from_arm();
-    let (rms_mm, angle_deg) = compare(&est, &hidden, &object.positions());
+    let error = transform_error(
+        &outcome.report.world_from_arm(),
+        &hidden,
+        &object.positions(),
+    );
     println!(
-        "against the hidden transform: {rms_mm:.3} mm RMS on the true points, rotation off by {angle_deg:.3} deg"
+        "against the hidden transform: {:.3} mm RMS on the true points, rotation off by {:.3} deg",
+        error.rms_m * 1e3,
+        error.angle_rad.to_degrees()
     );
     Ok(())
-}
-
-/// How well `est` reproduces `truth` on the object: the RMS distance between `est` applied to
-/// the true arm-frame points and their world positions (mm), and the rotation angle between
-/// the two (degrees).
-fn compare(est: &Isometry3<f64>, truth: &Isometry3<f64>, p_in_world: &[Point3<f64>]) -> (f64, f64) {
-    let sum: f64 = p_in_world
-        .iter()
-        .map(|w| (est * (truth.inverse() * w) - w).norm_squared())
-        .sum();
-    let rms_mm = (sum / p_in_world.len().max(1) as f64).sqrt() * 1e3;
-    (rms_mm, est.rotation.angle_to(&truth.rotation).to_degrees())
 }
 
 fn save(report: &FitReport, points: usize, out: &Path) -> anyhow::Result<()> {

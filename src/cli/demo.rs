@@ -1,70 +1,163 @@
-//! `demo` (interim, until the compositor exists): runs the ten-pendula interaction headless
-//! on the scripted stylus and prints the solver's diagnostics twice a second.
-//!
-//! The scene and the script are compiled in, so the demo runs from any directory.
+//! `demo`: the whole rig on simulated devices — the synthetic camera looking at the printed
+//! marker, the simulated arm on a pseudo-terminal moved by a scripted user (reach the grab
+//! point, clip, drag 10 cm, release), the synthetic microphone — drawn by the compositor in a
+//! window, or headless into numbered PNG files when asked or when there is no display.
 
-use anyhow::Result;
-use clap::Args;
+use anyhow::Context as _;
+use ar_multibody::compositor::frames::FrameWriter;
+use ar_multibody::compositor::stereo::{DEFAULT_EYE_SIZE_PX, DEFAULT_IPD_M};
+use ar_multibody::compositor::{Compositor, CompositorConfig};
+use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
+use ar_multibody::rig::report::describe;
+use ar_multibody::rig::{DisplayLoopConfig, Rig, StopFlag};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use ar_multibody::sim::{run_scripted, Scene, StylusScript, StylusSpring};
-
-const SCENE: &str = include_str!("../../assets/scenes/ten_pendula.toml");
-const SCRIPT: &str = include_str!("../../assets/scripts/ten_pendula_drag.csv");
+/// Where the demo shows its frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DisplayArg {
+    /// One view (a window, or PNG files headless).
+    Monitor,
+    /// Side-by-side stereo for a head-mounted display (two eyes an IPD apart).
+    Hmd,
+}
 
 /// Arguments of `demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Simulated duration (s).
-    #[arg(long, default_value_t = 14.0)]
-    pub duration: f64,
+    /// Scene name (a file in assets/scenes/) or path to a scene file.
+    #[arg(long, default_value = "ten_pendula")]
+    pub scene: String,
+    /// monitor or hmd (side-by-side stereo).
+    #[arg(long, value_enum, default_value_t = DisplayArg::Monitor)]
+    pub display: DisplayArg,
+    /// Render off-screen into numbered PNG files (automatic when there is no display).
+    #[arg(long)]
+    pub headless: bool,
+    /// Stop after this many frames (default: when the scripted gesture and 3 s of free swing
+    /// are over).
+    #[arg(long)]
+    pub frames: Option<u64>,
+    /// Stop after this many seconds (e.g. 600 for the ten-minute soak).
+    #[arg(long)]
+    pub duration_s: Option<f64>,
+    /// Folder for the headless PNG frames.
+    #[arg(long, default_value = "demo-frames")]
+    pub out: PathBuf,
+    /// Interpupillary distance for --display hmd, millimetres.
+    #[arg(long, default_value_t = DEFAULT_IPD_M * 1e3)]
+    pub ipd_mm: f64,
+    /// Per-eye size for --display hmd, WIDTHxHEIGHT pixels.
+    #[arg(long, default_value = "800x600")]
+    pub eye_size: String,
+    /// Display frame rate, frames per second.
+    #[arg(long, default_value_t = 25.0)]
+    pub fps: f64,
+    /// Run without the synthetic microphone (no wind).
+    #[arg(long)]
+    pub no_mic: bool,
+    /// Draw joint reaction forces as arrows.
+    #[arg(long)]
+    pub reactions: bool,
+}
+
+fn parse_size(text: &str) -> anyhow::Result<(u32, u32)> {
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .with_context(|| format!("--eye-size {text:?}: expected WIDTHxHEIGHT, e.g. 800x600"))?;
+    let w: u32 = w
+        .trim()
+        .parse()
+        .with_context(|| format!("--eye-size {text:?}: bad width"))?;
+    let h: u32 = h
+        .trim()
+        .parse()
+        .with_context(|| format!("--eye-size {text:?}: bad height"))?;
+    anyhow::ensure!(
+        w > 0 && h > 0,
+        "--eye-size {text:?}: sizes must be positive"
+    );
+    Ok((w, h))
+}
+
+/// True when a window can be opened (an X11 or Wayland display is named).
+pub fn display_available() -> bool {
+    std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty())
+        || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
+}
+
+/// Installs the Ctrl-C handler that stops the rig (once per process).
+pub fn stop_on_ctrl_c(stop: &StopFlag) -> anyhow::Result<()> {
+    let s = stop.clone();
+    ctrlc::set_handler(move || s.stop()).context("installing the Ctrl-C handler")
 }
 
 /// Runs the command.
-pub fn run(args: DemoArgs) -> Result<()> {
-    let scene = Scene::parse(SCENE, "assets/scenes/ten_pendula.toml")?;
-    let script = StylusScript::parse(SCRIPT)
-        .map_err(|e| anyhow::anyhow!("assets/scripts/ten_pendula_drag.csv: {e}"))?;
-    let mut sim = scene.build()?;
-    println!("ten pendula, scripted stylus: clip at 1 s, drag 10 cm along +x and 5 cm up over 2 s, hold 1 s, release");
-    println!("    t/s   clipped   |psi|/m    kinetic/J  potential/J  elastic/J  user work/J  dissipated/J  energy err/%  pivot |F|/N");
-    let every = (0.5 / sim.dt_secs()).round().max(1.0) as usize;
-    let mut n = 0usize;
-    let summary = run_scripted(
-        &mut sim,
-        Some(&script),
-        StylusSpring::default(),
-        args.duration,
-        |sim| {
-            n += 1;
-            if n.is_multiple_of(every) {
-                let d = sim.diagnostics();
-                let pivot = sim
-                    .joint_reactions()
-                    .first()
-                    .map_or(0.0, |r| r.force_in_world.norm());
-                println!(
-                "{:7.2}   {:>7}   {:9.2e}  {:9.5}  {:11.5}  {:9.5}  {:11.5}  {:12.5}  {:12.4}  {:10.4}",
-                d.time_secs,
-                if d.clipped { "yes" } else { "no" },
-                d.constraint_norm_m,
-                d.kinetic_j,
-                d.potential_j,
-                d.elastic_j,
-                d.user_work_j,
-                d.dissipated_j,
-                100.0 * d.energy_error_rel,
-                pivot
-            );
-            }
-        },
-    )?;
-    println!(
-        "max |psi| {:.3e} m (after release {:.3e} m), max |energy error| {:.3} % of E_ref = {:.5} J, grab point within {:.2} mm of the stylus",
-        summary.max_constraint_norm_m,
-        summary.max_constraint_norm_after_release_m,
-        100.0 * summary.max_abs_energy_error_rel,
-        summary.energy_reference_j,
-        1e3 * summary.max_grab_distance_m
+pub fn run(args: DemoArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.fps.is_finite() && args.fps > 0.0 && args.fps <= 240.0,
+        "--fps {}: must be between 0 and 240",
+        args.fps
     );
+    let eye_size = if args.eye_size == "800x600" {
+        DEFAULT_EYE_SIZE_PX
+    } else {
+        parse_size(&args.eye_size)?
+    };
+    let headless = args.headless || !display_available();
+    if !args.headless && headless {
+        eprintln!("no display found (DISPLAY / WAYLAND_DISPLAY unset): running headless");
+    }
+    let stop = StopFlag::new();
+    stop_on_ctrl_c(&stop)?;
+    let world = DemoWorld::build(
+        &DemoOptions {
+            scene: args.scene.clone(),
+            with_mic: !args.no_mic,
+        },
+        stop.clone(),
+    )?;
+    let intrinsics = world.intrinsics().clone();
+    eprintln!("camera: {}", world.camera_kind());
+    let config = match args.display {
+        DisplayArg::Monitor => CompositorConfig::monitor(intrinsics),
+        DisplayArg::Hmd => CompositorConfig::hmd(intrinsics, eye_size, args.ipd_mm * 1e-3),
+    };
+    let mut compositor = if headless {
+        Compositor::headless(config)?
+    } else {
+        Compositor::windowed(config, "ar-multibody demo")?
+    };
+    let mut frames = if headless {
+        let w = FrameWriter::new(&args.out)?;
+        eprintln!("headless: writing frames to {}", w.dir().display());
+        Some(w)
+    } else {
+        None
+    };
+    let frame_period = Duration::from_secs_f64(1.0 / args.fps);
+    let max_duration = match (args.duration_s, args.frames) {
+        (Some(s), _) => Some(Duration::from_secs_f64(s)),
+        (None, Some(_)) => None,
+        (None, None) => Some(Duration::from_secs_f64(world.gesture_duration_s() + 3.0)),
+    };
+    let loop_config = DisplayLoopConfig {
+        frame_period,
+        max_frames: args.frames,
+        max_duration,
+        show_reactions: args.reactions,
+        ..DisplayLoopConfig::default()
+    };
+    let (devices, solver_config, user) = world.into_parts();
+    let rig = Rig::start(devices, solver_config, stop.clone())?;
+    let result = rig.run(&mut compositor, frames.as_mut(), &loop_config);
+    stop.stop();
+    let user_result = user.join();
+    let summary = result?;
+    if let Ok(Err(e)) = user_result {
+        eprintln!("warning: {e}");
+    }
+    print!("{}", describe(&summary, frame_period.as_secs_f64() * 1e3));
     Ok(())
 }

@@ -31,8 +31,9 @@ pub struct HudStats {
     pub solver_real_time_factor: f64,
     /// Norm of the position-level constraint violation ‖ψ‖, metres.
     pub psi_norm_m: f64,
-    /// Energy error (total energy minus user work minus dissipation, relative to the start), joules.
-    pub energy_error_j: f64,
+    /// Relative energy balance error (energy change minus work in plus dissipation, over the
+    /// reference energy).
+    pub energy_error_rel: f64,
     /// Marker tracking.
     pub marker: DeviceStatus,
     /// Digitizer arm.
@@ -56,8 +57,9 @@ impl HudStats {
                 self.fps, self.solver_real_time_factor
             ),
             format!(
-                "|psi| {:.2e} m   energy error {:+.3e} J",
-                self.psi_norm_m, self.energy_error_j
+                "|psi| {:.2e} m   energy error {:+.3} %",
+                self.psi_norm_m,
+                100.0 * self.energy_error_rel
             ),
             format!(
                 "marker: {}   arm: {}   mic: {}",
@@ -77,7 +79,7 @@ mod tests {
             fps: 25.0,
             solver_real_time_factor: 1.0,
             psi_norm_m: 1.0e-5,
-            energy_error_j: -2.0e-3,
+            energy_error_rel: -2.0e-3,
             marker: DeviceStatus::Ok("tracked".into()),
             arm: DeviceStatus::Lost("port closed".into()),
             mic: DeviceStatus::Waiting,

@@ -24,5 +24,5 @@ pub use camera::ArCamera;
 pub use frames::FrameWriter;
 pub use hud::{DeviceStatus, HudStats};
 pub use overlay::{ForceArrow, Overlay, Shading, ShapeInstance, VisualShape};
-pub use renderer::{Compositor, CompositorConfig, CompositorError, FrameInput};
+pub use renderer::{Compositor, CompositorConfig, CompositorError, FrameInput, StageTimings};
 pub use video::VideoImage;

@@ -18,6 +18,7 @@ use kiss3d::text::Font;
 use kiss3d::window::{OffscreenSurface, Window};
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// How the compositor renders.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,6 +118,21 @@ struct ShapeNode {
     node: SceneNode3d,
 }
 
+/// Time spent per stage of one [`Compositor::render`], milliseconds (both eyes summed).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StageTimings {
+    /// Video conversion and texture upload.
+    pub upload_ms: f64,
+    /// Scene render (GPU submission and wait).
+    pub render_ms: f64,
+    /// Read-back of the finished image.
+    pub readback_ms: f64,
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
 /// Colour of the stylus tip marker.
 pub const STYLUS_COLOR: Rgb = [1.0, 0.85, 0.1];
 /// Colour of the spring line.
@@ -127,6 +143,9 @@ pub const ARROW_COLOR: Rgb = [1.0, 0.2, 0.8];
 pub const STYLUS_RADIUS_M: f64 = 0.004;
 
 /// The compositor. Lives on the thread that created it (kiss3d's GPU context is thread-local).
+/// Several compositors may coexist on one thread (they share the context), but once the last
+/// one is dropped kiss3d 0.47 cannot build a new one on the same thread (stale cached GPU
+/// objects): create compositors up front, or one per thread.
 pub struct Compositor {
     config: CompositorConfig,
     scene: SceneNode3d,
@@ -136,6 +155,7 @@ pub struct Compositor {
     shapes: Vec<ShapeNode>,
     font: Arc<Font>,
     video_seen: bool,
+    timings: StageTimings,
     // Declared last so that it is dropped last: the last kiss3d window to go releases the
     // thread's GPU context, and the scene's GPU resources must be gone by then.
     target: Target,
@@ -204,6 +224,10 @@ impl Compositor {
         window.set_tonemap(Tonemap::None);
         window.set_bloom_enabled(false);
         window.set_exposure(1.0);
+        // Shadow maps cost a full extra render per light; on a software rasteriser (lavapipe)
+        // they dominate the frame, and shadows of virtual bodies on the real desk would need
+        // a desk model anyway.
+        window.set_shadows_enabled(false);
         window.set_ambient(0.35);
         window.set_background_color(Color::new(0.0, 0.0, 0.0, 1.0));
         let mut scene = SceneNode3d::empty();
@@ -224,6 +248,7 @@ impl Compositor {
             shapes: Vec::new(),
             font: Font::default(),
             video_seen: false,
+            timings: StageTimings::default(),
         };
         c.video.set_visible(false);
         c
@@ -243,6 +268,8 @@ impl Compositor {
     /// For a window, the frame is also presented; a closed window gives
     /// [`CompositorError::WindowClosed`].
     pub fn render(&mut self, input: &FrameInput<'_>) -> Result<RgbImage, CompositorError> {
+        self.timings = StageTimings::default();
+        let t0 = Instant::now();
         if let Some(video) = &input.video {
             self.video.update(video)?;
             if !self.video_seen {
@@ -250,6 +277,7 @@ impl Compositor {
                 self.video_seen = true;
             }
         }
+        self.timings.upload_ms = ms_since(t0);
         self.sync_shapes(input.overlay);
         self.overlay_root
             .set_visible(input.camera_from_world.is_some());
@@ -297,6 +325,7 @@ impl Compositor {
                 );
             }
         }
+        let t_render = Instant::now();
         let alive = pollster::block_on(window.render(
             Some(&mut self.scene),
             None,
@@ -308,7 +337,16 @@ impl Compositor {
         if !alive {
             return Err(CompositorError::WindowClosed);
         }
-        Ok(window.snap_image())
+        self.timings.render_ms += ms_since(t_render);
+        let t_read = Instant::now();
+        let image = window.snap_image();
+        self.timings.readback_ms += ms_since(t_read);
+        Ok(image)
+    }
+
+    /// Where the last [`Self::render`] spent its time.
+    pub fn last_timings(&self) -> StageTimings {
+        self.timings
     }
 
     /// Makes the scene's shape nodes match the overlay, reusing nodes whose geometry is unchanged.

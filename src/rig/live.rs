@@ -299,9 +299,9 @@ impl Rig {
                 fps,
                 solver_real_time_factor: snapshot.as_ref().map_or(0.0, |s| s.real_time_factor),
                 psi_norm_m: snapshot.as_ref().map_or(0.0, |s| s.diagnostics.psi_norm_m),
-                energy_error_j: snapshot
+                energy_error_rel: snapshot
                     .as_ref()
-                    .map_or(0.0, |s| s.diagnostics.energy_error_j),
+                    .map_or(0.0, |s| s.diagnostics.energy_error_rel),
                 marker,
                 arm: match snapshot.as_ref().and_then(|s| s.arm_status.clone()) {
                     Some(s) if s.starts_with("lost") => DeviceStatus::Lost(s),

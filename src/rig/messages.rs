@@ -62,8 +62,8 @@ pub struct MicLevel {
 pub struct SimDiagnostics {
     /// Norm of the position-level constraint violation ‖ψ‖, metres.
     pub psi_norm_m: f64,
-    /// Energy balance error (E − E₀ − user work + dissipation), joules.
-    pub energy_error_j: f64,
+    /// Energy balance error relative to the reference energy (E − E₀ − work + dissipation) / E_ref.
+    pub energy_error_rel: f64,
 }
 
 /// What the solver thread publishes after each batch of steps.

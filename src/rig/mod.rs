@@ -17,8 +17,11 @@
 //! - [`worker`]: thread handles, stop flag, reports.
 //! - [`device_worker`], [`solver_worker`]: the threads.
 //! - [`arm_stylus`]: the arm driver as the rig's stylus device.
+//! - [`mic_level`]: the microphone driver as the rig's level source.
+//! - [`scene_sim`]: the solver library behind the simulation interface.
 //! - [`scripted_user`]: the demo's user, moving the simulated arm.
 //! - [`demo_world`]: the demo's simulated devices and scripted user.
+//! - [`fixed_view`]: a camera stand-in with a fixed, known pose.
 //! - [`latency`]: per-frame statistics.
 //! - [`report`]: the printed run summary.
 //! - [`live`]: [`Rig`], which starts them and runs the compositor loop.
@@ -29,10 +32,13 @@ pub mod config;
 pub mod demo_world;
 pub mod device_worker;
 pub mod devices;
+pub mod fixed_view;
 pub mod latency;
 pub mod live;
 pub mod messages;
+pub mod mic_level;
 pub mod report;
+pub mod scene_sim;
 pub mod scripted_user;
 pub mod solver_worker;
 pub mod worker;

@@ -107,8 +107,12 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
     let _ = writeln!(out, "render time per frame: {}", d.render.describe());
     let _ = writeln!(
         out,
-        "solver: {} steps of 10 ms, real-time factor {:.3}, {} steps dropped, max |psi| {:.3e} m, max |energy error| {:.3e} J",
-        s.steps, s.real_time_factor, s.skipped_steps, s.max_psi_norm_m, s.max_abs_energy_error_j
+        "solver: {} steps of 10 ms, real-time factor {:.3}, {} steps dropped, max |psi| {:.3e} m, max |energy error| {:.3} %",
+        s.steps,
+        s.real_time_factor,
+        s.skipped_steps,
+        s.max_psi_norm_m,
+        100.0 * s.max_abs_energy_error_rel
     );
     let mm = |v: Option<f64>| v.map_or("-".to_owned(), |m| format!("{:.2} mm", m * 1e3));
     let sec = |v: Option<f64>| v.map_or("never".to_owned(), |t| format!("t = {t:.2} s"));

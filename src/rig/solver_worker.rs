@@ -10,11 +10,14 @@ use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
 use crate::interaction::{Interaction, InteractionConfig, InteractionEvent, StylusInput};
 use ar_drivers::latest::{LatestReceiver, LatestSender};
 use crossbeam_channel::{Sender, TryRecvError};
-use nalgebra::{Isometry3, Point3};
+use nalgebra::{Isometry3, Point3, Vector3};
 use std::time::{Duration, Instant};
 
 /// The paper's fixed step, seconds.
 pub const DEFAULT_DT_SECS: f64 = 0.01;
+
+/// Fastest plausible stylus speed, m/s; faster estimates are clamped.
+pub const MAX_STYLUS_SPEED_M_PER_S: f64 = 3.0;
 
 /// Solver-thread settings.
 #[derive(Debug, Clone)]
@@ -56,8 +59,8 @@ pub struct TraceRow {
     pub grab_point_in_world: Option<Point3<f64>>,
     /// ‖ψ‖, metres.
     pub psi_norm_m: f64,
-    /// Energy balance error, joules.
-    pub energy_error_j: f64,
+    /// Relative energy balance error.
+    pub energy_error_rel: f64,
 }
 
 /// What the solver thread returns when it stops.
@@ -75,8 +78,8 @@ pub struct SolverSummary {
     pub trace: Vec<TraceRow>,
     /// Largest ‖ψ‖ seen, metres.
     pub max_psi_norm_m: f64,
-    /// Largest |energy error| seen, joules.
-    pub max_abs_energy_error_j: f64,
+    /// Largest relative |energy error| seen.
+    pub max_abs_energy_error_rel: f64,
     /// The simulation error that stopped the thread, if any.
     pub error: Option<String>,
 }
@@ -111,6 +114,9 @@ struct SolverLoop {
     reports: Sender<WorkerReport>,
     interaction: Interaction,
     stylus: Option<StylusSample>,
+    /// Tip velocity in the arm frame from the last two distinct samples, m/s.
+    stylus_velocity_in_arm: Vector3<f64>,
+    last_slowdown_report: Option<Instant>,
     arm_status: Option<String>,
     mic_rms: Option<f64>,
     summary: SolverSummary,
@@ -133,6 +139,8 @@ impl SolverLoop {
             reports,
             interaction,
             stylus: None,
+            stylus_velocity_in_arm: Vector3::zeros(),
+            last_slowdown_report: None,
             arm_status: None,
             mic_rms: None,
             summary: SolverSummary::default(),
@@ -154,6 +162,15 @@ impl SolverLoop {
         loop {
             match self.inputs.stylus.try_recv() {
                 Ok(StylusMessage::Sample(s)) => {
+                    if let Some(prev) = self.stylus {
+                        let dt = s.sampled_at.saturating_duration_since(prev.sampled_at);
+                        if dt > Duration::from_micros(500) {
+                            let v = (s.tip_in_arm - prev.tip_in_arm) / dt.as_secs_f64();
+                            // A hand does not move faster than this; a larger value is a
+                            // glitch (a reconnection, a skipped packet) and would kick the body.
+                            self.stylus_velocity_in_arm = v.cap_magnitude(MAX_STYLUS_SPEED_M_PER_S);
+                        }
+                    }
                     self.stylus = Some(s);
                     self.arm_status = Some("ok".into());
                 }
@@ -203,7 +220,11 @@ impl SolverLoop {
                 }
                 self.summary.steps += 1;
             }
-            if stepper.steps_skipped() > reported_skips {
+            let quiet = self
+                .last_slowdown_report
+                .is_some_and(|t| t.elapsed() < Duration::from_secs(1));
+            if stepper.steps_skipped() > reported_skips && !quiet {
+                self.last_slowdown_report = Some(Instant::now());
                 let t = self.summary.steps as f64 * h;
                 let msg = format!(
                     "solver fell behind: {} steps dropped so far (real-time factor {:.2})",
@@ -228,8 +249,10 @@ impl SolverLoop {
     }
 
     fn step(&mut self, h: f64, t_after: f64, k: u64) -> Result<(), String> {
-        let input = self.stylus.map(|s| {
-            StylusInput::from_arm(&self.config.world_from_arm, &s.tip_in_arm, s.button_pressed)
+        let velocity_in_world = self.config.world_from_arm * self.stylus_velocity_in_arm;
+        let input = self.stylus.map(|s| StylusInput {
+            velocity_in_world,
+            ..StylusInput::from_arm(&self.config.world_from_arm, &s.tip_in_arm, s.button_pressed)
         });
         let grabs = self.sim.grab_points();
         match self.interaction.update(input, &grabs) {
@@ -261,10 +284,10 @@ impl SolverLoop {
             .map_err(|e| e.to_string())?;
         let d = self.sim.diagnostics();
         self.summary.max_psi_norm_m = self.summary.max_psi_norm_m.max(d.psi_norm_m);
-        self.summary.max_abs_energy_error_j = self
+        self.summary.max_abs_energy_error_rel = self
             .summary
-            .max_abs_energy_error_j
-            .max(d.energy_error_j.abs());
+            .max_abs_energy_error_rel
+            .max(d.energy_error_rel.abs());
         if k.is_multiple_of(self.config.trace_every_steps.max(1)) {
             let grab_point = match &spring {
                 Some(s) => self.sim.point_in_world(s.body, &s.point_in_body),
@@ -276,7 +299,7 @@ impl SolverLoop {
                 tip_in_world: self.interaction.tip_in_world(),
                 grab_point_in_world: grab_point,
                 psi_norm_m: d.psi_norm_m,
-                energy_error_j: d.energy_error_j,
+                energy_error_rel: d.energy_error_rel,
             });
         }
         Ok(())

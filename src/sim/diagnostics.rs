@@ -1,13 +1,10 @@
 //! Per-step diagnostics and the energy ledger behind the energy-balance error.
 //!
 //! # Energy balance
-//! The solver integrates with symplectic Euler: the velocity after a step, vₙ₊₁, is the
-//! velocity *during* the step (the leapfrog half-step velocity). Energies are therefore
-//! evaluated at the middle of the step, t − h/2: kinetic energy from vₙ₊₁, gravitational and
-//! elastic energy as the mean of their values at the start and end poses, user work,
-//! external work and dissipation as their totals at the start plus half of the step's share.
-//! With this pairing the bookkeeping is second order; evaluating everything at the end of the
-//! step would show the integrator's bounded O(h) energy oscillation as an error.
+//! All energies are evaluated at the end of the step. Because the integrator's impulses do
+//! exactly the work that changes the kinetic, gravitational and elastic energy (see
+//! [`super::simulation`]), the balance below is zero up to the solver tolerance and the
+//! regularisation of redundant joints; what remains is the solver's real error.
 //!
 //! - `E = kinetic + potential + elastic` (elastic includes the stylus spring while clipped).
 //! - `user work` = Σ P_stylus · v_tip over steps (paper Eq. 28 with F = P/h); clipping adds the

@@ -48,6 +48,7 @@
 
 pub mod block;
 pub mod body;
+pub mod dense;
 pub mod diagnostics;
 pub mod error;
 pub mod grab;
@@ -71,6 +72,6 @@ pub use scene::Scene;
 pub use script::{ScriptError, StylusScript};
 pub use scripted::{run_scripted, run_scripted_with, RunSummary, StylusSpring};
 pub use shape::Shape;
-pub use simulation::{JointReaction, Simulation, SolverParams};
+pub use simulation::{JointReaction, Simulation, SolverMethod, SolverParams};
 pub use spring::Spring;
 pub use stylus::{StylusAttachment, StylusTarget};
