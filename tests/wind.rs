@@ -218,3 +218,23 @@ fn mobile_and_wind_errors_name_file_line_and_field() {
         .to_string();
     assert!(e.contains("gain_m_per_sec"), "{e}");
 }
+
+#[test]
+fn wind_aimed_from_the_camera_blows_where_the_camera_looks() {
+    use nalgebra::{Isometry3, UnitQuaternion};
+    let scene = load();
+    let mut sim = scene.build().expect("builds");
+    let mut wind = WindElement::from_settings(&scene.wind.clone().expect("wind")).expect("valid");
+    // A camera 0.6 m along +x from the mobile, looking back along −x (its z axis).
+    let look =
+        UnitQuaternion::rotation_between(&Vector3::z(), &-Vector3::x()).expect("not opposite");
+    let world_from_camera = Isometry3::from_parts(Vector3::new(0.6, 0.0, 0.57).into(), look);
+    wind.aim_from_camera(&world_from_camera);
+    assert!((wind.source_in_world() - nalgebra::Point3::new(0.6, 0.0, 0.57)).norm() < 1e-12);
+    wind.apply(&mut sim, 0.2, 0.0);
+    let total = wind.last_total_force();
+    assert!(
+        total.x < 0.0 && total.x.abs() > 10.0 * total.y.abs(),
+        "{total:?}"
+    );
+}
