@@ -99,11 +99,13 @@ pub struct TrackerConfig {
     pub max_reprojection_error_px: f64,
     /// One-euro smoothing of the reported pose; `None` reports the raw pose.
     pub smoothing: Option<OneEuroConfig>,
+    /// Search around the last detection before searching the whole frame (single marker).
+    pub search_around_last: bool,
 }
 
 impl Default for TrackerConfig {
     /// The printed marker of `assets/markers` (4X4_50, id 0, 80 mm), 0.5 s hold, 2 px
-    /// reprojection limit, default one-euro smoothing.
+    /// reprojection limit, default one-euro smoothing, search around the last detection.
     fn default() -> Self {
         Self {
             dictionary: Dictionary::DEFAULT,
@@ -113,6 +115,7 @@ impl Default for TrackerConfig {
             hold_secs: 0.5,
             max_reprojection_error_px: 2.0,
             smoothing: Some(OneEuroConfig::default()),
+            search_around_last: true,
         }
     }
 }

@@ -29,11 +29,11 @@ mod render;
 mod synthetic;
 
 pub use capture::{CaptureActual, CaptureRequest, CaptureTarget, OpenCvCamera};
-pub use path::CameraPath;
+pub use path::{look_at, CameraPath};
 pub use printed::{
     chessboard_sheet, default_chessboard_sheet, default_marker_sheet, encode_png_300dpi,
-    marker_sheet, write_assets, CardTexture, ChessboardSheet, MarkerSheet, MARKER_PNG,
-    MARKER_SHEET_DPI,
+    grid_board_card, marker_sheet, write_assets, CardTexture, ChessboardSheet, MarkerSheet,
+    MARKER_PNG, MARKER_SHEET_DPI,
 };
 pub use recorder::VideoRecorder;
 pub use render::{desk_texture, PlaneRenderer};

@@ -110,9 +110,10 @@ impl CameraPath {
     }
 }
 
-/// camera_from_world for a camera at spherical position (`d`, `off_axis`, `azimuth`) around
-/// `aim`, looking at `aim`, rolled by `roll` about its viewing axis.
-fn look_at(d: f64, off_axis: f64, azimuth: f64, roll: f64, aim: Point3<f64>) -> Isometry3<f64> {
+/// camera_from_world for a camera at spherical position (`d` metres, `off_axis` from the
+/// world z axis, `azimuth` about it, radians) around `aim`, looking at `aim`, rolled by `roll`
+/// about its viewing axis; image "down" points toward the camera's side of the desk.
+pub fn look_at(d: f64, off_axis: f64, azimuth: f64, roll: f64, aim: Point3<f64>) -> Isometry3<f64> {
     let dir_to_camera = Vector3::new(
         off_axis.sin() * azimuth.cos(),
         off_axis.sin() * azimuth.sin(),

@@ -158,6 +158,73 @@ fn draw_label(sheet: &mut Mat, lines: &[&str], first_baseline_px: i32) -> Result
     Ok(())
 }
 
+/// Draws a grid board: `markers` (across, down) markers of `dictionary` with ids running
+/// row-major from `first_id` at the top-left, `marker_px` wide, `gap_px` apart, with a white
+/// margin of one marker; as a texture with `marker_length_m` markers centred on the world
+/// origin (the layout `ar_multibody::tracking::GridBoardConfig` expects).
+pub fn grid_board_card(
+    dictionary: i32,
+    markers: (i32, i32),
+    marker_px: i32,
+    gap_px: i32,
+    first_id: i32,
+    marker_length_m: f64,
+) -> Result<CardTexture, CameraError> {
+    let dict = cv_ctx(
+        aruco::get_predefined_dictionary_i32(dictionary),
+        "loading the ArUco dictionary",
+    )?;
+    let margin = marker_px;
+    let inner_w = markers.0 * marker_px + (markers.0 - 1) * gap_px;
+    let inner_h = markers.1 * marker_px + (markers.1 - 1) * gap_px;
+    let mut sheet = cv_ctx(
+        Mat::new_rows_cols_with_default(
+            inner_h + 2 * margin,
+            inner_w + 2 * margin,
+            CV_8UC1,
+            Scalar::all(255.0),
+        ),
+        "allocating the board",
+    )?;
+    for row in 0..markers.1 {
+        for col in 0..markers.0 {
+            let mut m = Mat::default();
+            cv_ctx(
+                aruco::draw_marker(
+                    &dict,
+                    first_id + row * markers.0 + col,
+                    marker_px,
+                    &mut m,
+                    1,
+                ),
+                "drawing a board marker",
+            )?;
+            let rect = opencv::core::Rect::new(
+                margin + col * (marker_px + gap_px),
+                margin + row * (marker_px + gap_px),
+                marker_px,
+                marker_px,
+            );
+            let mut roi = cv_ctx(Mat::roi_mut(&mut sheet, rect), "board region")?;
+            cv_ctx(m.copy_to(&mut roi), "placing a board marker")?;
+        }
+    }
+    let mut bgr = Mat::default();
+    cv_ctx(
+        imgproc::cvt_color(&sheet, &mut bgr, imgproc::COLOR_GRAY2BGR, 0),
+        "board to BGR",
+    )?;
+    let m = marker_length_m / marker_px as f64;
+    Ok(CardTexture {
+        image: bgr,
+        metres_per_px: m,
+        top_left_in_world: Vector2::new(
+            -(inner_w as f64) * m / 2.0 - margin as f64 * m,
+            inner_h as f64 * m / 2.0 + margin as f64 * m,
+        ),
+    })
+}
+
 /// A printable chessboard and its geometry.
 #[derive(Debug, Clone)]
 pub struct ChessboardSheet {

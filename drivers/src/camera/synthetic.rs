@@ -144,7 +144,17 @@ impl SyntheticCamera {
         t_secs: f64,
     ) -> Result<(Mat, nalgebra::Isometry3<f64>), CameraError> {
         let camera_from_world = self.config.path.camera_from_world(t_secs);
-        let clean = self.renderer.render(&camera_from_world)?;
+        let img = self.render_pose(&camera_from_world)?;
+        Ok((img, camera_from_world))
+    }
+
+    /// Renders the view from an arbitrary `camera_from_world` (blur and noise included), e.g.
+    /// calibration-board views at chosen poses.
+    pub fn render_pose(
+        &mut self,
+        camera_from_world: &nalgebra::Isometry3<f64>,
+    ) -> Result<Mat, CameraError> {
+        let clean = self.renderer.render(camera_from_world)?;
         let mut img = if self.config.blur_sigma_px > 0.0 {
             let mut b = Mat::default();
             cv_ctx(
@@ -195,7 +205,7 @@ impl SyntheticCamera {
             )?;
             img = noisy;
         }
-        Ok((img, camera_from_world))
+        Ok(img)
     }
 }
 
