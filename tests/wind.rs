@@ -190,3 +190,51 @@ fn windy_runs_repeat_bit_for_bit() {
     assert!(a.max_wind_force_n > 0.0);
     assert_eq!(a.last_positions, b.last_positions);
 }
+
+#[test]
+fn mobile_and_wind_errors_name_file_line_and_field() {
+    let text = std::fs::read_to_string(SCENE).expect("read");
+    let bad = text.replacen("hang_at = 0.62", "hang_at = 1.62", 1);
+    let line = bad
+        .lines()
+        .position(|l| l.contains("hang_at = 1.62"))
+        .expect("edited")
+        + 1;
+    let e = Scene::parse(&bad, "fish.toml")
+        .expect_err("hang_at out of range")
+        .to_string();
+    assert!(e.starts_with(&format!("fish.toml:{line}:")), "{e}");
+    assert!(e.contains("mobile.bar[0].hang_at"), "{e}");
+
+    let bad = text.replacen("l0_m = 0.15", "l0_m = -0.15", 1);
+    let e = Scene::parse(&bad, "fish.toml")
+        .expect_err("negative l0")
+        .to_string();
+    assert!(e.contains("wind") && e.contains("l0_m"), "{e}");
+
+    let bad = text.replacen("gain_m_per_s", "gain_m_per_sec", 1);
+    let e = Scene::parse(&bad, "fish.toml")
+        .expect_err("misspelt field")
+        .to_string();
+    assert!(e.contains("gain_m_per_sec"), "{e}");
+}
+
+#[test]
+fn wind_aimed_from_the_camera_blows_where_the_camera_looks() {
+    use nalgebra::{Isometry3, UnitQuaternion};
+    let scene = load();
+    let mut sim = scene.build().expect("builds");
+    let mut wind = WindElement::from_settings(&scene.wind.clone().expect("wind")).expect("valid");
+    // A camera 0.6 m along +x from the mobile, looking back along −x (its z axis).
+    let look =
+        UnitQuaternion::rotation_between(&Vector3::z(), &-Vector3::x()).expect("not opposite");
+    let world_from_camera = Isometry3::from_parts(Vector3::new(0.6, 0.0, 0.57).into(), look);
+    wind.aim_from_camera(&world_from_camera);
+    assert!((wind.source_in_world() - nalgebra::Point3::new(0.6, 0.0, 0.57)).norm() < 1e-12);
+    wind.apply(&mut sim, 0.2, 0.0);
+    let total = wind.last_total_force();
+    assert!(
+        total.x < 0.0 && total.x.abs() > 10.0 * total.y.abs(),
+        "{total:?}"
+    );
+}

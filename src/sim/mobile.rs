@@ -349,3 +349,141 @@ impl MobileDef {
         Ok(BuiltMobile { parts, links })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_LEVELS: &str = r#"
+total_mass_kg = 0.2
+nail_in_world_m = [0.0, 0.0, 1.0]
+bar_thickness_m = 0.001
+bar_height_m = 0.01
+[[bar]]
+name = "top"
+length_m = 0.3
+hang_at = 0.4
+drop_m = 0.005
+left = "a"
+right = "low"
+[[bar]]
+name = "low"
+length_m = 0.2
+hang_at = 0.5
+drop_m = 0.005
+left = "b"
+right = "c"
+[[fish]]
+name = "a"
+size_m = [0.04, 0.002, 0.03]
+drop_m = 0.02
+[[fish]]
+name = "b"
+size_m = [0.03, 0.002, 0.02]
+drop_m = 0.02
+[[fish]]
+name = "c"
+size_m = [0.03, 0.002, 0.02]
+drop_m = 0.02
+"#;
+
+    fn def(text: &str) -> MobileDef {
+        toml::from_str(text).expect("valid mobile table")
+    }
+
+    /// Σ m (x − x_hang) over everything below each bar's joint is zero: every bar is level.
+    #[test]
+    fn every_bar_balances_about_its_hanging_point_and_the_total_is_kept() {
+        let m = def(TWO_LEVELS).build().expect("builds");
+        assert_eq!(m.parts.len(), 5);
+        assert_eq!(m.links.len(), 5);
+        assert_eq!(m.links[0].name, "nail");
+        assert!(m.links[0].parent.is_none());
+        let total: f64 = m.parts.iter().map(|p| p.mass_kg).sum();
+        assert!((total - 0.2).abs() < 1e-15);
+        // Subtree of a part: itself and everything hanging (transitively) from it.
+        let below = |root: &str| -> Vec<&MobilePart> {
+            let mut names = vec![root.to_string()];
+            let mut k = 0;
+            while k < names.len() {
+                for l in &m.links {
+                    if l.parent.as_deref() == Some(names[k].as_str()) {
+                        names.push(l.child.clone());
+                    }
+                }
+                k += 1;
+            }
+            m.parts.iter().filter(|p| names.contains(&p.name)).collect()
+        };
+        for bar in m.parts.iter().filter(|p| p.is_bar) {
+            let hang = m.links.iter().find(|l| l.child == bar.name).expect("hangs");
+            let moment: f64 = below(&bar.name)
+                .iter()
+                .map(|p| p.mass_kg * (p.position_in_world_m.x - hang.anchor_in_world_m.x))
+                .sum();
+            assert!(
+                moment.abs() < 1e-15,
+                "{}: unbalanced moment {moment}",
+                bar.name
+            );
+        }
+        // Bars weigh what their blades weigh; the symmetric lower bar carries equal fish.
+        let low = m.parts.iter().find(|p| p.name == "low").expect("low");
+        assert!((low.mass_kg - 7850.0 * 0.2 * 0.001 * 0.01).abs() < 1e-15);
+        let (b, c) = (
+            &m.parts.iter().find(|p| p.name == "b").expect("b"),
+            &m.parts.iter().find(|p| p.name == "c").expect("c"),
+        );
+        assert_eq!(b.mass_kg, c.mass_kg);
+        // Joints coincide with the ends of the bars they hang from.
+        let top = m.parts.iter().find(|p| p.name == "top").expect("top");
+        let a_link = m.links.iter().find(|l| l.child == "a").expect("a");
+        assert!(
+            (a_link.anchor_in_world_m - (top.position_in_world_m - Vector3::x() * 0.15)).norm()
+                < 1e-15
+        );
+    }
+
+    #[test]
+    fn uniform_box_inertia() {
+        let i = box_inertia(12.0, [1.0, 2.0, 3.0]);
+        assert_eq!(i, Vector3::new(13.0, 10.0, 5.0));
+    }
+
+    #[test]
+    fn bad_descriptions_name_the_field() {
+        let cases = [
+            (
+                TWO_LEVELS.replace("hang_at = 0.4", "hang_at = 1.2"),
+                "mobile.bar[0].hang_at",
+            ),
+            (
+                TWO_LEVELS.replace("total_mass_kg = 0.2", "total_mass_kg = 0.01"),
+                "mobile.total_mass_kg",
+            ),
+            (
+                TWO_LEVELS.replace("right = \"c\"", "right = \"zz\""),
+                "mobile.bar[1].right",
+            ),
+            (
+                TWO_LEVELS.replace("right = \"c\"", "right = \"b\""),
+                "mobile.bar[1].right",
+            ),
+            (
+                TWO_LEVELS.replace("name = \"c\"", "name = \"a\""),
+                "mobile.fish[2].name",
+            ),
+        ];
+        for (text, field) in cases {
+            let e = def(&text).build().expect_err(field);
+            assert_eq!(e.field, field, "{e:?}");
+            assert!(!e.span.is_empty() || field == "mobile", "{e:?}");
+        }
+        // A fish hanging from nothing leaves two roots.
+        let orphan = format!(
+            "{TWO_LEVELS}\n[[fish]]\nname = \"d\"\nsize_m = [0.01, 0.01, 0.01]\ndrop_m = 0.01\n"
+        );
+        let e = def(&orphan).build().expect_err("two roots");
+        assert!(e.message.contains("d"), "{e:?}");
+    }
+}

@@ -461,25 +461,26 @@ fn run(mic: SyntheticMic, link: SourceLink) {
         }
         samples.truncate(n);
         produced += n as u64;
-        match mic.pacing {
+        let t_end = match mic.pacing {
             Pacing::RealTime => {
-                // A sound card hands a period over when its last sample has been recorded.
+                // A sound card hands a period over when its last sample has been recorded;
+                // that instant (not the later wake-up of this thread) is the capture time, so
+                // scheduling delays show up as latency, as they would with a device.
                 let due = start + Duration::from_secs_f64(produced as f64 / rate);
                 match link.shutdown.recv_deadline(due) {
                     Err(RecvTimeoutError::Timeout) => {}
                     _ => break,
                 }
+                due
             }
             Pacing::Unpaced => {
                 if link.shutdown.try_recv() != Err(crossbeam_channel::TryRecvError::Empty) {
                     break;
                 }
+                Instant::now()
             }
-        }
-        let chunk = AudioChunk {
-            samples,
-            t_end: Instant::now(),
         };
+        let chunk = AudioChunk { samples, t_end };
         link.shared.source_cpu.record();
         if link.chunks.send(SourceMsg::Chunk(chunk)).is_err() {
             break;

@@ -234,6 +234,16 @@ impl WindElement {
         Ok(Self::new(settings.wind()?, settings.air_damping_n_s_per_m3))
     }
 
+    /// Re-aims the wind at where the user looks: the source disc at the camera's optical
+    /// centre, blowing along its viewing direction (l0 and r0 unchanged). The rig calls this
+    /// with each frame's `world_from_camera`.
+    pub fn aim_from_camera(&mut self, world_from_camera: &nalgebra::Isometry3<f64>) {
+        let c = &self.wind.cone;
+        if let Ok(cone) = WindCone::from_camera(world_from_camera, c.l0_m, c.r0_m) {
+            self.wind.cone = cone;
+        }
+    }
+
     /// Sum of the wind forces (damping excluded) applied by the last [`WindElement::apply`] (world, N).
     pub fn last_total_force(&self) -> Vector3<f64> {
         self.last_total_force
