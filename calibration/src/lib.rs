@@ -2,6 +2,24 @@
 //!
 //! - [`intrinsics`]: the camera file (pinhole intrinsics and distortion), read and written as TOML.
 //! - [`atomic_write`]: writes a file so that an interrupted run never leaves half of it.
+//! - Tracker-to-marker calibration (`world_from_arm`, Mariti & Valentini Eq. 1–9):
+//!   [`linalg`] (pseudo-inverse, proper QR), [`rigid_fit`] (pinv + QR and SVD fits),
+//!   [`point_set`] (refusal of degenerate sets), [`fit_report`] (both fits, residuals,
+//!   mis-picks, the choice), [`camera_from_arm`] (Eq. 9), [`calibration_object`] (the
+//!   touchable objects of assets/calibration), [`tracker_file`] (the `world_from_arm` file),
+//!   [`pairs_csv`] (point pairs from CSV), [`pick_session`] (the guided procedure),
+//!   [`simulated_user`] (a user who touches the points for unattended runs).
 
 pub mod atomic_write;
+pub mod calibration_object;
+pub mod camera_from_arm;
+pub mod fit_report;
 pub mod intrinsics;
+pub mod linalg;
+pub mod pairs_csv;
+pub mod pick_session;
+pub mod point_set;
+pub mod rigid_fit;
+pub mod simulated_user;
+pub mod toml_location;
+pub mod tracker_file;

@@ -1,1 +1,28 @@
-//! The compositor: live video background with the simulation drawn over it (kiss3d).
+//! The compositor: live video as the background and the simulation drawn over it (kiss3d 0.47).
+//!
+//! - [`camera`]: a kiss3d camera built from the camera file (fx, fy, cx, cy, size) and the
+//!   tracked `camera_from_world`, so the overlay is registered to the marker.
+//! - [`video`]: the background quad whose texture is rewritten each frame (`write_texture`).
+//! - [`undistort`]: removes lens distortion from the video (OpenCV `remap`), so that the overlay
+//!   can be drawn with the pinhole model.
+//! - [`overlay`]: what is drawn, as plain data (shapes at world poses, stylus, spring, arrows).
+//! - [`hud`]: the HUD's numbers.
+//! - [`stereo`]: two eyes an IPD apart, side by side.
+//! - [`frames`]: numbered PNG output.
+//! - [`renderer`]: [`Compositor`], which ties them together on the main thread.
+
+pub mod camera;
+pub mod frames;
+pub mod hud;
+pub mod overlay;
+pub mod renderer;
+pub mod stereo;
+pub mod undistort;
+pub mod video;
+
+pub use camera::ArCamera;
+pub use frames::FrameWriter;
+pub use hud::{DeviceStatus, HudStats};
+pub use overlay::{ForceArrow, Overlay, Shading, ShapeInstance, VisualShape};
+pub use renderer::{Compositor, CompositorConfig, CompositorError, FrameInput};
+pub use video::VideoImage;

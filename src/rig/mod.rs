@@ -1,1 +1,48 @@
 //! The live rig: worker threads, messages, clocks and shutdown.
+//!
+//! ```text
+//!  camera thread ──CameraUpdate (frame + camera_from_world)──▶ compositor (main thread)
+//!  arm thread ─────StylusMessage──▶ solver thread ──SimSnapshot──▶ compositor
+//!  mic thread ─────MicLevel───────▶ solver thread
+//! ```
+//! Streams go through bounded latest-value channels (`ar_drivers::latest`): a slow consumer
+//! never blocks a producer. Every thread is named and owned by a [`worker::Worker`] handle
+//! that stops and joins it on drop. One [`worker::StopFlag`] ends everything: Ctrl-C, window
+//! close, the end of a headless run, or a worker's fatal error (reported to the main thread).
+//!
+//! - [`config`]: the rig config file of `run`.
+//! - [`devices`]: the device and simulation traits the rig runs.
+//! - [`messages`]: what flows between the threads.
+//! - [`clock`]: real-time pacing of the fixed-step solver with bounded catch-up.
+//! - [`worker`]: thread handles, stop flag, reports.
+//! - [`device_worker`], [`solver_worker`]: the threads.
+//! - [`arm_stylus`]: the arm driver as the rig's stylus device.
+//! - [`scripted_user`]: the demo's user, moving the simulated arm.
+//! - [`demo_world`]: the demo's simulated devices and scripted user.
+//! - [`latency`]: per-frame statistics.
+//! - [`report`]: the printed run summary.
+//! - [`live`]: [`Rig`], which starts them and runs the compositor loop.
+
+pub mod arm_stylus;
+pub mod clock;
+pub mod config;
+pub mod demo_world;
+pub mod device_worker;
+pub mod devices;
+pub mod latency;
+pub mod live;
+pub mod messages;
+pub mod report;
+pub mod scripted_user;
+pub mod solver_worker;
+pub mod worker;
+
+pub use devices::{
+    CameraTracker, DeviceError, MicDevice, Simulation, SimulationError, StylusDevice,
+};
+pub use live::{DisplayLoopConfig, Rig, RigDevices, RigError, RunSummary, StopReason};
+pub use messages::{
+    CameraUpdate, MicLevel, SimDiagnostics, SimSnapshot, StylusMessage, StylusSample, VideoFrame,
+};
+pub use solver_worker::{SolverConfig, SolverSummary, TraceRow};
+pub use worker::{StopFlag, WorkerReport};

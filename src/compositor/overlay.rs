@@ -1,0 +1,95 @@
+//! What the compositor draws over the video, as plain data: shapes at world poses, the stylus
+//! tip, the spring, force arrows and highlighted points. The solver, the interaction and the
+//! tests fill it in; the compositor never looks at solver internals.
+
+use nalgebra::{Isometry3, Point3, Vector3};
+
+/// An RGB colour, each channel in [0, 1] (sRGB, as displayed).
+pub type Rgb = [f32; 3];
+
+/// The geometry of one visual shape, in its own frame (metres).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VisualShape {
+    /// A box with these full extents along the shape frame's x, y, z.
+    Box {
+        /// Full extents, metres.
+        size_m: Vector3<f64>,
+    },
+    /// A sphere centred on the shape frame's origin.
+    Sphere {
+        /// Radius, metres.
+        radius_m: f64,
+    },
+    /// A cylinder centred on the origin, its axis along the shape frame's z.
+    Cylinder {
+        /// Radius, metres.
+        radius_m: f64,
+        /// Length along z, metres.
+        length_m: f64,
+    },
+    /// A capsule centred on the origin, its axis along z; `length_m` excludes the caps.
+    Capsule {
+        /// Radius, metres.
+        radius_m: f64,
+        /// Length of the cylindrical part along z, metres.
+        length_m: f64,
+    },
+}
+
+/// How a shape is shaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shading {
+    /// Lit by the overlay's lights, like a solid object on the desk.
+    Lit,
+    /// Flat, unlit colour: markers and highlights that must keep an exact colour.
+    Flat,
+}
+
+/// One shape to draw this frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShapeInstance {
+    /// The geometry.
+    pub shape: VisualShape,
+    /// Where the shape frame is.
+    pub world_from_shape: Isometry3<f64>,
+    /// Its colour.
+    pub color: Rgb,
+    /// How it is shaded.
+    pub shading: Shading,
+}
+
+/// A force drawn as an arrow starting at a point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ForceArrow {
+    /// Where the force acts.
+    pub origin_in_world: Point3<f64>,
+    /// The force, newtons.
+    pub force_n: Vector3<f64>,
+}
+
+/// Everything drawn over one video frame, in world (marker) coordinates.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Overlay {
+    /// Bodies and other solid shapes.
+    pub shapes: Vec<ShapeInstance>,
+    /// The stylus tip, when the arm reports it.
+    pub stylus_tip_in_world: Option<Point3<f64>>,
+    /// The spring while clipped: from the stylus tip to the grabbed point on the body.
+    pub spring_in_world: Option<(Point3<f64>, Point3<f64>)>,
+    /// Reaction-force arrows (drawn when non-empty).
+    pub arrows: Vec<ForceArrow>,
+    /// Arrow length per newton, metres (e.g. 0.01 draws 1 N as 1 cm).
+    pub arrow_m_per_n: f64,
+}
+
+impl Overlay {
+    /// Adds a flat-coloured sphere, e.g. to mark a grab point.
+    pub fn push_marker(&mut self, p_in_world: Point3<f64>, radius_m: f64, color: Rgb) {
+        self.shapes.push(ShapeInstance {
+            shape: VisualShape::Sphere { radius_m },
+            world_from_shape: Isometry3::translation(p_in_world.x, p_in_world.y, p_in_world.z),
+            color,
+            shading: Shading::Flat,
+        });
+    }
+}

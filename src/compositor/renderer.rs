@@ -1,0 +1,436 @@
+//! The compositor proper: owns the kiss3d surface, the scene graph (video quad, shapes, lights)
+//! and the registered camera, and turns one [`Overlay`] plus one video frame into an image —
+//! mono, or two eyes side by side.
+
+use super::camera::{scale_intrinsics, to_pose3, to_vec3, ArCamera};
+use super::overlay::{Overlay, Rgb, Shading, ShapeInstance, VisualShape};
+use super::stereo::{eye_from_camera, side_by_side, Eye};
+use super::video::{display_to_linear, VideoBackground, VideoError, VideoImage};
+use ar_calibration::intrinsics::CameraIntrinsics;
+use image::RgbImage;
+use kiss3d::color::Color;
+use kiss3d::glamx::{Vec2, Vec3};
+use kiss3d::light::Light;
+use kiss3d::post_processing::Tonemap;
+use kiss3d::resource::{MaterialManager2d, MeshManager2d};
+use kiss3d::scene::SceneNode3d;
+use kiss3d::text::Font;
+use kiss3d::window::{OffscreenSurface, Window};
+use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
+use std::sync::Arc;
+
+/// How the compositor renders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompositorConfig {
+    /// The camera file of the video source (after undistortion the video is pinhole with this
+    /// K; the distortion coefficients are not used here).
+    pub intrinsics: CameraIntrinsics,
+    /// Size of one rendered view (per eye in stereo), pixels.
+    pub view_size_px: (u32, u32),
+    /// `Some(ipd)`: two eyes `ipd` metres apart, side by side; `None`: one view.
+    pub stereo_ipd_m: Option<f64>,
+    /// Near clip plane, metres.
+    pub znear_m: f64,
+    /// Far clip plane, metres; the video quad sits just in front of it.
+    pub zfar_m: f64,
+    /// Draw the HUD text.
+    pub show_hud: bool,
+}
+
+impl CompositorConfig {
+    /// A monitor view of the camera's own size.
+    pub fn monitor(intrinsics: CameraIntrinsics) -> Self {
+        let size = (intrinsics.image_width, intrinsics.image_height);
+        Self {
+            intrinsics,
+            view_size_px: size,
+            stereo_ipd_m: None,
+            znear_m: 0.01,
+            zfar_m: 20.0,
+            show_hud: true,
+        }
+    }
+
+    /// Side-by-side stereo with this per-eye size and IPD.
+    pub fn hmd(intrinsics: CameraIntrinsics, eye_size_px: (u32, u32), ipd_m: f64) -> Self {
+        Self {
+            view_size_px: eye_size_px,
+            stereo_ipd_m: Some(ipd_m),
+            ..Self::monitor(intrinsics)
+        }
+    }
+
+    /// Size of the composed image, pixels (twice as wide in stereo).
+    pub fn output_size_px(&self) -> (u32, u32) {
+        let (w, h) = self.view_size_px;
+        match self.stereo_ipd_m {
+            Some(_) => (2 * w, h),
+            None => (w, h),
+        }
+    }
+}
+
+/// What went wrong while compositing.
+#[derive(Debug, thiserror::Error)]
+pub enum CompositorError {
+    /// The video frame does not fit the camera.
+    #[error(transparent)]
+    Video(#[from] VideoError),
+    /// A configuration value makes no sense.
+    #[error("compositor configuration: {0}")]
+    Config(String),
+    /// The window was closed.
+    #[error("the window was closed")]
+    WindowClosed,
+}
+
+/// One frame's input: video, camera pose, overlay and HUD text.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameInput<'a> {
+    /// The (undistorted) video frame; `None` keeps the last one (black before the first).
+    pub video: Option<VideoImage<'a>>,
+    /// Camera pose of this frame (OpenCV axes); `None` when the marker is not seen, in which
+    /// case the overlay is hidden and only the video is shown.
+    pub camera_from_world: Option<Isometry3<f64>>,
+    /// What to draw over the video.
+    pub overlay: &'a Overlay,
+    /// HUD text lines, top-left.
+    pub hud_lines: &'a [String],
+}
+
+enum Target {
+    Offscreen(Box<OffscreenSurface>),
+    Window(Box<Window>),
+}
+
+impl Target {
+    fn window(&mut self) -> &mut Window {
+        match self {
+            Target::Offscreen(s) => s.window_mut(),
+            Target::Window(w) => w,
+        }
+    }
+}
+
+struct ShapeNode {
+    key: (VisualShape, Shading),
+    node: SceneNode3d,
+}
+
+/// Colour of the stylus tip marker.
+pub const STYLUS_COLOR: Rgb = [1.0, 0.85, 0.1];
+/// Colour of the spring line.
+pub const SPRING_COLOR: Rgb = [0.2, 1.0, 0.3];
+/// Colour of reaction-force arrows.
+pub const ARROW_COLOR: Rgb = [1.0, 0.2, 0.8];
+/// Radius of the stylus tip marker, metres.
+pub const STYLUS_RADIUS_M: f64 = 0.004;
+
+/// The compositor. Lives on the thread that created it (kiss3d's GPU context is thread-local).
+pub struct Compositor {
+    config: CompositorConfig,
+    scene: SceneNode3d,
+    overlay_root: SceneNode3d,
+    video: VideoBackground,
+    camera: ArCamera,
+    shapes: Vec<ShapeNode>,
+    font: Arc<Font>,
+    video_seen: bool,
+    // Declared last so that it is dropped last: the last kiss3d window to go releases the
+    // thread's GPU context, and the scene's GPU resources must be gone by then.
+    target: Target,
+}
+
+fn color(c: Rgb) -> Color {
+    Color::new(c[0], c[1], c[2], 1.0)
+}
+
+impl Compositor {
+    /// A compositor rendering into an off-screen surface (no window, no display server).
+    pub fn headless(config: CompositorConfig) -> Result<Self, CompositorError> {
+        Self::validate(&config)?;
+        let (w, h) = config.view_size_px;
+        let surface = pollster::block_on(OffscreenSurface::new(w, h));
+        Ok(Self::build(config, Target::Offscreen(Box::new(surface))))
+    }
+
+    /// A compositor showing its frames in a window (must be called on the main thread).
+    /// Stereo needs two renders per frame and kiss3d 0.47 has no per-eye viewport, so a window
+    /// shows one view; stereo is available headless (see [`Self::headless`]).
+    pub fn windowed(config: CompositorConfig, title: &str) -> Result<Self, CompositorError> {
+        Self::validate(&config)?;
+        if config.stereo_ipd_m.is_some() {
+            return Err(CompositorError::Config(
+                "side-by-side stereo is rendered off-screen only (kiss3d 0.47 sets no per-eye viewport); use --headless with --display hmd".into(),
+            ));
+        }
+        let (w, h) = config.view_size_px;
+        let window = pollster::block_on(Window::new_with_size(title, w, h));
+        Ok(Self::build(config, Target::Window(Box::new(window))))
+    }
+
+    fn validate(config: &CompositorConfig) -> Result<(), CompositorError> {
+        let (w, h) = config.view_size_px;
+        if w == 0 || h == 0 {
+            return Err(CompositorError::Config(format!(
+                "view size {w}×{h} px is empty"
+            )));
+        }
+        if !(config.znear_m > 0.0 && config.zfar_m > 2.0 * config.znear_m) {
+            return Err(CompositorError::Config(format!(
+                "clip planes near {} m, far {} m: need 0 < near and far > 2·near",
+                config.znear_m, config.zfar_m
+            )));
+        }
+        if let Some(ipd) = config.stereo_ipd_m {
+            if !(ipd.is_finite() && (0.0..0.2).contains(&ipd)) {
+                return Err(CompositorError::Config(format!(
+                    "IPD {ipd} m is not between 0 and 0.2 m"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn build(config: CompositorConfig, mut target: Target) -> Self {
+        // kiss3d 0.47 bug: dropping the last window clears the texture manager and then resets
+        // the 2D managers, which are created lazily and need that texture manager; a window that
+        // never drew 2D therefore panics in Drop and aborts at thread exit. Creating the 2D
+        // managers now avoids it.
+        MaterialManager2d::get_global_manager(|_| ());
+        MeshManager2d::get_global_manager(|_| ());
+        let window = target.window();
+        // Exact video colours: no tonemapping curve, no bloom, neutral exposure.
+        window.set_tonemap(Tonemap::None);
+        window.set_bloom_enabled(false);
+        window.set_exposure(1.0);
+        window.set_ambient(0.35);
+        window.set_background_color(Color::new(0.0, 0.0, 0.0, 1.0));
+        let mut scene = SceneNode3d::empty();
+        // A light from above the desk (world z up), fixed in the world.
+        scene.add_light(Light::directional(Vec3::new(0.3, 0.4, -1.0).normalize()));
+        let video = VideoBackground::new(&mut scene, &config.intrinsics);
+        let overlay_root = scene.add_group();
+        let (w, h) = config.view_size_px;
+        let eye_intrinsics = scale_intrinsics(&config.intrinsics, w, h);
+        let camera = ArCamera::new(eye_intrinsics, config.znear_m, config.zfar_m);
+        let mut c = Self {
+            config,
+            target,
+            scene,
+            overlay_root,
+            video,
+            camera,
+            shapes: Vec::new(),
+            font: Font::default(),
+            video_seen: false,
+        };
+        c.video.set_visible(false);
+        c
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CompositorConfig {
+        &self.config
+    }
+
+    /// The pinhole intrinsics of one rendered view (the camera's, scaled to the view size).
+    pub fn view_intrinsics(&self) -> &CameraIntrinsics {
+        self.camera.intrinsics()
+    }
+
+    /// Renders one frame and returns the composed image (stereo: left | right).
+    /// For a window, the frame is also presented; a closed window gives
+    /// [`CompositorError::WindowClosed`].
+    pub fn render(&mut self, input: &FrameInput<'_>) -> Result<RgbImage, CompositorError> {
+        if let Some(video) = &input.video {
+            self.video.update(video)?;
+            if !self.video_seen {
+                self.video.set_visible(true);
+                self.video_seen = true;
+            }
+        }
+        self.sync_shapes(input.overlay);
+        self.overlay_root
+            .set_visible(input.camera_from_world.is_some());
+        let camera_from_world = input.camera_from_world.unwrap_or_else(Isometry3::identity);
+        match self.config.stereo_ipd_m {
+            None => self.render_view(&camera_from_world, input),
+            Some(ipd) => {
+                let left = self.render_view(
+                    &(eye_from_camera(Eye::Left, ipd) * camera_from_world),
+                    input,
+                )?;
+                let right = self.render_view(
+                    &(eye_from_camera(Eye::Right, ipd) * camera_from_world),
+                    input,
+                )?;
+                side_by_side(&left, &right)
+                    .ok_or_else(|| CompositorError::Config("eye images differ in size".into()))
+            }
+        }
+    }
+
+    fn render_view(
+        &mut self,
+        camera_from_world: &Isometry3<f64>,
+        input: &FrameInput<'_>,
+    ) -> Result<RgbImage, CompositorError> {
+        self.camera.set_camera_from_world(camera_from_world);
+        // The video stays glued to the view: just in front of the far plane.
+        self.video
+            .place(&camera_from_world.inverse(), 0.9 * self.config.zfar_m);
+        let show_overlay = input.camera_from_world.is_some();
+        let window = self.target.window();
+        if show_overlay {
+            draw_lines(window, input.overlay);
+        }
+        if self.config.show_hud {
+            let scale = (self.config.view_size_px.1 as f32 / 26.0).clamp(12.0, 40.0);
+            for (i, line) in input.hud_lines.iter().enumerate() {
+                window.draw_text(
+                    line,
+                    Vec2::new(8.0, 6.0 + i as f32 * scale * 1.05),
+                    scale,
+                    &self.font,
+                    Color::new(1.0, 1.0, 0.3, 1.0),
+                );
+            }
+        }
+        let alive = pollster::block_on(window.render(
+            Some(&mut self.scene),
+            None,
+            Some(&mut self.camera),
+            None,
+            None,
+            None,
+        ));
+        if !alive {
+            return Err(CompositorError::WindowClosed);
+        }
+        Ok(window.snap_image())
+    }
+
+    /// Makes the scene's shape nodes match the overlay, reusing nodes whose geometry is unchanged.
+    fn sync_shapes(&mut self, overlay: &Overlay) {
+        let tip = overlay.stylus_tip_in_world.map(|p| ShapeInstance {
+            shape: VisualShape::Sphere {
+                radius_m: STYLUS_RADIUS_M,
+            },
+            world_from_shape: Isometry3::translation(p.x, p.y, p.z),
+            color: STYLUS_COLOR,
+            shading: Shading::Flat,
+        });
+        let all: Vec<&ShapeInstance> = overlay.shapes.iter().chain(tip.iter()).collect();
+        for (i, inst) in all.iter().enumerate() {
+            let key = (inst.shape, inst.shading);
+            if self.shapes.get(i).is_some_and(|s| s.key != key) {
+                let mut old = self.shapes.remove(i);
+                old.node.remove();
+            }
+            if self.shapes.len() <= i {
+                let node = make_node(&mut self.overlay_root, inst);
+                self.shapes.push(ShapeNode { key, node });
+            } else if self.shapes.get(i).is_some_and(|s| s.key != key) {
+                let node = make_node(&mut self.overlay_root, inst);
+                self.shapes.insert(i, ShapeNode { key, node });
+            }
+            let node = &mut self.shapes[i].node;
+            node.set_visible(true);
+            node.set_pose(to_pose3(&(inst.world_from_shape * axis_fix(&inst.shape))));
+            apply_color(node, inst);
+        }
+        for extra in self.shapes.iter_mut().skip(all.len()) {
+            extra.node.set_visible(false);
+        }
+    }
+}
+
+/// kiss3d's cylinders and capsules run along y; ours along z.
+fn axis_fix(shape: &VisualShape) -> Isometry3<f64> {
+    match shape {
+        VisualShape::Cylinder { .. } | VisualShape::Capsule { .. } => Isometry3::from_parts(
+            nalgebra::Translation3::identity(),
+            UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2),
+        ),
+        _ => Isometry3::identity(),
+    }
+}
+
+fn make_node(root: &mut SceneNode3d, inst: &ShapeInstance) -> SceneNode3d {
+    let mut node = match inst.shape {
+        VisualShape::Box { size_m } => {
+            root.add_cube(size_m.x as f32, size_m.y as f32, size_m.z as f32)
+        }
+        VisualShape::Sphere { radius_m } => root.add_sphere(radius_m as f32),
+        VisualShape::Cylinder { radius_m, length_m } => {
+            root.add_cylinder(radius_m as f32, length_m as f32)
+        }
+        VisualShape::Capsule { radius_m, length_m } => {
+            root.add_capsule(radius_m as f32, length_m as f32)
+        }
+    };
+    node.set_casts_shadows(false);
+    if inst.shading == Shading::Flat {
+        // Pure emission with no light: the colour on screen is exactly the colour asked for.
+        node.set_light_layers(0);
+        node.set_metallic(0.0);
+        node.set_roughness(1.0);
+    }
+    node
+}
+
+fn apply_color(node: &mut SceneNode3d, inst: &ShapeInstance) {
+    match inst.shading {
+        Shading::Lit => {
+            node.set_color(color(inst.color));
+        }
+        Shading::Flat => {
+            node.set_color(Color::new(0.0, 0.0, 0.0, 1.0));
+            let [r, g, b] = inst.color;
+            node.set_emissive(Color::new(
+                display_to_linear(r),
+                display_to_linear(g),
+                display_to_linear(b),
+                1.0,
+            ));
+        }
+    }
+}
+
+fn draw_lines(window: &mut Window, overlay: &Overlay) {
+    if let Some((a, b)) = overlay.spring_in_world {
+        window.draw_line(to_vec3(&a), to_vec3(&b), color(SPRING_COLOR), 3.0, false);
+    }
+    for arrow in &overlay.arrows {
+        let tip = arrow.origin_in_world + arrow.force_n * overlay.arrow_m_per_n;
+        window.draw_line(
+            to_vec3(&arrow.origin_in_world),
+            to_vec3(&tip),
+            color(ARROW_COLOR),
+            3.0,
+            false,
+        );
+        // Two short barbs make the direction readable.
+        let along = tip - arrow.origin_in_world;
+        let len = along.norm();
+        if len > 1e-9 {
+            let dir = along / len;
+            let side = if dir.cross(&Vector3::z()).norm() > 1e-3 {
+                dir.cross(&Vector3::z()).normalize()
+            } else {
+                dir.cross(&Vector3::x()).normalize()
+            };
+            for s in [-1.0, 1.0] {
+                let barb: Point3<f64> = tip - dir * (0.25 * len) + side * (s * 0.12 * len);
+                window.draw_line(
+                    to_vec3(&tip),
+                    to_vec3(&barb),
+                    color(ARROW_COLOR),
+                    3.0,
+                    false,
+                );
+            }
+        }
+    }
+}

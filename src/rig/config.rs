@@ -1,0 +1,241 @@
+//! The rig config file for `ar-multibody run --config RIG.toml`: which real devices to open,
+//! the calibration files, the scene and the display. Relative paths are relative to the config
+//! file's folder. See `assets/rig.example.toml` for a documented example.
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// What was wrong with a rig config.
+#[derive(Debug, thiserror::Error)]
+pub enum RigConfigError {
+    /// The file could not be read.
+    #[error("rig config {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The TOML did not parse or a field is missing or unknown (the message has the line).
+    #[error("rig config {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message with line, column and field.
+        message: String,
+    },
+    /// A value parsed but makes no sense.
+    #[error("rig config {path}: field `{field}`: {problem}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The field, as `section.key`.
+        field: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// The camera section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CameraSection {
+    /// OpenCV capture index (e.g. 0) or a device path / video file, as text.
+    pub device: String,
+    /// The camera file (intrinsics and distortion) from `calibrate camera`.
+    pub camera_file: PathBuf,
+    /// Printed marker side length, metres (measure the print).
+    pub marker_length_m: f64,
+}
+
+/// The arm section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArmSection {
+    /// Serial port (`/dev/ttyUSB0`) or `auto` to probe the machine's ports.
+    pub port: String,
+    /// The tracker file (`world_from_arm`) from `calibrate tracker`.
+    pub tracker_file: PathBuf,
+    /// Button bits that clip: 1 = right / single pedal, 2 = left pedal.
+    #[serde(default = "default_button_mask")]
+    pub button_mask: u8,
+    /// Grab radius, millimetres.
+    #[serde(default = "default_grab_radius_mm")]
+    pub grab_radius_mm: f64,
+}
+
+/// The microphone section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MicSection {
+    /// `default`, `none`, or the name of an input device.
+    pub device: String,
+}
+
+/// Display modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DisplayMode {
+    /// One view in a window.
+    Monitor,
+    /// Side-by-side stereo for a video see-through HMD.
+    Hmd,
+}
+
+/// The display section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DisplaySection {
+    /// `monitor` or `hmd`.
+    pub mode: DisplayMode,
+    /// Interpupillary distance for `hmd`, millimetres.
+    #[serde(default = "default_ipd_mm")]
+    pub ipd_mm: f64,
+    /// Per-eye width for `hmd`, pixels.
+    #[serde(default = "default_eye_width")]
+    pub eye_width: u32,
+    /// Per-eye height for `hmd`, pixels.
+    #[serde(default = "default_eye_height")]
+    pub eye_height: u32,
+    /// Render off-screen and write numbered PNG files here instead of opening a window.
+    #[serde(default)]
+    pub headless_out: Option<PathBuf>,
+}
+
+/// A whole rig config.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RigConfig {
+    /// The scene file to simulate.
+    pub scene: PathBuf,
+    /// Camera and marker.
+    pub camera: CameraSection,
+    /// Digitizer arm.
+    pub arm: ArmSection,
+    /// Microphone (optional: no wind without it).
+    pub mic: Option<MicSection>,
+    /// Display.
+    pub display: DisplaySection,
+}
+
+fn default_button_mask() -> u8 {
+    1
+}
+fn default_grab_radius_mm() -> f64 {
+    15.0
+}
+fn default_ipd_mm() -> f64 {
+    64.0
+}
+fn default_eye_width() -> u32 {
+    800
+}
+fn default_eye_height() -> u32 {
+    600
+}
+
+impl RigConfig {
+    /// Reads, validates and resolves a rig config (relative paths against its folder).
+    pub fn load(path: &Path) -> Result<Self, RigConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RigConfigError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses config text; `path` names the file in errors and anchors relative paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, RigConfigError> {
+        let mut cfg: Self = toml::from_str(text).map_err(|e| RigConfigError::Parse {
+            path: path.to_owned(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        let invalid = |field: &'static str, problem: String| {
+            Err(RigConfigError::Invalid {
+                path: path.to_owned(),
+                field,
+                problem,
+            })
+        };
+        if !(cfg.camera.marker_length_m.is_finite() && cfg.camera.marker_length_m > 0.0) {
+            return invalid(
+                "camera.marker_length_m",
+                format!(
+                    "must be a positive length in metres, got {}",
+                    cfg.camera.marker_length_m
+                ),
+            );
+        }
+        if cfg.arm.button_mask == 0 {
+            return invalid(
+                "arm.button_mask",
+                "no button selected (use 1, 2 or 3)".into(),
+            );
+        }
+        if !(cfg.arm.grab_radius_mm.is_finite() && cfg.arm.grab_radius_mm > 0.0) {
+            return invalid(
+                "arm.grab_radius_mm",
+                format!("must be positive, got {}", cfg.arm.grab_radius_mm),
+            );
+        }
+        if !(cfg.display.ipd_mm.is_finite() && (40.0..=80.0).contains(&cfg.display.ipd_mm)) {
+            return invalid(
+                "display.ipd_mm",
+                format!("{} mm is not a human IPD (40–80 mm)", cfg.display.ipd_mm),
+            );
+        }
+        if cfg.display.eye_width == 0 || cfg.display.eye_height == 0 {
+            return invalid("display.eye_width", "eye size must be positive".into());
+        }
+        let base = path.parent().unwrap_or(Path::new("."));
+        let resolve = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        resolve(&mut cfg.scene);
+        resolve(&mut cfg.camera.camera_file);
+        resolve(&mut cfg.arm.tracker_file);
+        if let Some(out) = cfg.display.headless_out.as_mut() {
+            resolve(out);
+        }
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = include_str!("../../assets/rig.example.toml");
+
+    #[test]
+    fn the_example_config_parses_and_resolves_paths() {
+        let cfg = RigConfig::parse(EXAMPLE, Path::new("/etc/rig/rig.toml")).unwrap();
+        assert!(cfg.camera.camera_file.starts_with("/etc/rig"));
+        assert_eq!(cfg.display.mode, DisplayMode::Monitor);
+        assert_eq!((cfg.display.eye_width, cfg.display.eye_height), (800, 600));
+        assert_eq!(cfg.arm.grab_radius_mm, 15.0);
+    }
+
+    #[test]
+    fn a_misspelt_key_names_the_line_and_key() {
+        let text = EXAMPLE.replace("marker_length_m", "marker_length");
+        let err = RigConfig::parse(&text, Path::new("rig.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("rig.toml") && err.contains("marker_length") && err.contains("line"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_implausible_ipd_is_rejected_by_field() {
+        let text = EXAMPLE.replace("ipd_mm = 64.0", "ipd_mm = 640.0");
+        let err = RigConfig::parse(&text, Path::new("rig.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("display.ipd_mm"), "{err}");
+    }
+}

@@ -1,0 +1,135 @@
+//! The device threads: camera + tracking, arm, microphone. Each pulls from its device and
+//! pushes into a latest-value channel, so a slow consumer never blocks it. A disconnect is
+//! reported and retried; a fatal device error stops the rig with its message.
+
+use super::devices::{CameraTracker, DeviceError, MicDevice, StylusDevice};
+use super::messages::{CameraUpdate, MicLevel, StylusMessage};
+use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
+use ar_drivers::latest::{LatestSender, SendOutcome};
+use crossbeam_channel::Sender;
+use std::time::Duration;
+
+/// Pause before retrying a disconnected device.
+const RETRY_PAUSE: Duration = Duration::from_millis(100);
+
+/// The common loop: `next` until stopped; values go to `deliver` (which returns false once
+/// the consumer is gone), disconnects to `on_disconnect`.
+fn device_loop<T>(
+    name: &str,
+    stop: &StopFlag,
+    reports: &Sender<WorkerReport>,
+    mut next: impl FnMut() -> Result<T, DeviceError>,
+    mut deliver: impl FnMut(T) -> bool,
+    mut on_disconnect: impl FnMut(&str) -> bool,
+) {
+    let mut connected = true;
+    while !stop.is_stopped() {
+        match next() {
+            Ok(v) => {
+                if !connected {
+                    report(
+                        reports,
+                        WorkerReport::Event {
+                            worker: name.to_owned(),
+                            message: "reconnected".into(),
+                        },
+                    );
+                    connected = true;
+                }
+                if !deliver(v) {
+                    return;
+                }
+            }
+            Err(DeviceError::Timeout) => {}
+            Err(DeviceError::Disconnected(why)) => {
+                if connected {
+                    report(
+                        reports,
+                        WorkerReport::Event {
+                            worker: name.to_owned(),
+                            message: format!("disconnected: {why}"),
+                        },
+                    );
+                    connected = false;
+                }
+                if !on_disconnect(&why) {
+                    return;
+                }
+                std::thread::sleep(RETRY_PAUSE);
+            }
+            Err(DeviceError::Fatal(message)) => {
+                report(
+                    reports,
+                    WorkerReport::Fatal {
+                        worker: name.to_owned(),
+                        message,
+                    },
+                );
+                stop.stop();
+                return;
+            }
+        }
+    }
+}
+
+fn alive(outcome: SendOutcome) -> bool {
+    outcome != SendOutcome::Disconnected
+}
+
+/// Starts the camera + tracking thread ("camera").
+pub fn spawn_camera(
+    mut device: Box<dyn CameraTracker>,
+    tx: LatestSender<CameraUpdate>,
+    reports: Sender<WorkerReport>,
+    stop: StopFlag,
+) -> Result<Worker<()>, WorkerError> {
+    Worker::spawn("camera", stop, move |stop| {
+        device_loop(
+            "camera",
+            &stop,
+            &reports,
+            || device.next_update(),
+            |u| alive(tx.send(u)),
+            |_| true,
+        )
+    })
+}
+
+/// Starts the arm thread ("arm"); disconnects are forwarded so the interaction releases.
+pub fn spawn_arm(
+    mut device: Box<dyn StylusDevice>,
+    tx: LatestSender<StylusMessage>,
+    reports: Sender<WorkerReport>,
+    stop: StopFlag,
+) -> Result<Worker<()>, WorkerError> {
+    let tx2 = tx.clone();
+    Worker::spawn("stylus", stop, move |stop| {
+        device_loop(
+            "stylus",
+            &stop,
+            &reports,
+            || device.next_sample(),
+            |s| alive(tx.send(StylusMessage::Sample(s))),
+            |why| alive(tx2.send(StylusMessage::Disconnected(why.to_owned()))),
+        )
+    })
+}
+
+/// Starts the microphone thread ("mic").
+pub fn spawn_mic(
+    mut device: Box<dyn MicDevice>,
+    tx: LatestSender<MicLevel>,
+    reports: Sender<WorkerReport>,
+    stop: StopFlag,
+) -> Result<Worker<()>, WorkerError> {
+    Worker::spawn("mic", stop, move |stop| {
+        device_loop(
+            "mic",
+            &stop,
+            &reports,
+            || device.next_level(),
+            |l| alive(tx.send(l)),
+            |_| true,
+        )
+    })
+}

@@ -1,0 +1,70 @@
+//! The device interfaces the rig runs: one trait per kind, implemented by the real drivers and
+//! by the simulated devices alike (chosen at start-up), and the simulation interface of the
+//! solver thread. Every blocking call returns within about 100 ms (a timeout counts as
+//! [`DeviceError::Timeout`]), so a worker notices a shutdown promptly.
+
+use super::messages::{CameraUpdate, MicLevel, SimDiagnostics, StylusSample};
+use crate::compositor::{ForceArrow, ShapeInstance};
+use crate::interaction::{GrabPoint, SpringAttachment};
+use nalgebra::Point3;
+
+/// Why a device call failed, and whether retrying can help.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeviceError {
+    /// Nothing arrived within the call's timeout; try again.
+    #[error("timed out")]
+    Timeout,
+    /// The device went away; retrying (reconnecting) may help.
+    #[error("disconnected: {0}")]
+    Disconnected(String),
+    /// The device cannot be used; retrying will not help.
+    #[error("{0}")]
+    Fatal(String),
+}
+
+/// Camera plus marker tracking: the next captured frame (undistorted) and its pose.
+pub trait CameraTracker: Send {
+    /// Blocks for the next frame (at the camera's rate).
+    fn next_update(&mut self) -> Result<CameraUpdate, DeviceError>;
+}
+
+/// The digitizer arm: stylus samples in the arm's base frame.
+pub trait StylusDevice: Send {
+    /// Blocks for the next sample.
+    fn next_sample(&mut self) -> Result<StylusSample, DeviceError>;
+}
+
+/// The microphone: block levels.
+pub trait MicDevice: Send {
+    /// Blocks for the next block's level.
+    fn next_level(&mut self) -> Result<MicLevel, DeviceError>;
+}
+
+/// A simulation failure (the message says what and where).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("simulation: {0}")]
+pub struct SimulationError(pub String);
+
+/// What the solver thread needs from a simulation (implemented over the solver library).
+pub trait Simulation: Send {
+    /// Advances by `dt_secs`, with the stylus spring while clipped and the wind level
+    /// (microphone RMS, 0 when silent).
+    fn step(
+        &mut self,
+        dt_secs: f64,
+        spring: Option<&SpringAttachment>,
+        wind_rms: f64,
+    ) -> Result<(), SimulationError>;
+    /// The points the stylus may clip to, where they are now.
+    fn grab_points(&self) -> Vec<GrabPoint>;
+    /// Where a body point is now; `None` for an unknown body.
+    fn point_in_world(&self, body: usize, point_in_body: &Point3<f64>) -> Option<Point3<f64>>;
+    /// The bodies' visual shapes at their current poses.
+    fn shapes(&self) -> Vec<ShapeInstance>;
+    /// Joint reaction forces to draw as arrows (none by default).
+    fn reactions(&self) -> Vec<ForceArrow> {
+        Vec::new()
+    }
+    /// Diagnostics of the last step.
+    fn diagnostics(&self) -> SimDiagnostics;
+}

@@ -1,0 +1,96 @@
+//! The messages that flow between the rig's threads. Every one carries the monotonic time at
+//! which its device produced it, so the compositor can show end-to-end latencies.
+
+use crate::compositor::{ForceArrow, ShapeInstance};
+use nalgebra::{Isometry3, Point3};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// An RGB8 video frame, already undistorted (pinhole with the camera file's K).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VideoFrame {
+    /// Width, pixels.
+    pub width: u32,
+    /// Height, pixels.
+    pub height: u32,
+    /// `width * height * 3` bytes, rows top to bottom.
+    pub rgb: Vec<u8>,
+}
+
+/// One camera frame and the marker pose tracked in it.
+#[derive(Debug, Clone)]
+pub struct CameraUpdate {
+    /// When the frame was captured.
+    pub captured_at: Instant,
+    /// The frame (shared: the compositor may keep it while the camera moves on).
+    pub frame: Arc<VideoFrame>,
+    /// The camera pose from the marker; `None` when the marker is not seen.
+    pub camera_from_world: Option<Isometry3<f64>>,
+}
+
+/// One stylus sample in the arm's base frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StylusSample {
+    /// When the arm reported it.
+    pub sampled_at: Instant,
+    /// The stylus tip, arm base frame, metres.
+    pub tip_in_arm: Point3<f64>,
+    /// The (first) stylus button is held down.
+    pub button_pressed: bool,
+}
+
+/// What the arm thread says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StylusMessage {
+    /// A new sample.
+    Sample(StylusSample),
+    /// The arm stopped answering (the driver keeps trying to reconnect); the text says why.
+    Disconnected(String),
+}
+
+/// The microphone's level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MicLevel {
+    /// When the level was measured (end of its audio block).
+    pub measured_at: Instant,
+    /// RMS level of the block, full scale = 1.
+    pub rms: f64,
+}
+
+/// Per-step diagnostics of the simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SimDiagnostics {
+    /// Norm of the position-level constraint violation ‖ψ‖, metres.
+    pub psi_norm_m: f64,
+    /// Energy balance error (E − E₀ − user work + dissipation), joules.
+    pub energy_error_j: f64,
+}
+
+/// What the solver thread publishes after each batch of steps.
+#[derive(Debug, Clone)]
+pub struct SimSnapshot {
+    /// Simulated time, seconds.
+    pub sim_time_s: f64,
+    /// Simulated over wall time since the start.
+    pub real_time_factor: f64,
+    /// Steps dropped so far because the solver fell behind more than its catch-up bound.
+    pub skipped_steps: u64,
+    /// Bodies to draw.
+    pub shapes: Vec<ShapeInstance>,
+    /// Reaction-force arrows.
+    pub arrows: Vec<ForceArrow>,
+    /// The stylus tip, world frame, when the arm reports it.
+    pub stylus_tip_in_world: Option<Point3<f64>>,
+    /// Spring from the stylus tip to the grabbed body point, while clipped.
+    pub spring_in_world: Option<(Point3<f64>, Point3<f64>)>,
+    /// Grab points (world), to highlight them.
+    pub grab_points_in_world: Vec<Point3<f64>>,
+    /// Diagnostics of the last step.
+    pub diagnostics: SimDiagnostics,
+    /// Sample time of the newest stylus sample this snapshot reflects.
+    pub stylus_sampled_at: Option<Instant>,
+    /// The arm's state as text.
+    pub arm_status: Option<String>,
+    /// The last microphone level used, RMS.
+    pub mic_rms: Option<f64>,
+}

@@ -1,0 +1,140 @@
+//! The run summary printed by `demo` and `run`: what the interaction did (clip, drag, release,
+//! free swing, tip error), the solver's health, latency, frame output and memory.
+
+use super::live::RunSummary;
+use super::solver_worker::SolverSummary;
+use std::fmt::Write as _;
+
+/// How long after the clip the spring is given to pull the body onto the tip before the tip
+/// error counts, seconds.
+pub const CLIP_SETTLE_S: f64 = 0.3;
+
+/// The interaction as recorded by the solver thread.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InteractionReport {
+    /// Simulated time of the first clip, seconds.
+    pub clip_s: Option<f64>,
+    /// Simulated time of the first release after it, seconds.
+    pub release_s: Option<f64>,
+    /// Largest tip-to-grabbed-point distance while clipped (after [`CLIP_SETTLE_S`]), metres.
+    pub max_tip_error_m: Option<f64>,
+    /// How far the grabbed point was dragged from where it was clipped, metres.
+    pub drag_m: Option<f64>,
+    /// Path length of the grab point in the second after the release, metres (free swing).
+    pub swing_path_after_release_m: Option<f64>,
+}
+
+impl InteractionReport {
+    /// Extracts the report from a solver summary.
+    pub fn from_solver(s: &SolverSummary) -> Self {
+        let clip_s = s
+            .events
+            .iter()
+            .find(|(_, m)| m.starts_with("clipped"))
+            .map(|(t, _)| *t);
+        let release_s = clip_s.and_then(|c| {
+            s.events
+                .iter()
+                .find(|(t, m)| *t > c && m.starts_with("released"))
+                .map(|(t, _)| *t)
+        });
+        let mut r = Self {
+            clip_s,
+            release_s,
+            ..Self::default()
+        };
+        let Some(c) = clip_s else { return r };
+        let clipped_rows: Vec<_> = s.trace.iter().filter(|row| row.clipped).collect();
+        let start = clipped_rows.first().and_then(|row| row.grab_point_in_world);
+        for row in clipped_rows
+            .iter()
+            .filter(|row| row.sim_time_s > c + CLIP_SETTLE_S)
+        {
+            if let (Some(tip), Some(p)) = (row.tip_in_world, row.grab_point_in_world) {
+                let e = (tip - p).norm();
+                r.max_tip_error_m = Some(r.max_tip_error_m.map_or(e, |m: f64| m.max(e)));
+                if let Some(p0) = start {
+                    let d = (p - p0).norm();
+                    r.drag_m = Some(r.drag_m.map_or(d, |m: f64| m.max(d)));
+                }
+            }
+        }
+        if let Some(rel) = release_s {
+            let pts: Vec<_> = s
+                .trace
+                .iter()
+                .filter(|row| !row.clipped && row.sim_time_s > rel && row.sim_time_s <= rel + 1.0)
+                .filter_map(|row| row.grab_point_in_world)
+                .collect();
+            if pts.len() > 1 {
+                r.swing_path_after_release_m =
+                    Some(pts.windows(2).map(|w| (w[1] - w[0]).norm()).sum());
+            }
+        }
+        r
+    }
+}
+
+/// The human-readable summary of a run.
+pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
+    let d = &summary.display;
+    let s = &summary.solver;
+    let i = InteractionReport::from_solver(s);
+    let mut out = String::new();
+    let fps = if d.wall_s > 0.0 {
+        d.frames as f64 / d.wall_s
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "frames: {} in {:.1} s ({fps:.1} fps)",
+        d.frames, d.wall_s
+    );
+    if let Some(dir) = &d.frames_dir {
+        let _ = writeln!(
+            out,
+            "frames written to {} (frame_000000.png …)",
+            dir.display()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "latency, stylus sample → frame presented: {} (target < {:.0} ms = two frames)",
+        d.latency.describe(),
+        2.0 * frame_period_ms
+    );
+    let _ = writeln!(out, "render time per frame: {}", d.render.describe());
+    let _ = writeln!(
+        out,
+        "solver: {} steps of 10 ms, real-time factor {:.3}, {} steps dropped, max |psi| {:.3e} m, max |energy error| {:.3e} J",
+        s.steps, s.real_time_factor, s.skipped_steps, s.max_psi_norm_m, s.max_abs_energy_error_j
+    );
+    let mm = |v: Option<f64>| v.map_or("-".to_owned(), |m| format!("{:.2} mm", m * 1e3));
+    let sec = |v: Option<f64>| v.map_or("never".to_owned(), |t| format!("t = {t:.2} s"));
+    let _ = writeln!(
+        out,
+        "interaction: clipped {}, released {}, dragged {}, max tip error while clipped {}, free swing path in the 1 s after release {}",
+        sec(i.clip_s),
+        sec(i.release_s),
+        i.drag_m.map_or("-".to_owned(), |m| format!("{:.1} cm", m * 1e2)),
+        mm(i.max_tip_error_m),
+        i.swing_path_after_release_m.map_or("-".to_owned(), |m| format!("{:.1} cm", m * 1e2)),
+    );
+    if let Some((a, b)) = d.rss_first_last_bytes {
+        let _ = writeln!(
+            out,
+            "memory (resident): {:.1} MB at the first frame, {:.1} MB at the last ({:+.1} MB)",
+            a as f64 / 1e6,
+            b as f64 / 1e6,
+            (b as f64 - a as f64) / 1e6
+        );
+    }
+    if let Some(e) = &s.error {
+        let _ = writeln!(out, "solver error: {e}");
+    }
+    for e in &d.events {
+        let _ = writeln!(out, "  {e}");
+    }
+    out
+}

@@ -1,0 +1,312 @@
+//! The solver thread: keeps the simulation in real time with the fixed step h, several steps
+//! per displayed frame, bounded catch-up ([`super::clock`]); runs the interaction on the newest
+//! stylus sample before every step; publishes a [`SimSnapshot`] after each batch; and records a
+//! trace (for the demo's summary and the end-to-end test).
+
+use super::clock::RealTimeStepper;
+use super::devices::Simulation;
+use super::messages::{MicLevel, SimSnapshot, StylusMessage, StylusSample};
+use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
+use crate::interaction::{Interaction, InteractionConfig, InteractionEvent, StylusInput};
+use ar_drivers::latest::{LatestReceiver, LatestSender};
+use crossbeam_channel::{Sender, TryRecvError};
+use nalgebra::{Isometry3, Point3};
+use std::time::{Duration, Instant};
+
+/// The paper's fixed step, seconds.
+pub const DEFAULT_DT_SECS: f64 = 0.01;
+
+/// Solver-thread settings.
+#[derive(Debug, Clone)]
+pub struct SolverConfig {
+    /// Fixed step, seconds.
+    pub dt_secs: f64,
+    /// Catch-up bound: at most this many steps in one batch.
+    pub max_steps_per_batch: u32,
+    /// The arm's base frame in the world (marker) frame, from the tracker calibration.
+    pub world_from_arm: Isometry3<f64>,
+    /// Grab radius and friends.
+    pub interaction: InteractionConfig,
+    /// Keep one trace row every this many steps.
+    pub trace_every_steps: u64,
+}
+
+impl Default for SolverConfig {
+    fn default() -> Self {
+        Self {
+            dt_secs: DEFAULT_DT_SECS,
+            max_steps_per_batch: 10,
+            world_from_arm: Isometry3::identity(),
+            interaction: InteractionConfig::default(),
+            trace_every_steps: 1,
+        }
+    }
+}
+
+/// One recorded instant of the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRow {
+    /// Simulated time, seconds.
+    pub sim_time_s: f64,
+    /// Clipped at the end of this step.
+    pub clipped: bool,
+    /// Stylus tip, world frame.
+    pub tip_in_world: Option<Point3<f64>>,
+    /// The grabbed point while clipped, else the first grab point, world frame.
+    pub grab_point_in_world: Option<Point3<f64>>,
+    /// ‖ψ‖, metres.
+    pub psi_norm_m: f64,
+    /// Energy balance error, joules.
+    pub energy_error_j: f64,
+}
+
+/// What the solver thread returns when it stops.
+#[derive(Debug, Clone, Default)]
+pub struct SolverSummary {
+    /// Steps taken.
+    pub steps: u64,
+    /// Steps dropped by the catch-up bound.
+    pub skipped_steps: u64,
+    /// Simulated over wall time.
+    pub real_time_factor: f64,
+    /// Clip / release events with their simulated times.
+    pub events: Vec<(f64, String)>,
+    /// The trace.
+    pub trace: Vec<TraceRow>,
+    /// Largest ‖ψ‖ seen, metres.
+    pub max_psi_norm_m: f64,
+    /// Largest |energy error| seen, joules.
+    pub max_abs_energy_error_j: f64,
+    /// The simulation error that stopped the thread, if any.
+    pub error: Option<String>,
+}
+
+/// The solver thread's inputs.
+pub struct SolverInputs {
+    /// Stylus samples and disconnects.
+    pub stylus: LatestReceiver<StylusMessage>,
+    /// Microphone levels, when there is a microphone.
+    pub mic: Option<LatestReceiver<MicLevel>>,
+}
+
+/// Starts the solver thread ("solver").
+pub fn spawn_solver(
+    sim: Box<dyn Simulation>,
+    config: SolverConfig,
+    inputs: SolverInputs,
+    snapshots: LatestSender<SimSnapshot>,
+    reports: Sender<WorkerReport>,
+    stop: StopFlag,
+) -> Result<Worker<SolverSummary>, WorkerError> {
+    Worker::spawn("solver", stop, move |stop| {
+        SolverLoop::new(sim, config, inputs, snapshots, reports).run(&stop)
+    })
+}
+
+struct SolverLoop {
+    sim: Box<dyn Simulation>,
+    config: SolverConfig,
+    inputs: SolverInputs,
+    snapshots: LatestSender<SimSnapshot>,
+    reports: Sender<WorkerReport>,
+    interaction: Interaction,
+    stylus: Option<StylusSample>,
+    arm_status: Option<String>,
+    mic_rms: Option<f64>,
+    summary: SolverSummary,
+}
+
+impl SolverLoop {
+    fn new(
+        sim: Box<dyn Simulation>,
+        config: SolverConfig,
+        inputs: SolverInputs,
+        snapshots: LatestSender<SimSnapshot>,
+        reports: Sender<WorkerReport>,
+    ) -> Self {
+        let interaction = Interaction::new(config.interaction);
+        Self {
+            sim,
+            config,
+            inputs,
+            snapshots,
+            reports,
+            interaction,
+            stylus: None,
+            arm_status: None,
+            mic_rms: None,
+            summary: SolverSummary::default(),
+        }
+    }
+
+    fn event(&mut self, sim_time_s: f64, message: String) {
+        report(
+            &self.reports,
+            WorkerReport::Event {
+                worker: "solver".into(),
+                message: format!("t = {sim_time_s:.2} s: {message}"),
+            },
+        );
+        self.summary.events.push((sim_time_s, message));
+    }
+
+    fn drain_inputs(&mut self) {
+        loop {
+            match self.inputs.stylus.try_recv() {
+                Ok(StylusMessage::Sample(s)) => {
+                    self.stylus = Some(s);
+                    self.arm_status = Some("ok".into());
+                }
+                Ok(StylusMessage::Disconnected(why)) => {
+                    self.stylus = None;
+                    self.arm_status = Some(format!("lost: {why}"));
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    // The arm thread is gone: the stylus is as good as unplugged.
+                    if self.stylus.take().is_some() {
+                        self.arm_status = Some("lost: arm thread stopped".into());
+                    }
+                    break;
+                }
+            }
+        }
+        if let Some(mic) = &self.inputs.mic {
+            if let Some(level) = mic.try_iter().last() {
+                self.mic_rms = Some(level.rms);
+            }
+        }
+    }
+
+    fn run(mut self, stop: &StopFlag) -> SolverSummary {
+        let h = self.config.dt_secs;
+        let origin = Instant::now();
+        let mut stepper = RealTimeStepper::new(origin, h, self.config.max_steps_per_batch);
+        let mut reported_skips = 0u64;
+        while !stop.is_stopped() {
+            self.drain_inputs();
+            let plan = stepper.plan(Instant::now());
+            for _ in 0..plan.steps {
+                let k = self.summary.steps;
+                let t = (k + 1) as f64 * h;
+                if let Err(e) = self.step(h, t, k) {
+                    self.summary.error = Some(e.clone());
+                    report(
+                        &self.reports,
+                        WorkerReport::Fatal {
+                            worker: "solver".into(),
+                            message: e,
+                        },
+                    );
+                    stop.stop();
+                    break;
+                }
+                self.summary.steps += 1;
+            }
+            if stepper.steps_skipped() > reported_skips {
+                let t = self.summary.steps as f64 * h;
+                let msg = format!(
+                    "solver fell behind: {} steps dropped so far (real-time factor {:.2})",
+                    stepper.steps_skipped(),
+                    stepper.real_time_factor(Instant::now())
+                );
+                self.event(t, msg);
+                reported_skips = stepper.steps_skipped();
+            }
+            if plan.steps > 0 {
+                self.publish(&stepper);
+            }
+            let now = Instant::now();
+            let due = stepper.next_due();
+            if due > now {
+                std::thread::sleep((due - now).min(Duration::from_millis(20)));
+            }
+        }
+        self.summary.skipped_steps = stepper.steps_skipped();
+        self.summary.real_time_factor = stepper.real_time_factor(Instant::now());
+        self.summary
+    }
+
+    fn step(&mut self, h: f64, t_after: f64, k: u64) -> Result<(), String> {
+        let input = self.stylus.map(|s| {
+            StylusInput::from_arm(&self.config.world_from_arm, &s.tip_in_arm, s.button_pressed)
+        });
+        let grabs = self.sim.grab_points();
+        match self.interaction.update(input, &grabs) {
+            InteractionEvent::None => {}
+            InteractionEvent::Clipped { grab, distance_m } => self.event(
+                t_after - h,
+                format!(
+                    "clipped to body {} ({:.1} mm from the grab point)",
+                    grab.body,
+                    distance_m * 1e3
+                ),
+            ),
+            InteractionEvent::MissedGrab { nearest_m } => self.event(
+                t_after - h,
+                format!(
+                    "press missed: nearest grab point {:.1} mm away",
+                    nearest_m * 1e3
+                ),
+            ),
+            InteractionEvent::Released => self.event(t_after - h, "released".into()),
+            InteractionEvent::ReleasedOnDisconnect => {
+                self.event(t_after - h, "released: stylus disconnected".into())
+            }
+        }
+        let wind = self.mic_rms.unwrap_or(0.0);
+        let spring = self.interaction.spring();
+        self.sim
+            .step(h, spring.as_ref(), wind)
+            .map_err(|e| e.to_string())?;
+        let d = self.sim.diagnostics();
+        self.summary.max_psi_norm_m = self.summary.max_psi_norm_m.max(d.psi_norm_m);
+        self.summary.max_abs_energy_error_j = self
+            .summary
+            .max_abs_energy_error_j
+            .max(d.energy_error_j.abs());
+        if k.is_multiple_of(self.config.trace_every_steps.max(1)) {
+            let grab_point = match &spring {
+                Some(s) => self.sim.point_in_world(s.body, &s.point_in_body),
+                None => self.sim.grab_points().first().map(|g| g.point_in_world),
+            };
+            self.summary.trace.push(TraceRow {
+                sim_time_s: t_after,
+                clipped: spring.is_some(),
+                tip_in_world: self.interaction.tip_in_world(),
+                grab_point_in_world: grab_point,
+                psi_norm_m: d.psi_norm_m,
+                energy_error_j: d.energy_error_j,
+            });
+        }
+        Ok(())
+    }
+
+    fn publish(&mut self, stepper: &RealTimeStepper) {
+        let spring_in_world = self.interaction.spring().and_then(|s| {
+            self.sim
+                .point_in_world(s.body, &s.point_in_body)
+                .map(|p| (s.target_in_world, p))
+        });
+        let snap = SimSnapshot {
+            sim_time_s: stepper.steps_taken() as f64 * self.config.dt_secs,
+            real_time_factor: stepper.real_time_factor(Instant::now()),
+            skipped_steps: stepper.steps_skipped(),
+            shapes: self.sim.shapes(),
+            arrows: self.sim.reactions(),
+            stylus_tip_in_world: self.interaction.tip_in_world(),
+            spring_in_world,
+            grab_points_in_world: self
+                .sim
+                .grab_points()
+                .iter()
+                .map(|g| g.point_in_world)
+                .collect(),
+            diagnostics: self.sim.diagnostics(),
+            stylus_sampled_at: self.stylus.map(|s| s.sampled_at),
+            arm_status: self.arm_status.clone(),
+            mic_rms: self.mic_rms,
+        };
+        self.snapshots.send(snap);
+    }
+}

@@ -1,0 +1,127 @@
+//! Small symmetric positive-definite blocks (at most 6×6) and their Cholesky factors.
+//!
+//! Every joint solves its own block `J M⁻¹ Jᵀ δ = r` (paper Eq. 17–23); the block is factored
+//! once per step and reused in every Gauss–Seidel sweep, so the factor lives in fixed-size
+//! arrays (no allocation) and the decomposition reports failure through `Option` with an
+//! explicit relative epsilon instead of producing NaNs.
+
+/// The largest number of constraint rows one element contributes (a fixed joint).
+pub const MAX_ROWS: usize = 6;
+
+/// A row-major square matrix of up to [`MAX_ROWS`] rows; only the leading `n × n` part is used.
+pub type BlockMatrix = [[f64; MAX_ROWS]; MAX_ROWS];
+
+/// A vector of up to [`MAX_ROWS`] entries; only the leading `n` are used.
+pub type BlockVector = [f64; MAX_ROWS];
+
+/// The lower-triangular Cholesky factor `L` of an SPD block `A = L Lᵀ`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CholeskyBlock {
+    n: usize,
+    l: BlockMatrix,
+}
+
+// Index loops mirror the textbook Cholesky recurrences; iterator forms obscure them.
+#[allow(clippy::needless_range_loop)]
+impl CholeskyBlock {
+    /// Factors the leading `n × n` block of `a` (only its lower triangle is read).
+    ///
+    /// Returns `None` when `n` is zero or too large, or when a pivot is not larger than
+    /// `rel_eps` times the largest diagonal entry (a singular or indefinite block, or NaN).
+    pub fn factor(a: &BlockMatrix, n: usize, rel_eps: f64) -> Option<Self> {
+        if n == 0 || n > MAX_ROWS {
+            return None;
+        }
+        let mut max_diag = 0.0_f64;
+        for (i, row) in a.iter().enumerate().take(n) {
+            max_diag = max_diag.max(row[i]);
+        }
+        if max_diag.is_nan() || max_diag <= 0.0 {
+            return None;
+        }
+        let eps = rel_eps * max_diag;
+        let mut l = [[0.0; MAX_ROWS]; MAX_ROWS];
+        for j in 0..n {
+            let mut d = a[j][j];
+            for k in 0..j {
+                d -= l[j][k] * l[j][k];
+            }
+            if d.is_nan() || d <= eps {
+                return None;
+            }
+            let d = d.sqrt();
+            l[j][j] = d;
+            for i in (j + 1)..n {
+                let mut s = a[i][j];
+                for k in 0..j {
+                    s -= l[i][k] * l[j][k];
+                }
+                l[i][j] = s / d;
+            }
+        }
+        Some(Self { n, l })
+    }
+
+    /// Number of rows of the factored block.
+    pub fn rows(&self) -> usize {
+        self.n
+    }
+
+    /// Solves `A x = b` in place (`b` becomes `x`); entries past `n` are left alone.
+    pub fn solve_in_place(&self, b: &mut BlockVector) {
+        let n = self.n;
+        for i in 0..n {
+            let mut s = b[i];
+            for k in 0..i {
+                s -= self.l[i][k] * b[k];
+            }
+            b[i] = s / self.l[i][i];
+        }
+        for i in (0..n).rev() {
+            let mut s = b[i];
+            for k in (i + 1)..n {
+                s -= self.l[k][i] * b[k];
+            }
+            b[i] = s / self.l[i][i];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solves_a_known_spd_system() {
+        let mut a = [[0.0; MAX_ROWS]; MAX_ROWS];
+        let m = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]];
+        for i in 0..3 {
+            for j in 0..3 {
+                a[i][j] = m[i][j];
+            }
+        }
+        let f = CholeskyBlock::factor(&a, 3, 1e-12).expect("SPD");
+        let x_true = [1.0, -2.0, 0.5];
+        let mut b = [0.0; MAX_ROWS];
+        for i in 0..3 {
+            b[i] = (0..3).map(|j| m[i][j] * x_true[j]).sum();
+        }
+        f.solve_in_place(&mut b);
+        for i in 0..3 {
+            assert!((b[i] - x_true[i]).abs() < 1e-12, "row {i}: {}", b[i]);
+        }
+    }
+
+    #[test]
+    fn rejects_singular_and_nan_blocks() {
+        let mut a = [[0.0; MAX_ROWS]; MAX_ROWS];
+        a[0][0] = 1.0;
+        a[1][0] = 1.0;
+        a[0][1] = 1.0;
+        a[1][1] = 1.0;
+        assert!(CholeskyBlock::factor(&a, 2, 1e-12).is_none());
+        a[1][1] = f64::NAN;
+        assert!(CholeskyBlock::factor(&a, 2, 1e-12).is_none());
+        assert!(CholeskyBlock::factor(&a, 0, 1e-12).is_none());
+    }
+}

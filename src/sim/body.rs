@@ -1,0 +1,177 @@
+//! Rigid bodies in maximal coordinates: pose, velocities, mass and principal inertia.
+
+use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3};
+
+use super::shape::Shape;
+
+/// Index of a body in a [`Simulation`](super::Simulation); index 0 is the fixed ground.
+pub type BodyId = usize;
+
+/// The fixed ground body (the marker frame); it has no mass and never moves.
+pub const GROUND: BodyId = 0;
+
+/// A rigid body: state in the world frame plus its mass properties.
+///
+/// Angular velocity is expressed in the world frame. The inertia tensor is diagonal in the
+/// principal frame, whose orientation in the body frame is `body_from_principal`.
+#[derive(Clone, Debug)]
+pub struct Body {
+    /// Unique name from the scene file (`"ground"` for the ground).
+    pub name: String,
+    /// Mass (kg); zero for the ground.
+    pub mass_kg: f64,
+    /// Principal moments of inertia about the centre of mass (kg·m²).
+    pub principal_inertia_kg_m2: Vector3<f64>,
+    /// Orientation of the principal axes in the body frame.
+    pub body_from_principal: UnitQuaternion<f64>,
+    /// Visual shape (none for the ground).
+    pub shape: Option<Shape>,
+    /// Position of the centre of mass (= body frame origin) in the world (m).
+    pub position_in_world: Vector3<f64>,
+    /// Orientation `world_from_body`.
+    pub world_from_body_rotation: UnitQuaternion<f64>,
+    /// Linear velocity of the centre of mass (m/s, world).
+    pub linear_velocity_in_world: Vector3<f64>,
+    /// Angular velocity (rad/s, world).
+    pub angular_velocity_in_world: Vector3<f64>,
+    pub(crate) inv_mass: f64,
+    pub(crate) inv_principal_inertia: Vector3<f64>,
+}
+
+impl Body {
+    /// The fixed ground body at the world origin.
+    pub fn ground() -> Self {
+        Self {
+            name: "ground".to_owned(),
+            mass_kg: 0.0,
+            principal_inertia_kg_m2: Vector3::zeros(),
+            body_from_principal: UnitQuaternion::identity(),
+            shape: None,
+            position_in_world: Vector3::zeros(),
+            world_from_body_rotation: UnitQuaternion::identity(),
+            linear_velocity_in_world: Vector3::zeros(),
+            angular_velocity_in_world: Vector3::zeros(),
+            inv_mass: 0.0,
+            inv_principal_inertia: Vector3::zeros(),
+        }
+    }
+
+    /// A dynamic body at rest. Mass and inertia must be positive (the scene loader checks).
+    pub fn new(
+        name: impl Into<String>,
+        mass_kg: f64,
+        principal_inertia_kg_m2: Vector3<f64>,
+        body_from_principal: UnitQuaternion<f64>,
+        world_from_body: Isometry3<f64>,
+        shape: Option<Shape>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            mass_kg,
+            principal_inertia_kg_m2,
+            body_from_principal,
+            shape,
+            position_in_world: world_from_body.translation.vector,
+            world_from_body_rotation: world_from_body.rotation,
+            linear_velocity_in_world: Vector3::zeros(),
+            angular_velocity_in_world: Vector3::zeros(),
+            inv_mass: 1.0 / mass_kg,
+            inv_principal_inertia: principal_inertia_kg_m2.map(|i| 1.0 / i),
+        }
+    }
+
+    /// Whether this body moves (the ground does not).
+    pub fn is_dynamic(&self) -> bool {
+        self.inv_mass > 0.0
+    }
+
+    /// The body pose `world_from_body`.
+    pub fn world_from_body(&self) -> Isometry3<f64> {
+        Isometry3::from_parts(
+            Translation3::from(self.position_in_world),
+            self.world_from_body_rotation,
+        )
+    }
+
+    /// A point given in the body frame, expressed in the world frame.
+    pub fn point_in_world(&self, point_in_body: &Vector3<f64>) -> Point3<f64> {
+        Point3::from(self.position_in_world + self.world_from_body_rotation * point_in_body)
+    }
+
+    /// Inverse inertia tensor in the world frame at the current orientation.
+    pub(crate) fn inv_inertia_in_world(&self) -> Matrix3<f64> {
+        let world_from_principal =
+            (self.world_from_body_rotation * self.body_from_principal).to_rotation_matrix();
+        let r = world_from_principal.matrix();
+        r * Matrix3::from_diagonal(&self.inv_principal_inertia) * r.transpose()
+    }
+
+    /// Kinetic energy ½ m v² + ½ ωᵀ I ω (J).
+    pub fn kinetic_energy_j(&self) -> f64 {
+        if !self.is_dynamic() {
+            return 0.0;
+        }
+        let w_principal = (self.world_from_body_rotation * self.body_from_principal)
+            .inverse_transform_vector(&self.angular_velocity_in_world);
+        0.5 * self.mass_kg * self.linear_velocity_in_world.norm_squared()
+            + 0.5
+                * (self.principal_inertia_kg_m2.x * w_principal.x * w_principal.x
+                    + self.principal_inertia_kg_m2.y * w_principal.y * w_principal.y
+                    + self.principal_inertia_kg_m2.z * w_principal.z * w_principal.z)
+    }
+}
+
+/// Advances an orientation by a world angular velocity over `dt_secs` with the quaternion
+/// update `q + dt/2 · ω ⊗ q`, renormalised. This is exactly the Cayley map (a rotation by
+/// 2·atan(|ω| dt/2) about ω), which the exact-work property of the midpoint Jacobians relies
+/// on. The solver uses this one function both to predict and to integrate, so predicted and
+/// integrated poses agree bit for bit.
+#[inline]
+pub(crate) fn advance_rotation(
+    q: &UnitQuaternion<f64>,
+    angular_velocity_in_world: &Vector3<f64>,
+    dt_secs: f64,
+) -> UnitQuaternion<f64> {
+    let w = angular_velocity_in_world * (0.5 * dt_secs);
+    let qq = q.quaternion();
+    let dq = nalgebra::Quaternion::from_imag(w) * qq;
+    UnitQuaternion::new_normalize(qq + dq)
+}
+
+/// A body pose in the form the constraint code needs: position, quaternion and its matrix.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pose {
+    pub(crate) x: Vector3<f64>,
+    pub(crate) q: UnitQuaternion<f64>,
+    pub(crate) r: Matrix3<f64>,
+}
+
+impl Pose {
+    pub(crate) fn new(x: Vector3<f64>, q: UnitQuaternion<f64>) -> Self {
+        Self {
+            x,
+            q,
+            r: *q.to_rotation_matrix().matrix(),
+        }
+    }
+
+    pub(crate) fn of(body: &Body) -> Self {
+        Self::new(body.position_in_world, body.world_from_body_rotation)
+    }
+
+    /// The pose reached after `dt_secs` from `start` with the mean of the start velocities
+    /// (`v0`, `w0`) and the body's current ones (implicit midpoint rule).
+    pub(crate) fn predicted(
+        start: &Pose,
+        v0: &Vector3<f64>,
+        w0: &Vector3<f64>,
+        body: &Body,
+        dt_secs: f64,
+    ) -> Self {
+        let half = 0.5 * dt_secs;
+        Self::new(
+            start.x + (v0 + body.linear_velocity_in_world) * half,
+            advance_rotation(&start.q, &(w0 + body.angular_velocity_in_world), half),
+        )
+    }
+}

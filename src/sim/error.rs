@@ -1,0 +1,96 @@
+//! Errors of the solver library: bad scene files and bad simulation set-ups.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// A simulation could not be built or configured.
+#[derive(Debug, Error, PartialEq)]
+pub enum SimError {
+    /// Body 0 must be the fixed ground.
+    #[error("the first body must be the fixed ground")]
+    NoGround,
+    /// An element refers to a body index that does not exist.
+    #[error("{what} `{name}` refers to body index {index}, which does not exist")]
+    UnknownBodyIndex {
+        /// Kind of element.
+        what: &'static str,
+        /// Its name.
+        name: String,
+        /// The bad index.
+        index: usize,
+    },
+    /// A joint's block J M⁻¹ Jᵀ is singular (e.g. both bodies fixed).
+    #[error(
+        "joint `{joint}` cannot be solved: its block J M⁻¹ Jᵀ is singular (are both bodies fixed?)"
+    )]
+    SingularJoint {
+        /// Joint name.
+        joint: String,
+    },
+    /// A parameter is out of range.
+    #[error("bad value {value} for {field}")]
+    BadParameter {
+        /// Parameter name.
+        field: &'static str,
+        /// The rejected value.
+        value: f64,
+    },
+    /// The stylus can only clip to a dynamic body.
+    #[error("the stylus cannot clip to body index {index} (missing or fixed)")]
+    BadStylusBody {
+        /// The body index.
+        index: usize,
+    },
+    /// No grab point with this index.
+    #[error("the scene has no grab point number {index}")]
+    UnknownGrabPoint {
+        /// The index asked for.
+        index: usize,
+    },
+}
+
+/// A scene file could not be read or is invalid. Every variant names the file; parse and
+/// validation errors also name the line, column and field.
+#[derive(Debug, Error)]
+pub enum SceneError {
+    /// The file could not be read (retrying helps only if the file appears).
+    #[error("cannot read scene file {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// TOML syntax error, a missing or misspelt field or a value of the wrong type; the
+    /// message from the TOML parser carries the line, column and field.
+    #[error("scene file {}: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// A value parsed but is not acceptable.
+    #[error("{}:{line}:{column}: field `{field}`: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the value.
+        line: usize,
+        /// 1-based column of the value.
+        column: usize,
+        /// Field path, e.g. `joint[3].anchor2_in_body_m`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The scene is valid field by field but cannot be simulated.
+    #[error("scene file {}: {source}", path.display())]
+    Build {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: SimError,
+    },
+}

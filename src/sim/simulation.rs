@@ -1,0 +1,1158 @@
+//! The simulation and its step pipeline (Mariti & Valentini, Eq. 14–27).
+//!
+//! # Stage order of [`Simulation::step`]
+//! 1. **Free motion** (Eq. 14–16): every dynamic body gets the impulse of gravity and of the
+//!    external forces queued with [`Simulation::apply_external_force`]: v += h (g + F/m),
+//!    ω += h I⁻¹ τ. (The gyroscopic term ω × Iω is not integrated; in our scenes every body
+//!    turns about a principal axis.)
+//! 2. **Prepare**: at the start poses, each joint builds its Jacobian rows and factors its own
+//!    block K = J M⁻¹ Jᵀ (Cholesky, explicit epsilon); springs and the stylus build their soft
+//!    rows. Nothing is allocated: all scratch lives in the simulation.
+//! 3. **Warm start**: the impulses accumulated in the previous step are applied again.
+//! 4. **Sequential impulses** (Eq. 17–23, 27): sweeps over joints, then springs, then the
+//!    stylus. A joint solves K δ = −(J v + (β/h)·ψ) in the form
+//!    h K δ = (1 − β) ψₙ − ψ̂, where ψ̂ is the constraint evaluated at the *predicted* end pose
+//!    (x + h v, q advanced by ω). To first order ψ̂ = ψₙ + h J v, so this is Eq. 27's
+//!    Baumgarte-stabilised velocity constraint; using the predicted pose also carries the
+//!    second-order (centripetal) drift, so with β = 1 the joints close at the end of the step
+//!    and the method becomes the SHAKE scheme, which keeps energy without drift. Sweeps stop
+//!    when the largest row-velocity correction is below `velocity_tolerance` or at
+//!    `max_iterations`.
+//! 5. **Integrate positions**: x += h v, q ← normalise(q + h/2 ω ⊗ q).
+//! 6. **Position correction** (only if needed): if ‖ψ‖ > `position_tolerance_m`, nonlinear
+//!    Gauss–Seidel projection sweeps move the poses (not the velocities) along M⁻¹Jᵀ until
+//!    ‖ψ‖ is under the tolerance or `max_position_iterations` is reached. With the default
+//!    parameters this runs only when the velocity sweeps hit their cap.
+//! 7. **Reactions and diagnostics**: reactions are the accumulated impulses / h (Eq. 24–26) on
+//!    the second body, world frame; energies per [`super::diagnostics`].
+//!
+//! Soft elements (springs, stylus) are solved in the same sweeps as soft constraints: the
+//! elastic impulse is −h k (eₙ + eₙ₊₁)/2 (implicit midpoint), the damper impulse −h c ėₙ₊₁.
+//!
+//! Determinism: one thread, fixed iteration order (scene order), no time-dependent decisions;
+//! the same scene and inputs give bit-identical results.
+
+use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
+
+use super::block::{BlockMatrix, BlockVector, CholeskyBlock, MAX_ROWS};
+use super::body::{advance_rotation, Body, BodyId, Pose};
+use super::diagnostics::{EnergyLedger, StepDiagnostics, MIN_REFERENCE_ENERGY_J};
+use super::error::SimError;
+use super::grab::GrabPoint;
+use super::joint::{Joint, Row};
+use super::spring::Spring;
+use super::stylus::{StylusAttachment, StylusTarget};
+
+/// Relative pivot epsilon of the block factorisations.
+const BLOCK_EPSILON: f64 = 1.0e-12;
+/// Below this length (m) a spring has no direction and is skipped for the step.
+const MIN_SPRING_LENGTH_M: f64 = 1.0e-9;
+
+/// Solver parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolverParams {
+    /// Fixed time step h (s).
+    pub dt_secs: f64,
+    /// Cap on velocity Gauss–Seidel sweeps per step.
+    pub max_iterations: usize,
+    /// Baumgarte factor β of Eq. 27 (1 closes the position error in one step).
+    pub beta: f64,
+    /// Sweeps stop when every row-velocity correction is below this (m/s or rad/s).
+    pub velocity_tolerance: f64,
+    /// The position pass runs when ‖ψ‖ exceeds this after integration (m).
+    pub position_tolerance_m: f64,
+    /// Cap on position-correction sweeps per step.
+    pub max_position_iterations: usize,
+    /// Over-relaxation factor of the joint updates (1 = plain Gauss–Seidel).
+    pub relaxation: f64,
+    /// Alternate the sweep direction (forward, backward, ...): symmetric Gauss–Seidel,
+    /// which carries information along chains in both directions in every pair of sweeps.
+    pub symmetric_sweeps: bool,
+}
+
+impl Default for SolverParams {
+    fn default() -> Self {
+        Self {
+            dt_secs: 0.01,
+            max_iterations: 100,
+            beta: 1.0,
+            velocity_tolerance: 1.0e-6,
+            position_tolerance_m: 1.0e-7,
+            max_position_iterations: 50,
+            relaxation: 1.6,
+            symmetric_sweeps: false,
+        }
+    }
+}
+
+impl SolverParams {
+    /// Checks that every parameter is usable.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let bad = |field: &'static str, value: f64| SimError::BadParameter { field, value };
+        if !(self.dt_secs > 0.0 && self.dt_secs.is_finite()) {
+            return Err(bad("dt_secs", self.dt_secs));
+        }
+        if self.max_iterations == 0 {
+            return Err(bad("max_iterations", 0.0));
+        }
+        if !(self.beta > 0.0 && self.beta <= 1.0) {
+            return Err(bad("beta", self.beta));
+        }
+        if self.velocity_tolerance.is_nan() || self.velocity_tolerance <= 0.0 {
+            return Err(bad("velocity_tolerance", self.velocity_tolerance));
+        }
+        if self.position_tolerance_m.is_nan() || self.position_tolerance_m <= 0.0 {
+            return Err(bad("position_tolerance_m", self.position_tolerance_m));
+        }
+        Ok(())
+    }
+}
+
+/// Reaction of a joint on its second body, from the accumulated impulses / h (Eq. 24–26).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct JointReaction {
+    /// Force on body 2 (N, world).
+    pub force_in_world: Vector3<f64>,
+    /// Pure moment on body 2 about its anchor point (N·m, world).
+    pub torque_in_world: Vector3<f64>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct JointBlock {
+    rows: [Row; MAX_ROWS],
+    ang1w: [Vector3<f64>; MAX_ROWS],
+    ang2w: [Vector3<f64>; MAX_ROWS],
+    factor: CholeskyBlock,
+    psi_start: BlockVector,
+    lambda: BlockVector,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct SoftRow {
+    row: Row,
+    ang1w: Vector3<f64>,
+    ang2w: Vector3<f64>,
+    /// J M⁻¹ Jᵀ of the row.
+    w: f64,
+    /// Extension at the start of the step (m).
+    e_start: f64,
+    /// Extension at the predicted end of the step (m).
+    e_end: f64,
+    lambda: f64,
+    active: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct StylusBlock {
+    arm: Vector3<f64>,
+    ang_w: [Vector3<f64>; 3],
+    factor: CholeskyBlock,
+    e_start: Vector3<f64>,
+    lambda: Vector3<f64>,
+}
+
+/// A running multibody simulation: the bodies' state, the model, and the solver's scratch.
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    bodies: Vec<Body>,
+    joints: Vec<Joint>,
+    springs: Vec<Spring>,
+    grab_points: Vec<GrabPoint>,
+    gravity_in_world: Vector3<f64>,
+    params: SolverParams,
+    time_secs: f64,
+    stylus: Option<StylusAttachment>,
+    stylus_target: Option<StylusTarget>,
+    // Scratch, sized once.
+    inv_inertia: Vec<Matrix3<f64>>,
+    start: Vec<Pose>,
+    predicted: Vec<Pose>,
+    v_start: Vec<Vector3<f64>>,
+    w_start: Vec<Vector3<f64>>,
+    v_free: Vec<Vector3<f64>>,
+    w_free: Vec<Vector3<f64>>,
+    external_force: Vec<Vector3<f64>>,
+    external_torque: Vec<Vector3<f64>>,
+    joint_blocks: Vec<JointBlock>,
+    spring_rows: Vec<SoftRow>,
+    stylus_block: StylusBlock,
+    reactions: Vec<JointReaction>,
+    ledger: EnergyLedger,
+    diagnostics: StepDiagnostics,
+}
+
+// Row loops index several parallel fixed-size arrays (rows, impulses, block entries).
+#[allow(clippy::needless_range_loop)]
+impl Simulation {
+    /// Builds a simulation. `bodies[0]` must be the ground ([`Body::ground`]); joints,
+    /// springs and grab points refer to bodies by index.
+    pub fn new(
+        bodies: Vec<Body>,
+        joints: Vec<Joint>,
+        springs: Vec<Spring>,
+        grab_points: Vec<GrabPoint>,
+        gravity_in_world: Vector3<f64>,
+        params: SolverParams,
+    ) -> Result<Self, SimError> {
+        params.validate()?;
+        if bodies.first().is_none_or(|b| b.is_dynamic()) {
+            return Err(SimError::NoGround);
+        }
+        let n = bodies.len();
+        let check = |what: &'static str, name: &str, id: BodyId| {
+            if id >= n {
+                Err(SimError::UnknownBodyIndex {
+                    what,
+                    name: name.to_owned(),
+                    index: id,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        for j in &joints {
+            check("joint", &j.name, j.body1)?;
+            check("joint", &j.name, j.body2)?;
+        }
+        for s in &springs {
+            check("spring", &s.name, s.body1)?;
+            check("spring", &s.name, s.body2)?;
+        }
+        for g in &grab_points {
+            check("grab point", &g.name, g.body)?;
+        }
+        let mut sim = Self {
+            inv_inertia: vec![Matrix3::zeros(); n],
+            start: bodies.iter().map(Pose::of).collect(),
+            predicted: bodies.iter().map(Pose::of).collect(),
+            v_start: vec![Vector3::zeros(); n],
+            w_start: vec![Vector3::zeros(); n],
+            v_free: vec![Vector3::zeros(); n],
+            w_free: vec![Vector3::zeros(); n],
+            external_force: vec![Vector3::zeros(); n],
+            external_torque: vec![Vector3::zeros(); n],
+            joint_blocks: vec![JointBlock::default(); joints.len()],
+            spring_rows: vec![SoftRow::default(); springs.len()],
+            stylus_block: StylusBlock::default(),
+            reactions: vec![JointReaction::default(); joints.len()],
+            bodies,
+            joints,
+            springs,
+            grab_points,
+            gravity_in_world,
+            params,
+            time_secs: 0.0,
+            stylus: None,
+            stylus_target: None,
+            ledger: EnergyLedger::default(),
+            diagnostics: StepDiagnostics::default(),
+        };
+        // Every joint block must be solvable (a joint between two fixed bodies is not).
+        sim.update_inertia();
+        for i in 0..sim.joints.len() {
+            if !sim.prepare_joint(i) {
+                return Err(SimError::SingularJoint {
+                    joint: sim.joints[i].name.clone(),
+                });
+            }
+        }
+        sim.ledger.potential_end_j = sim.potential_energy_j();
+        sim.ledger.elastic_end_j = sim.elastic_energy_j();
+        sim.ledger.initial_j =
+            sim.kinetic_energy_j() + sim.ledger.potential_end_j + sim.ledger.elastic_end_j;
+        sim.ledger.reference_j = MIN_REFERENCE_ENERGY_J;
+        sim.diagnostics.constraint_norm_m = sim.constraint_norm_m();
+        sim.diagnostics.kinetic_j = sim.kinetic_energy_j();
+        sim.diagnostics.potential_j = sim.ledger.potential_end_j;
+        sim.diagnostics.elastic_j = sim.ledger.elastic_end_j;
+        sim.diagnostics.energy_reference_j = sim.ledger.reference_j;
+        Ok(sim)
+    }
+
+    // ----- model and state access -----
+
+    /// All bodies; index 0 is the ground.
+    pub fn bodies(&self) -> &[Body] {
+        &self.bodies
+    }
+
+    /// The body with this name, if any.
+    pub fn body_id(&self, name: &str) -> Option<BodyId> {
+        self.bodies.iter().position(|b| b.name == name)
+    }
+
+    /// Pose `world_from_body` of a body.
+    pub fn body_pose(&self, body: BodyId) -> Isometry3<f64> {
+        self.bodies[body].world_from_body()
+    }
+
+    /// All joints, in scene order (the order of [`Simulation::joint_reactions`]).
+    pub fn joints(&self) -> &[Joint] {
+        &self.joints
+    }
+
+    /// All springs.
+    pub fn springs(&self) -> &[Spring] {
+        &self.springs
+    }
+
+    /// Joint reactions of the last step, in joint order.
+    pub fn joint_reactions(&self) -> &[JointReaction] {
+        &self.reactions
+    }
+
+    /// Named grab points, in scene order (the first is the scripted stylus's).
+    pub fn grab_points(&self) -> &[GrabPoint] {
+        &self.grab_points
+    }
+
+    /// World position of a grab point.
+    pub fn grab_point_in_world(&self, index: usize) -> Option<Point3<f64>> {
+        let g = self.grab_points.get(index)?;
+        Some(self.bodies[g.body].point_in_world(&g.point_in_body))
+    }
+
+    /// Gravity (m/s², world).
+    pub fn gravity_in_world(&self) -> Vector3<f64> {
+        self.gravity_in_world
+    }
+
+    /// Solver parameters.
+    pub fn params(&self) -> &SolverParams {
+        &self.params
+    }
+
+    /// Replaces the solver parameters (takes effect at the next step).
+    pub fn set_params(&mut self, params: SolverParams) -> Result<(), SimError> {
+        params.validate()?;
+        self.params = params;
+        Ok(())
+    }
+
+    /// The fixed time step h (s).
+    pub fn dt_secs(&self) -> f64 {
+        self.params.dt_secs
+    }
+
+    /// Simulated time (s).
+    pub fn time_secs(&self) -> f64 {
+        self.time_secs
+    }
+
+    /// Diagnostics of the last step (at construction: the initial state).
+    pub fn diagnostics(&self) -> &StepDiagnostics {
+        &self.diagnostics
+    }
+
+    /// Sets the linear and angular velocity of a body (world frame), e.g. for an initial kick.
+    /// The energy this adds counts as if it had been there at the start; call it before the
+    /// first step only, or expect the balance to show it.
+    pub fn set_body_velocity(
+        &mut self,
+        body: BodyId,
+        linear_in_world: Vector3<f64>,
+        angular_in_world: Vector3<f64>,
+    ) {
+        if !self.bodies[body].is_dynamic() {
+            return;
+        }
+        self.bodies[body].linear_velocity_in_world = linear_in_world;
+        self.bodies[body].angular_velocity_in_world = angular_in_world;
+        if self.time_secs == 0.0 {
+            self.ledger.initial_j =
+                self.kinetic_energy_j() + self.ledger.potential_end_j + self.ledger.elastic_end_j;
+        }
+    }
+
+    // ----- interaction -----
+
+    /// Clips the stylus to a body point. The tip keeps the last target set, or starts at the
+    /// clipped point at rest if none was. The spring's initial energy counts as user work.
+    pub fn attach_stylus(&mut self, attachment: StylusAttachment) -> Result<(), SimError> {
+        if attachment.body >= self.bodies.len() || !self.bodies[attachment.body].is_dynamic() {
+            return Err(SimError::BadStylusBody {
+                index: attachment.body,
+            });
+        }
+        if !(attachment.stiffness_n_per_m > 0.0 && attachment.stiffness_n_per_m.is_finite()) {
+            return Err(SimError::BadParameter {
+                field: "stylus stiffness_n_per_m",
+                value: attachment.stiffness_n_per_m,
+            });
+        }
+        if !(attachment.damping_n_s_per_m >= 0.0 && attachment.damping_n_s_per_m.is_finite()) {
+            return Err(SimError::BadParameter {
+                field: "stylus damping_n_s_per_m",
+                value: attachment.damping_n_s_per_m,
+            });
+        }
+        self.detach_stylus();
+        if self.stylus_target.is_none() {
+            let p = self.bodies[attachment.body].point_in_world(&attachment.point_in_body);
+            self.stylus_target = Some(StylusTarget {
+                position_in_world: p,
+                velocity_in_world: Vector3::zeros(),
+            });
+        }
+        self.stylus = Some(attachment);
+        self.stylus_block.lambda = Vector3::zeros();
+        let u = self.stylus_energy_j();
+        self.ledger.elastic_end_j += u;
+        self.ledger.user_work_j += u;
+        Ok(())
+    }
+
+    /// Clips the stylus to a named grab point (by index) with the given spring.
+    pub fn attach_stylus_to_grab_point(
+        &mut self,
+        grab_index: usize,
+        stiffness_n_per_m: f64,
+        damping_n_s_per_m: f64,
+    ) -> Result<(), SimError> {
+        let g = self
+            .grab_points
+            .get(grab_index)
+            .ok_or(SimError::UnknownGrabPoint { index: grab_index })?;
+        let attachment = StylusAttachment {
+            body: g.body,
+            point_in_body: g.point_in_body,
+            stiffness_n_per_m,
+            damping_n_s_per_m,
+        };
+        self.attach_stylus(attachment)
+    }
+
+    /// Releases the stylus; the energy the spring still holds goes back to the user.
+    pub fn detach_stylus(&mut self) {
+        if self.stylus.is_some() {
+            let u = self.stylus_energy_j();
+            self.ledger.elastic_end_j -= u;
+            self.ledger.user_work_j -= u;
+        }
+        self.stylus = None;
+        self.stylus_block.lambda = Vector3::zeros();
+    }
+
+    /// The current attachment, if clipped.
+    pub fn stylus_attachment(&self) -> Option<&StylusAttachment> {
+        self.stylus.as_ref()
+    }
+
+    /// Sets the stylus tip for the next step: its position now and its velocity during the
+    /// step (world frame). After each step the tip advances by h·velocity on its own, so a
+    /// caller that updates less often than every step sees a smoothly moving tip.
+    pub fn set_stylus_target(
+        &mut self,
+        position_in_world: Point3<f64>,
+        velocity_in_world: Vector3<f64>,
+    ) {
+        let new_target = StylusTarget {
+            position_in_world,
+            velocity_in_world,
+        };
+        if self.stylus.is_some() {
+            // Jumping the tip changes the spring energy: that is work done by the user.
+            let before = self.stylus_energy_j();
+            self.stylus_target = Some(new_target);
+            let after = self.stylus_energy_j();
+            self.ledger.elastic_end_j += after - before;
+            self.ledger.user_work_j += after - before;
+        } else {
+            self.stylus_target = Some(new_target);
+        }
+    }
+
+    /// The stylus tip the solver uses, if one was set.
+    pub fn stylus_target(&self) -> Option<&StylusTarget> {
+        self.stylus_target.as_ref()
+    }
+
+    /// World position of the clipped point, if clipped.
+    pub fn stylus_point_in_world(&self) -> Option<Point3<f64>> {
+        let s = self.stylus.as_ref()?;
+        Some(self.bodies[s.body].point_in_world(&s.point_in_body))
+    }
+
+    /// Adds a force (N, world) acting at a world point during the next step only (the wind
+    /// uses this). Its work h (F·v + τ·ω), with the velocities after the step, is booked as
+    /// external work in the energy balance. Forces on the ground are ignored.
+    pub fn apply_external_force(
+        &mut self,
+        body: BodyId,
+        force_in_world: Vector3<f64>,
+        point_in_world: Point3<f64>,
+    ) {
+        let Some(b) = self.bodies.get(body) else {
+            return;
+        };
+        if !b.is_dynamic() {
+            return;
+        }
+        let arm = point_in_world.coords - b.position_in_world;
+        self.external_force[body] += force_in_world;
+        self.external_torque[body] += arm.cross(&force_in_world);
+    }
+
+    // ----- energies and constraint error -----
+
+    /// Kinetic energy of all bodies (J).
+    pub fn kinetic_energy_j(&self) -> f64 {
+        self.bodies.iter().map(Body::kinetic_energy_j).sum()
+    }
+
+    /// Gravitational energy −Σ m g·x (J).
+    pub fn potential_energy_j(&self) -> f64 {
+        self.bodies
+            .iter()
+            .map(|b| -b.mass_kg * self.gravity_in_world.dot(&b.position_in_world))
+            .sum()
+    }
+
+    /// Elastic energy of springs and of the stylus spring (J).
+    pub fn elastic_energy_j(&self) -> f64 {
+        let springs: f64 = self
+            .springs
+            .iter()
+            .map(|s| {
+                let p1 = self.bodies[s.body1].point_in_world(&s.point1_in_body1);
+                let p2 = self.bodies[s.body2].point_in_world(&s.point2_in_body2);
+                s.elastic_energy_j((p2 - p1).norm())
+            })
+            .sum();
+        springs + self.stylus_energy_j()
+    }
+
+    fn stylus_energy_j(&self) -> f64 {
+        match (&self.stylus, &self.stylus_target) {
+            (Some(s), Some(t)) => {
+                let p = self.bodies[s.body].point_in_world(&s.point_in_body);
+                0.5 * s.stiffness_n_per_m * (p - t.position_in_world).norm_squared()
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// ‖ψ‖ over all joint rows at the current poses (m; angular rows at a 1 m lever arm).
+    pub fn constraint_norm_m(&self) -> f64 {
+        let mut sum = 0.0;
+        for j in &self.joints {
+            let psi = j.psi(
+                &Pose::of(&self.bodies[j.body1]),
+                &Pose::of(&self.bodies[j.body2]),
+            );
+            for v in psi.iter().take(j.rows()) {
+                sum += v * v;
+            }
+        }
+        sum.sqrt()
+    }
+
+    // ----- the step -----
+
+    /// Advances the simulation by one fixed step h (see the module docs for the stages).
+    pub fn step(&mut self) {
+        let h = self.params.dt_secs;
+        let ledger_start = self.ledger;
+
+        // 1. Free motion.
+        self.update_inertia();
+        for (i, b) in self.bodies.iter_mut().enumerate() {
+            self.start[i] = Pose::of(b);
+            self.v_start[i] = b.linear_velocity_in_world;
+            self.w_start[i] = b.angular_velocity_in_world;
+            if b.is_dynamic() {
+                b.linear_velocity_in_world +=
+                    (self.gravity_in_world + self.external_force[i] * b.inv_mass) * h;
+                b.angular_velocity_in_world += self.inv_inertia[i] * self.external_torque[i] * h;
+            }
+            self.v_free[i] = b.linear_velocity_in_world;
+            self.w_free[i] = b.angular_velocity_in_world;
+        }
+
+        // 2. Prepare blocks at the start poses.
+        for i in 0..self.joints.len() {
+            // A block that cannot be factored keeps its last factor (checked at build time;
+            // it can only fail here for a degenerate pose).
+            let _ = self.prepare_joint(i);
+        }
+        if self.stylus.is_some() {
+            self.prepare_stylus();
+        }
+        for i in 0..self.springs.len() {
+            self.spring_rows[i].e_start = self.spring_length_m(i) - self.springs[i].rest_length_m;
+        }
+
+        // 3. Warm start: apply the previous step's impulses along the start-pose rows to
+        // predict the end pose, then once more (from the free velocities) along the midpoint
+        // rows of that prediction, which are close to the final ones.
+        for i in 0..self.joints.len() {
+            let blk = self.joint_blocks[i];
+            let j = &self.joints[i];
+            let (b1, b2, n) = (j.body1, j.body2, j.rows());
+            self.apply_joint_impulse(b1, b2, &blk, &blk.lambda, n);
+        }
+        self.predict_all();
+        self.reapply_impulses();
+
+        // 4. Sequential impulses. When the sweeps meet the tolerance, the accumulated
+        // impulses are re-applied along the final midpoint rows, so that the velocities are
+        // exactly v_free + M⁻¹ J̄ᵀ λ (the work identities need this; early increments went
+        // along slightly different rows), and the joints are checked once more.
+        let mut iterations = 0;
+        let mut residual = f64::INFINITY;
+        while iterations < self.params.max_iterations {
+            iterations += 1;
+            residual = self.sweep(iterations);
+            if residual < self.params.velocity_tolerance {
+                self.reapply_impulses();
+                residual = self.joint_residual();
+                if residual < self.params.velocity_tolerance {
+                    break;
+                }
+            }
+        }
+        if residual >= self.params.velocity_tolerance {
+            self.reapply_impulses();
+        }
+
+        // 5. Integrate positions (the predicted poses are exactly the integrated ones).
+        for (b, p) in self.bodies.iter_mut().zip(&self.predicted) {
+            if b.is_dynamic() {
+                b.position_in_world = p.x;
+                b.world_from_body_rotation = p.q;
+            }
+        }
+
+        // 6. Position correction if needed.
+        let mut norm = self.constraint_norm_m();
+        let mut position_iterations = 0;
+        while norm > self.params.position_tolerance_m
+            && position_iterations < self.params.max_position_iterations
+        {
+            position_iterations += 1;
+            for i in 0..self.joints.len() {
+                self.project_joint(i);
+            }
+            norm = self.constraint_norm_m();
+        }
+
+        // 7. Reactions, work, energies.
+        for i in 0..self.joints.len() {
+            let blk = &self.joint_blocks[i];
+            let n = self.joints[i].rows();
+            let mut f = Vector3::zeros();
+            let mut t = Vector3::zeros();
+            for k in 0..n {
+                f -= blk.rows[k].lin * blk.lambda[k];
+                t += blk.rows[k].ang2 * blk.lambda[k];
+            }
+            f /= h;
+            t /= h;
+            let arm2 = self.bodies[self.joints[i].body2].world_from_body_rotation
+                * self.joints[i].anchor2_in_body2;
+            self.reactions[i] = JointReaction {
+                force_in_world: f,
+                torque_in_world: t - arm2.cross(&f),
+            };
+        }
+        if let Some(t) = self.stylus_target.as_mut() {
+            t.position_in_world += t.velocity_in_world * h;
+        }
+        self.book_work(h);
+        let kinetic = self.kinetic_energy_j();
+        let potential = self.potential_energy_j();
+        let elastic = self.elastic_energy_j();
+        self.ledger.potential_end_j = potential;
+        self.ledger.elastic_end_j = elastic;
+        let energy = kinetic + potential + elastic;
+        self.ledger.reference_j = self.ledger.reference_j.max(energy - self.ledger.initial_j);
+        let balance = energy + self.ledger.dissipated_j
+            - self.ledger.user_work_j
+            - self.ledger.external_work_j
+            - self.ledger.initial_j;
+        let _ = ledger_start;
+
+        self.time_secs += h;
+        for (f, t) in self
+            .external_force
+            .iter_mut()
+            .zip(self.external_torque.iter_mut())
+        {
+            *f = Vector3::zeros();
+            *t = Vector3::zeros();
+        }
+        self.diagnostics = StepDiagnostics {
+            time_secs: self.time_secs,
+            constraint_norm_m: norm,
+            kinetic_j: kinetic,
+            potential_j: potential,
+            elastic_j: elastic,
+            user_work_j: self.ledger.user_work_j,
+            external_work_j: self.ledger.external_work_j,
+            dissipated_j: self.ledger.dissipated_j,
+            energy_reference_j: self.ledger.reference_j,
+            energy_error_rel: balance / self.ledger.reference_j,
+            clipped: self.stylus.is_some(),
+            iterations,
+            velocity_residual: residual,
+            position_iterations,
+        };
+    }
+
+    // ----- pipeline pieces -----
+
+    /// One Gauss–Seidel sweep over all elements (backward on even sweeps when symmetric);
+    /// returns the largest row-velocity correction.
+    fn sweep(&mut self, iteration: usize) -> f64 {
+        let mut residual = 0.0_f64;
+        let nj = self.joints.len();
+        if self.params.symmetric_sweeps && iteration.is_multiple_of(2) {
+            if self.stylus.is_some() {
+                residual = residual.max(self.solve_stylus());
+            }
+            for i in (0..self.springs.len()).rev() {
+                residual = residual.max(self.solve_spring(i));
+            }
+            for i in (0..nj).rev() {
+                residual = residual.max(self.solve_joint(i));
+            }
+        } else {
+            for i in 0..nj {
+                residual = residual.max(self.solve_joint(i));
+            }
+            for i in 0..self.springs.len() {
+                residual = residual.max(self.solve_spring(i));
+            }
+            if self.stylus.is_some() {
+                residual = residual.max(self.solve_stylus());
+            }
+        }
+        residual
+    }
+
+    /// Largest |ψ̂ − (1 − β)ψₙ| / h over all joint rows at the current prediction.
+    fn joint_residual(&self) -> f64 {
+        let h = self.params.dt_secs;
+        let keep = 1.0 - self.params.beta;
+        let mut residual = 0.0_f64;
+        for (j, blk) in self.joints.iter().zip(&self.joint_blocks) {
+            let psi = j.psi(&self.predicted[j.body1], &self.predicted[j.body2]);
+            for k in 0..j.rows() {
+                residual = residual.max(((keep * blk.psi_start[k] - psi[k]) / h).abs());
+            }
+        }
+        residual
+    }
+
+    fn update_inertia(&mut self) {
+        for (m, b) in self.inv_inertia.iter_mut().zip(&self.bodies) {
+            *m = if b.is_dynamic() {
+                b.inv_inertia_in_world()
+            } else {
+                Matrix3::zeros()
+            };
+        }
+    }
+
+    fn predict(&mut self, body: BodyId) {
+        self.predicted[body] = Pose::predicted(
+            &self.start[body],
+            &self.v_start[body],
+            &self.w_start[body],
+            &self.bodies[body],
+            self.params.dt_secs,
+        );
+    }
+
+    fn predict_all(&mut self) {
+        for i in 0..self.bodies.len() {
+            self.predict(i);
+        }
+    }
+
+    /// Builds rows and the factored block of joint `i` at the current poses.
+    fn prepare_joint(&mut self, i: usize) -> bool {
+        let j = &self.joints[i];
+        let (b1, b2) = (&self.bodies[j.body1], &self.bodies[j.body2]);
+        let (p1, p2) = (Pose::of(b1), Pose::of(b2));
+        let n = j.rows();
+        let blk = &mut self.joint_blocks[i];
+        j.jacobian(&p1, &p1, &p2, &p2, &mut blk.rows);
+        blk.psi_start = j.psi(&p1, &p2);
+        let (im1, im2) = (b1.inv_mass, b2.inv_mass);
+        let (ii1, ii2) = (&self.inv_inertia[j.body1], &self.inv_inertia[j.body2]);
+        for k in 0..n {
+            blk.ang1w[k] = ii1 * blk.rows[k].ang1;
+            blk.ang2w[k] = ii2 * blk.rows[k].ang2;
+        }
+        let mut a: BlockMatrix = [[0.0; MAX_ROWS]; MAX_ROWS];
+        for r in 0..n {
+            for c in 0..=r {
+                let v = (im1 + im2) * blk.rows[r].lin.dot(&blk.rows[c].lin)
+                    + blk.rows[r].ang1.dot(&blk.ang1w[c])
+                    + blk.rows[r].ang2.dot(&blk.ang2w[c]);
+                a[r][c] = v;
+                a[c][r] = v;
+            }
+        }
+        match CholeskyBlock::factor(&a, n, BLOCK_EPSILON) {
+            Some(f) => {
+                blk.factor = f;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Midpoint rows of joint `i` from the start and predicted poses.
+    fn update_joint_rows(&mut self, i: usize) {
+        let j = &self.joints[i];
+        let (b1, b2, n) = (j.body1, j.body2, j.rows());
+        let blk = &mut self.joint_blocks[i];
+        j.jacobian(
+            &self.start[b1],
+            &self.predicted[b1],
+            &self.start[b2],
+            &self.predicted[b2],
+            &mut blk.rows,
+        );
+        let (ii1, ii2) = (&self.inv_inertia[b1], &self.inv_inertia[b2]);
+        for k in 0..n {
+            blk.ang1w[k] = ii1 * blk.rows[k].ang1;
+            blk.ang2w[k] = ii2 * blk.rows[k].ang2;
+        }
+    }
+
+    fn spring_length_m(&self, i: usize) -> f64 {
+        let s = &self.springs[i];
+        let p1 = self.bodies[s.body1].point_in_world(&s.point1_in_body1);
+        let p2 = self.bodies[s.body2].point_in_world(&s.point2_in_body2);
+        (p2 - p1).norm()
+    }
+
+    /// Midpoint row of spring `i`: direction (d₀ + d₁)/(l₀ + l₁), the discrete gradient of
+    /// the length, so that l₁ − l₀ = h J̄ v̄ exactly.
+    fn update_spring_row(&mut self, i: usize) {
+        let s = &self.springs[i];
+        let (b1, b2) = (s.body1, s.body2);
+        let (s1, e1, s2, e2) = (
+            &self.start[b1],
+            &self.predicted[b1],
+            &self.start[b2],
+            &self.predicted[b2],
+        );
+        let d_start = (s2.x + s2.r * s.point2_in_body2) - (s1.x + s1.r * s.point1_in_body1);
+        let d_end = (e2.x + e2.r * s.point2_in_body2) - (e1.x + e1.r * s.point1_in_body1);
+        let len_sum = d_start.norm() + d_end.norm();
+        let sr = &mut self.spring_rows[i];
+        if len_sum < MIN_SPRING_LENGTH_M {
+            sr.active = false;
+            return;
+        }
+        let n = (d_start + d_end) / len_sum;
+        let r1 = (s1.r * s.point1_in_body1 + e1.r * s.point1_in_body1) * 0.5;
+        let r2 = (s2.r * s.point2_in_body2 + e2.r * s.point2_in_body2) * 0.5;
+        sr.e_end = d_end.norm() - s.rest_length_m;
+        sr.row = Row {
+            lin: -n,
+            ang1: -r1.cross(&n),
+            ang2: r2.cross(&n),
+        };
+        sr.ang1w = self.inv_inertia[b1] * sr.row.ang1;
+        sr.ang2w = self.inv_inertia[b2] * sr.row.ang2;
+        sr.w = (self.bodies[b1].inv_mass + self.bodies[b2].inv_mass) * n.norm_squared()
+            + sr.row.ang1.dot(&sr.ang1w)
+            + sr.row.ang2.dot(&sr.ang2w);
+        sr.active = sr.w > 0.0;
+    }
+
+    fn prepare_stylus(&mut self) {
+        let Some(s) = self.stylus else { return };
+        let Some(t) = self.stylus_target else { return };
+        let h = self.params.dt_secs;
+        let b = &self.bodies[s.body];
+        let arm = b.world_from_body_rotation * s.point_in_body;
+        let ii = self.inv_inertia[s.body];
+        let blk = &mut self.stylus_block;
+        blk.arm = arm;
+        blk.e_start = (b.position_in_world + arm) - t.position_in_world.coords;
+        // The residual's derivative: ½ h (½ h k + c) K (midpoint velocity).
+        let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
+        let mut ang_w = [Vector3::zeros(); 3];
+        for (k, w) in ang_w.iter_mut().enumerate() {
+            *w = ii * arm.cross(&Vector3::ith(k, 1.0));
+        }
+        let mut a: BlockMatrix = [[0.0; MAX_ROWS]; MAX_ROWS];
+        for r in 0..3 {
+            let ang_r = arm.cross(&Vector3::ith(r, 1.0));
+            for c in 0..=r {
+                let k_rc = if r == c { b.inv_mass } else { 0.0 } + ang_r.dot(&ang_w[c]);
+                let v = soft * k_rc + if r == c { 1.0 } else { 0.0 };
+                a[r][c] = v;
+                a[c][r] = v;
+            }
+        }
+        // I + s·K is always SPD (K is positive semi-definite), so this cannot fail.
+        if let Some(f) = CholeskyBlock::factor(&a, 3, BLOCK_EPSILON) {
+            blk.factor = f;
+        }
+        blk.ang_w = ang_w;
+    }
+
+    /// Midpoint arm of the stylus point from the start and predicted poses.
+    fn update_stylus_arm(&mut self) {
+        let Some(s) = self.stylus else { return };
+        let (ps, pe) = (&self.start[s.body], &self.predicted[s.body]);
+        let arm = (ps.r * s.point_in_body + pe.r * s.point_in_body) * 0.5;
+        let ii = self.inv_inertia[s.body];
+        let blk = &mut self.stylus_block;
+        blk.arm = arm;
+        for k in 0..3 {
+            blk.ang_w[k] = ii * arm.cross(&Vector3::ith(k, 1.0));
+        }
+    }
+
+    fn apply_joint_impulse(
+        &mut self,
+        b1: BodyId,
+        b2: BodyId,
+        blk: &JointBlock,
+        delta: &BlockVector,
+        n: usize,
+    ) {
+        let mut lin = Vector3::zeros();
+        let mut ang1 = Vector3::zeros();
+        let mut ang2 = Vector3::zeros();
+        for k in 0..n {
+            lin += blk.rows[k].lin * delta[k];
+            ang1 += blk.ang1w[k] * delta[k];
+            ang2 += blk.ang2w[k] * delta[k];
+        }
+        let body1 = &mut self.bodies[b1];
+        if body1.is_dynamic() {
+            body1.linear_velocity_in_world += lin * body1.inv_mass;
+            body1.angular_velocity_in_world += ang1;
+        }
+        let body2 = &mut self.bodies[b2];
+        if body2.is_dynamic() {
+            body2.linear_velocity_in_world -= lin * body2.inv_mass;
+            body2.angular_velocity_in_world += ang2;
+        }
+    }
+
+    fn apply_soft_impulse(&mut self, b1: BodyId, b2: BodyId, r: &SoftRow, delta: f64) {
+        let body1 = &mut self.bodies[b1];
+        if body1.is_dynamic() {
+            body1.linear_velocity_in_world += r.row.lin * (delta * body1.inv_mass);
+            body1.angular_velocity_in_world += r.ang1w * delta;
+        }
+        let body2 = &mut self.bodies[b2];
+        if body2.is_dynamic() {
+            body2.linear_velocity_in_world -= r.row.lin * (delta * body2.inv_mass);
+            body2.angular_velocity_in_world += r.ang2w * delta;
+        }
+    }
+
+    fn apply_stylus_impulse(&mut self, body: BodyId, blk: &StylusBlock, delta: &Vector3<f64>) {
+        let b = &mut self.bodies[body];
+        b.linear_velocity_in_world += delta * b.inv_mass;
+        b.angular_velocity_in_world +=
+            blk.ang_w[0] * delta.x + blk.ang_w[1] * delta.y + blk.ang_w[2] * delta.z;
+    }
+
+    /// One Gauss–Seidel update of joint `i`; returns |ψ̂ − (1 − β)ψₙ| / h (m/s).
+    fn solve_joint(&mut self, i: usize) -> f64 {
+        let h = self.params.dt_secs;
+        let keep = 1.0 - self.params.beta;
+        let j = &self.joints[i];
+        let (b1, b2, n) = (j.body1, j.body2, j.rows());
+        let psi = j.psi(&self.predicted[b1], &self.predicted[b2]);
+        let mut delta: BlockVector = [0.0; MAX_ROWS];
+        let mut residual = 0.0_f64;
+        for k in 0..n {
+            let r = (keep * self.joint_blocks[i].psi_start[k] - psi[k]) / h;
+            residual = residual.max(r.abs());
+            // ψ̂ moves by (h/2) K δ: the midpoint velocity changes by half the impulse's.
+            delta[k] = 2.0 * self.params.relaxation * r;
+        }
+        self.joint_blocks[i].factor.solve_in_place(&mut delta);
+        for k in 0..n {
+            self.joint_blocks[i].lambda[k] += delta[k];
+        }
+        self.update_joint_rows(i);
+        let blk = self.joint_blocks[i];
+        self.apply_joint_impulse(b1, b2, &blk, &delta, n);
+        self.predict(b1);
+        self.predict(b2);
+        residual
+    }
+
+    /// Rate of the midpoint row of spring `i` at the midpoint velocities.
+    fn spring_rate(&self, i: usize) -> f64 {
+        let s = &self.springs[i];
+        let r = &self.spring_rows[i];
+        let (b1, b2) = (&self.bodies[s.body1], &self.bodies[s.body2]);
+        let v1 = (b1.linear_velocity_in_world + self.v_start[s.body1]) * 0.5;
+        let v2 = (b2.linear_velocity_in_world + self.v_start[s.body2]) * 0.5;
+        let w1 = (b1.angular_velocity_in_world + self.w_start[s.body1]) * 0.5;
+        let w2 = (b2.angular_velocity_in_world + self.w_start[s.body2]) * 0.5;
+        r.row.lin.dot(&(v1 - v2)) + r.row.ang1.dot(&w1) + r.row.ang2.dot(&w2)
+    }
+
+    fn solve_spring(&mut self, i: usize) -> f64 {
+        self.update_spring_row(i);
+        let r = self.spring_rows[i];
+        if !r.active {
+            return 0.0;
+        }
+        let h = self.params.dt_secs;
+        let s = &self.springs[i];
+        let (b1, b2) = (s.body1, s.body2);
+        let (k, c) = (s.stiffness_n_per_m, s.damping_n_s_per_m);
+        let rate = self.spring_rate(i);
+        let g = r.lambda + h * k * 0.5 * (r.e_start + r.e_end) + h * c * rate;
+        let soft = 0.5 * h * (0.5 * h * k + c);
+        let delta = -g / (1.0 + soft * r.w);
+        self.spring_rows[i].lambda += delta;
+        self.apply_soft_impulse(b1, b2, &r, delta);
+        self.predict(b1);
+        self.predict(b2);
+        (delta * r.w).abs()
+    }
+
+    fn stylus_rate(
+        &self,
+        body: BodyId,
+        arm: &Vector3<f64>,
+        tip_velocity: &Vector3<f64>,
+    ) -> Vector3<f64> {
+        let b = &self.bodies[body];
+        let v = (b.linear_velocity_in_world + self.v_start[body]) * 0.5;
+        let w = (b.angular_velocity_in_world + self.w_start[body]) * 0.5;
+        v + w.cross(arm) - tip_velocity
+    }
+
+    fn solve_stylus(&mut self) -> f64 {
+        let (Some(s), Some(t)) = (self.stylus, self.stylus_target) else {
+            return 0.0;
+        };
+        let h = self.params.dt_secs;
+        self.update_stylus_arm();
+        let blk = self.stylus_block;
+        let pred = &self.predicted[s.body];
+        let p_pred = pred.x + pred.r * s.point_in_body;
+        let tip_end = t.position_in_world.coords + t.velocity_in_world * h;
+        let e_pred = p_pred - tip_end;
+        let rate = self.stylus_rate(s.body, &blk.arm, &t.velocity_in_world);
+        let (k, c) = (s.stiffness_n_per_m, s.damping_n_s_per_m);
+        let g = blk.lambda + (blk.e_start + e_pred) * (0.5 * h * k) + rate * (h * c);
+        let mut delta: BlockVector = [-g.x, -g.y, -g.z, 0.0, 0.0, 0.0];
+        blk.factor.solve_in_place(&mut delta);
+        let delta = Vector3::new(delta[0], delta[1], delta[2]);
+        self.stylus_block.lambda += delta;
+        self.apply_stylus_impulse(s.body, &blk, &delta);
+        self.predict(s.body);
+        let new_rate = self.stylus_rate(s.body, &blk.arm, &t.velocity_in_world);
+        (new_rate - rate).amax()
+    }
+
+    fn reapply_impulses(&mut self) {
+        for i in 0..self.bodies.len() {
+            self.bodies[i].linear_velocity_in_world = self.v_free[i];
+            self.bodies[i].angular_velocity_in_world = self.w_free[i];
+        }
+        for i in 0..self.joints.len() {
+            self.update_joint_rows(i);
+            let blk = self.joint_blocks[i];
+            let j = &self.joints[i];
+            let (b1, b2, n) = (j.body1, j.body2, j.rows());
+            self.apply_joint_impulse(b1, b2, &blk, &blk.lambda, n);
+        }
+        for i in 0..self.springs.len() {
+            self.update_spring_row(i);
+            let r = self.spring_rows[i];
+            if r.active {
+                let s = &self.springs[i];
+                let (b1, b2) = (s.body1, s.body2);
+                self.apply_soft_impulse(b1, b2, &r, r.lambda);
+            }
+        }
+        if let Some(s) = self.stylus {
+            self.update_stylus_arm();
+            let blk = self.stylus_block;
+            self.apply_stylus_impulse(s.body, &blk, &blk.lambda);
+        }
+        self.predict_all();
+    }
+
+    /// One nonlinear Gauss–Seidel position projection of joint `i` (poses only).
+    fn project_joint(&mut self, i: usize) {
+        let j = &self.joints[i];
+        let (b1, b2, n) = (j.body1, j.body2, j.rows());
+        let (p1, p2) = (Pose::of(&self.bodies[b1]), Pose::of(&self.bodies[b2]));
+        let psi = j.psi(&p1, &p2);
+        let mut rows = [Row::default(); MAX_ROWS];
+        j.jacobian(&p1, &p1, &p2, &p2, &mut rows);
+        let mut delta: BlockVector = [0.0; MAX_ROWS];
+        for k in 0..n {
+            delta[k] = -psi[k];
+        }
+        self.joint_blocks[i].factor.solve_in_place(&mut delta);
+        let mut lin = Vector3::zeros();
+        let mut ang1 = Vector3::zeros();
+        let mut ang2 = Vector3::zeros();
+        for k in 0..n {
+            lin += rows[k].lin * delta[k];
+            ang1 += rows[k].ang1 * delta[k];
+            ang2 += rows[k].ang2 * delta[k];
+        }
+        let (ang1, ang2) = (self.inv_inertia[b1] * ang1, self.inv_inertia[b2] * ang2);
+        let body1 = &mut self.bodies[b1];
+        if body1.is_dynamic() {
+            body1.position_in_world += lin * body1.inv_mass;
+            body1.world_from_body_rotation =
+                advance_rotation(&body1.world_from_body_rotation, &ang1, 1.0);
+        }
+        let body2 = &mut self.bodies[b2];
+        if body2.is_dynamic() {
+            body2.position_in_world -= lin * body2.inv_mass;
+            body2.world_from_body_rotation =
+                advance_rotation(&body2.world_from_body_rotation, &ang2, 1.0);
+        }
+    }
+
+    /// Books the step's user work, external work and damper dissipation from the converged
+    /// impulses, the final midpoint rows and the midpoint velocities.
+    fn book_work(&mut self, h: f64) {
+        for i in 0..self.springs.len() {
+            let r = self.spring_rows[i];
+            if !r.active {
+                continue;
+            }
+            let k = self.springs[i].stiffness_n_per_m;
+            let elastic = -h * k * 0.5 * (r.e_start + r.e_end);
+            let damper = r.lambda - elastic;
+            self.ledger.dissipated_j -= damper * self.spring_rate(i);
+        }
+        if let (Some(s), Some(t)) = (self.stylus, self.stylus_target) {
+            let blk = self.stylus_block;
+            let b = &self.bodies[s.body];
+            let p = b.position_in_world + b.world_from_body_rotation * s.point_in_body;
+            // The target has already advanced to the end of the step.
+            let e_end = p - t.position_in_world.coords;
+            let elastic = -(blk.e_start + e_end) * (0.5 * h * s.stiffness_n_per_m);
+            let damper = blk.lambda - elastic;
+            let rate = self.stylus_rate(s.body, &blk.arm, &t.velocity_in_world);
+            self.ledger.dissipated_j -= damper.dot(&rate);
+            self.ledger.user_work_j += blk.lambda.dot(&t.velocity_in_world);
+        }
+        for (i, b) in self.bodies.iter().enumerate() {
+            if b.is_dynamic() {
+                let v = (b.linear_velocity_in_world + self.v_start[i]) * 0.5;
+                let w = (b.angular_velocity_in_world + self.w_start[i]) * 0.5;
+                self.ledger.external_work_j +=
+                    h * (self.external_force[i].dot(&v) + self.external_torque[i].dot(&w));
+            }
+        }
+    }
+}

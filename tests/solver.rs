@@ -1,0 +1,388 @@
+//! Solver tests: scene files and their errors, physics checks against closed forms, the two
+//! scripted acceptance runs of issue 2, and determinism.
+
+use std::path::Path;
+
+use ar_multibody::sim::{
+    run_scripted, scripted, RunSummary, Scene, SceneError, Simulation, StylusScript, StylusSpring,
+};
+use nalgebra::{Point3, Vector3};
+
+const G: f64 = 9.81;
+
+fn asset(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn scripted_run(scene: &str, script: &str, duration_secs: f64) -> RunSummary {
+    let scene = Scene::load(asset(scene)).expect("scene loads");
+    let text = std::fs::read_to_string(asset(script)).expect("script readable");
+    let script = StylusScript::parse(&text).expect("script parses");
+    let mut sim = scene.build().expect("scene builds");
+    run_scripted(
+        &mut sim,
+        Some(&script),
+        StylusSpring::default(),
+        duration_secs,
+        |_| {},
+    )
+    .expect("run")
+}
+
+/// A single rod of length 0.2 m hanging from a hinge about y at the origin.
+fn single_pendulum() -> Simulation {
+    let text = r#"
+gravity_m_per_s2 = [0.0, 0.0, -9.81]
+[[body]]
+name = "rod"
+mass_kg = 0.1
+inertia_kg_m2 = [3.3333333333333335e-4, 3.3333333333333335e-4, 1.0e-6]
+position_m = [0.0, 0.0, -0.1]
+shape = { kind = "cylinder", radius_m = 0.005, length_m = 0.2 }
+[[joint]]
+name = "pivot"
+kind = "hinge"
+body1 = "ground"
+body2 = "rod"
+anchor_in_world_m = [0.0, 0.0, 0.0]
+axis_in_world = [0.0, 1.0, 0.0]
+"#;
+    Scene::parse(text, "pendulum.toml")
+        .expect("valid")
+        .build()
+        .expect("builds")
+}
+
+/// Gives the single pendulum an angular velocity about y at the bottom.
+fn kick(sim: &mut Simulation, omega: f64) {
+    let w = Vector3::new(0.0, omega, 0.0);
+    let arm = Vector3::new(0.0, 0.0, -0.1);
+    sim.set_body_velocity(1, w.cross(&arm), w);
+}
+
+// ----- scenes -----
+
+#[test]
+fn both_scenes_load_with_the_papers_element_counts() {
+    let tp = Scene::load(asset("assets/scenes/ten_pendula.toml")).expect("ten pendula");
+    assert_eq!(tp.bodies.len(), 11, "ground + 10 pendula");
+    assert_eq!(tp.joints.len(), 10);
+    let sim = tp.build().expect("builds");
+    let tip = sim.grab_point_in_world(0).expect("grab point");
+    assert!((tip - Point3::new(0.0, 0.0, 0.1)).norm() < 1e-12, "{tip}");
+    assert!(sim.constraint_norm_m() < 1e-12);
+
+    let cl = Scene::load(asset("assets/scenes/cross_lift.toml")).expect("cross lift");
+    assert_eq!(cl.bodies.len(), 12, "ground + 11 bodies");
+    let kinds = |k: &str| cl.joints.iter().filter(|j| j.kind.name() == k).count();
+    assert_eq!(kinds("hinge"), 16);
+    assert_eq!(kinds("slot"), 4);
+    assert_eq!(cl.springs.len(), 2);
+    assert!(cl.build().expect("builds").constraint_norm_m() < 1e-9);
+}
+
+fn scene_error(text: &str) -> String {
+    match Scene::parse(text, "bad.toml") {
+        Ok(_) => panic!("scene should be rejected:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+const ONE_BODY: &str = r#"
+[[body]]
+name = "b"
+mass_kg = 0.1
+inertia_kg_m2 = [1e-4, 1e-4, 1e-4]
+position_m = [0.0, 0.0, 1.0]
+shape = { kind = "sphere", radius_m = 0.01 }
+"#;
+
+#[test]
+fn unknown_body_is_reported_with_file_line_and_field() {
+    let text = format!(
+        "{ONE_BODY}\n[[joint]]\nname = \"j\"\nkind = \"ball\"\nbody1 = \"ground\"\nbody2 = \"bb\"\nanchor_in_world_m = [0.0, 0.0, 1.0]\n"
+    );
+    let e = scene_error(&text);
+    assert!(e.starts_with("bad.toml:13:"), "{e}");
+    assert!(
+        e.contains("joint[0].body2") && e.contains("unknown body `bb`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn misspelt_or_missing_fields_are_reported_by_line() {
+    let e = scene_error(&ONE_BODY.replace("mass_kg", "mas_kg"));
+    assert!(
+        e.contains("bad.toml") && e.contains("mas_kg") && e.contains("line 4"),
+        "{e}"
+    );
+    let e = scene_error(&ONE_BODY.replace("position_m = [0.0, 0.0, 1.0]\n", ""));
+    assert!(e.contains("position_m"), "{e}");
+}
+
+#[test]
+fn non_positive_mass_and_inertia_are_rejected() {
+    let e = scene_error(&ONE_BODY.replace("mass_kg = 0.1", "mass_kg = 0.0"));
+    assert!(
+        e.starts_with("bad.toml:4:") && e.contains("body[0].mass_kg"),
+        "{e}"
+    );
+    let e = scene_error(&ONE_BODY.replace("[1e-4, 1e-4, 1e-4]", "[1e-4, -1e-4, 1e-4]"));
+    assert!(
+        e.starts_with("bad.toml:5:") && e.contains("inertia_kg_m2"),
+        "{e}"
+    );
+}
+
+#[test]
+fn anchors_that_do_not_coincide_are_rejected() {
+    let ok = format!(
+        "{ONE_BODY}\n[[joint]]\nname = \"j\"\nkind = \"ball\"\nbody1 = \"ground\"\nbody2 = \"b\"\nanchor1_in_body_m = [0.0, 0.0, 1.0]\nanchor2_in_body_m = [0.0, 0.0, 0.0]\n"
+    );
+    assert!(Scene::parse(&ok, "ok.toml").is_ok());
+    let bad = ok.replace(
+        "anchor2_in_body_m = [0.0, 0.0, 0.0]",
+        "anchor2_in_body_m = [0.0, 0.0, 2e-9]",
+    );
+    let e = scene_error(&bad);
+    assert!(
+        e.starts_with("bad.toml:15:") && e.contains("anchor2_in_body_m"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_file_names_the_path() {
+    let e = Scene::load("/nonexistent/scene.toml").unwrap_err();
+    assert!(matches!(e, SceneError::Io { .. }));
+    assert!(e.to_string().contains("/nonexistent/scene.toml"));
+}
+
+// ----- physics -----
+
+#[test]
+fn compound_pendulum_small_oscillation_period_within_half_a_percent() {
+    let mut sim = single_pendulum();
+    kick(&mut sim, 0.2); // amplitude ≈ 0.023 rad
+    let (m, d, length) = (0.1, 0.1, 0.2);
+    let i_pivot = m * length * length / 12.0 + m * d * d;
+    let expected = 2.0 * std::f64::consts::PI * (i_pivot / (m * G * d)).sqrt();
+    // Upward zero crossings of the angular velocity about y, interpolated linearly.
+    let mut crossings = Vec::new();
+    let mut prev = sim.bodies()[1].angular_velocity_in_world.y;
+    for _ in 0..600 {
+        let t0 = sim.time_secs();
+        sim.step();
+        let w = sim.bodies()[1].angular_velocity_in_world.y;
+        if prev < 0.0 && w >= 0.0 {
+            crossings.push(t0 + sim.dt_secs() * (-prev) / (w - prev));
+        }
+        prev = w;
+    }
+    assert!(crossings.len() >= 3, "{crossings:?}");
+    let periods = crossings.len() - 1;
+    let measured = (crossings[periods] - crossings[0]) / periods as f64;
+    let rel = (measured - expected).abs() / expected;
+    assert!(
+        rel < 0.005,
+        "period {measured} s vs {expected} s ({:.3} %)",
+        100.0 * rel
+    );
+}
+
+#[test]
+fn hanging_chain_pivot_reaction_equals_total_weight() {
+    let mut sim = Scene::load(asset("assets/scenes/ten_pendula.toml"))
+        .unwrap()
+        .build()
+        .unwrap();
+    for _ in 0..50 {
+        sim.step();
+    }
+    let f = sim.joint_reactions()[0].force_in_world;
+    let weight = 10.0 * 0.1 * G;
+    assert!(
+        (f.z - weight).abs() / weight < 1e-3,
+        "pivot reaction {f} N vs {weight} N"
+    );
+    assert!(f.xy().norm() < 1e-3 * weight, "{f}");
+    // Every hinge carries the weight below it.
+    for (k, r) in sim.joint_reactions().iter().enumerate() {
+        let below = (10 - k) as f64 * 0.1 * G;
+        assert!(
+            (r.force_in_world.z - below).abs() / below < 1e-3,
+            "joint {k}: {r:?}"
+        );
+    }
+}
+
+#[test]
+fn hinge_reaction_at_the_bottom_of_a_swing_is_weight_plus_centripetal_force() {
+    let mut sim = single_pendulum();
+    let omega = 3.0;
+    kick(&mut sim, omega);
+    sim.step();
+    let w_end = sim.bodies()[1].angular_velocity_in_world.y;
+    let w_mid = 0.5 * (omega + w_end);
+    let (m, d) = (0.1, 0.1);
+    let expected = m * G + m * w_mid * w_mid * d;
+    let f = sim.joint_reactions()[0].force_in_world;
+    assert!(
+        (f.z - expected).abs() / expected < 0.01,
+        "reaction {f} N vs {expected} N"
+    );
+}
+
+#[test]
+fn free_fall_follows_the_parabola_and_conserves_energy() {
+    let mut sim = Scene::parse(ONE_BODY, "free.toml")
+        .unwrap()
+        .build()
+        .unwrap();
+    sim.set_body_velocity(1, Vector3::new(0.3, 0.0, 1.0), Vector3::new(0.0, 0.0, 2.0));
+    for _ in 0..100 {
+        sim.step();
+        assert!(
+            sim.diagnostics().energy_error_rel.abs() < 1e-9,
+            "{:?}",
+            sim.diagnostics()
+        );
+    }
+    let t = sim.time_secs();
+    let p = sim.bodies()[1].position_in_world;
+    let expected = Vector3::new(0.3 * t, 0.0, 1.0 + t - 0.5 * G * t * t);
+    assert!((p - expected).norm() < 1e-9, "{p} vs {expected}");
+}
+
+fn spring_scene(stiffness: f64, damping: f64) -> Simulation {
+    let text = format!(
+        r#"
+gravity_m_per_s2 = [0.0, 0.0, 0.0]
+{ONE_BODY}
+[[spring]]
+name = "s"
+body1 = "ground"
+body2 = "b"
+point1_in_world_m = [0.0, 0.0, 0.0]
+point2_in_world_m = [0.0, 0.0, 1.0]
+rest_length_m = 0.99
+stiffness_n_per_m = {stiffness}
+damping_n_s_per_m = {damping}
+"#
+    );
+    Scene::parse(&text, "spring.toml").unwrap().build().unwrap()
+}
+
+#[test]
+fn conservative_spring_oscillator_conserves_energy() {
+    // ω h = 0.32: resolved; the implicit-midpoint spring keeps the energy.
+    let mut sim = spring_scene(100.0, 0.0);
+    let mut worst = 0.0_f64;
+    let mut lowest = f64::INFINITY;
+    for _ in 0..500 {
+        sim.step();
+        worst = worst.max(sim.diagnostics().energy_error_rel.abs());
+        lowest = lowest.min(sim.bodies()[1].position_in_world.z);
+    }
+    assert!(worst < 1e-6, "energy error {worst}");
+    assert!(
+        (lowest - 0.98).abs() < 1e-3,
+        "the 1 cm stretch swings to 0.98 m, got {lowest}"
+    );
+}
+
+#[test]
+fn stiff_springs_are_stable_at_the_default_step() {
+    // 4e4 N/m on 0.1 kg: ω h ≈ 6.3, far beyond explicit stability.
+    let mut sim = spring_scene(4.0e4, 20.0);
+    for _ in 0..300 {
+        sim.step();
+        let d = sim.diagnostics();
+        assert!(d.energy_error_rel.abs() < 1e-6, "{d:?}");
+    }
+    let z = sim.bodies()[1].position_in_world.z;
+    assert!(
+        (z - 0.99).abs() < 1e-3,
+        "settles near the rest length, z = {z}"
+    );
+    // The stylus spring at 1e4 N/m pulling a 0.1 kg free body.
+    let mut sim = Scene::parse(ONE_BODY, "free.toml")
+        .unwrap()
+        .build()
+        .unwrap();
+    sim.set_stylus_target(Point3::new(0.0, 0.0, 1.0), Vector3::zeros());
+    sim.attach_stylus_to_grab_point(0, 1e4, 0.0).unwrap_err();
+    sim.attach_stylus(ar_multibody::sim::StylusAttachment {
+        body: 1,
+        point_in_body: Vector3::new(0.0, 0.0, 0.0),
+        stiffness_n_per_m: 1e4,
+        damping_n_s_per_m: 0.0,
+    })
+    .unwrap();
+    sim.set_stylus_target(Point3::new(0.02, 0.0, 0.99), Vector3::new(0.1, 0.0, 0.0));
+    for _ in 0..300 {
+        sim.step();
+        let d = sim.diagnostics();
+        assert!(d.energy_error_rel.abs() < 1e-6, "{d:?}");
+        let gap = (sim.stylus_point_in_world().unwrap()
+            - sim.stylus_target().unwrap().position_in_world)
+            .norm();
+        assert!(gap < 0.05, "gap {gap}");
+    }
+}
+
+// ----- acceptance runs -----
+
+#[test]
+fn acceptance_1_ten_pendula_drag() {
+    let s = scripted_run(
+        "assets/scenes/ten_pendula.toml",
+        "assets/scripts/ten_pendula_drag.csv",
+        14.0,
+    );
+    eprintln!("{s:?}");
+    assert!(s.max_grab_distance_m < 5e-3, "{s:?}");
+    assert!(s.max_constraint_norm_after_release_m < 1e-6, "{s:?}");
+    assert!(s.max_constraint_norm_m < 1e-4, "{s:?}");
+    assert!(s.max_abs_energy_error_rel < 0.01, "{s:?}");
+}
+
+#[test]
+fn acceptance_2_cross_lift_lift() {
+    let s = scripted_run(
+        "assets/scenes/cross_lift.toml",
+        "assets/scripts/cross_lift_lift.csv",
+        10.0,
+    );
+    eprintln!("{s:?}");
+    assert!(s.max_constraint_norm_after_release_m < 1e-6, "{s:?}");
+    assert!(s.max_constraint_norm_m < 1e-4, "{s:?}");
+    assert!(s.max_abs_energy_error_rel < 0.02, "{s:?}");
+}
+
+#[test]
+fn two_runs_give_bit_identical_csvs() {
+    let csv = || {
+        let scene = Scene::load(asset("assets/scenes/ten_pendula.toml")).unwrap();
+        let text = std::fs::read_to_string(asset("assets/scripts/ten_pendula_drag.csv")).unwrap();
+        let script = StylusScript::parse(&text).unwrap();
+        let mut sim = scene.build().unwrap();
+        let mut out = scripted::csv_header(&sim);
+        run_scripted(
+            &mut sim,
+            Some(&script),
+            StylusSpring::default(),
+            4.5,
+            |sim| {
+                out.push('\n');
+                scripted::csv_row(sim, &mut out);
+            },
+        )
+        .unwrap();
+        out
+    };
+    let (a, b) = (csv(), csv());
+    assert_eq!(a.lines().count(), 451);
+    assert!(a == b, "the two CSVs differ");
+}
