@@ -8,7 +8,8 @@
 
 use super::kinematics::{tip_and_joint_axes, tip_in_arm};
 use super::params::DhParams;
-use nalgebra::{Matrix3, Point3, SMatrix, Vector3};
+use nalgebra::{Matrix3, Point3, SMatrix, SVector, Vector3};
+use std::f64::consts::{PI, TAU};
 
 /// Settings of the solver.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +22,12 @@ pub struct IkOptions {
     pub max_step_rad: f64,
     /// Smallest determinant accepted when solving the 3×3 normal equations.
     pub epsilon: f64,
+    /// A preferred posture: while far from the target, steps in the Jacobian's null space
+    /// pull the joints toward it, so that long or looping paths do not drift into odd
+    /// configurations (a 5-joint arm has a 2-dimensional family of solutions per point).
+    pub rest_rad: Option<[f64; 6]>,
+    /// Gain of that pull per iteration (0–1).
+    pub rest_gain: f64,
 }
 
 impl Default for IkOptions {
@@ -30,6 +37,8 @@ impl Default for IkOptions {
             max_iterations: 200,
             max_step_rad: 0.3,
             epsilon: 1e-30,
+            rest_rad: None,
+            rest_gain: 0.2,
         }
     }
 }
@@ -70,6 +79,9 @@ pub fn solve_tip(
     }
     let n = joint_count.min(6);
     let mut q = *seed_rad;
+    if let Some(rest) = options.rest_rad {
+        q = toward_rest(dh, &q, &rest, n, options);
+    }
     let mut err = target_in_arm - tip_in_arm(dh, &q);
     let mut lambda = 1e-2;
     let mut iterations = 0;
@@ -126,4 +138,34 @@ pub fn solve_tip(
         });
     }
     Ok(q)
+}
+
+/// One step from `q` toward `rest` in the null space of the position Jacobian: the tip
+/// stays put to first order (the solver removes the second-order change), the posture moves.
+fn toward_rest(
+    dh: &DhParams,
+    q: &[f64; 6],
+    rest: &[f64; 6],
+    n: usize,
+    options: &IkOptions,
+) -> [f64; 6] {
+    let (tip, axes) = tip_and_joint_axes(dh, q);
+    let mut jac = SMatrix::<f64, 3, 6>::zeros();
+    let mut pull = SVector::<f64, 6>::zeros();
+    for (i, (axis, on_axis)) in axes.iter().enumerate().take(n) {
+        jac.set_column(i, &axis.cross(&(tip - on_axis)));
+        let d = (rest[i] - q[i] + PI).rem_euclid(TAU) - PI;
+        pull[i] = options.rest_gain.clamp(0.0, 1.0) * d;
+    }
+    let damped: Matrix3<f64> = jac * jac.transpose() + Matrix3::identity() * 1e-6;
+    let Some(chol) = damped.cholesky() else {
+        return *q;
+    };
+    let jp: Vector3<f64> = chol.solve(&(jac * pull));
+    let step = pull - jac.transpose() * jp;
+    let mut out = *q;
+    for (o, s) in out.iter_mut().zip(step.iter()).take(n) {
+        *o += s.clamp(-options.max_step_rad, options.max_step_rad);
+    }
+    out
 }

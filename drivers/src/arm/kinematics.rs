@@ -3,7 +3,7 @@
 //! rotation about y on link 2, exactly as the HCI protocol notes define it.
 
 use super::params::DhParams;
-use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
 use std::f64::consts::TAU;
 
 /// Joint angles from raw counts: θᵢ = (countᵢ AND maxᵢ)·2π/(maxᵢ+1); an encoder with max 0
@@ -37,35 +37,115 @@ pub fn angles_to_counts(angles_rad: &[f64; 6], encoder_max: &[u16; 6]) -> [u16; 
     counts
 }
 
-/// The frame in which joint `i` turns (its z axis is the joint axis), relative to the
-/// previous link: RotX(αᵢ)·TransX(aᵢ)·[RotY(β) for i = 2].
-fn joint_base(dh: &DhParams, i: usize) -> Isometry3<f64> {
-    let mut m = Isometry3::from_parts(
-        Translation3::identity(),
-        UnitQuaternion::from_axis_angle(&Vector3::x_axis(), dh.alpha_rad[i]),
-    ) * Translation3::new(dh.a_m[i], 0.0, 0.0);
-    if i == 2 {
-        m *= UnitQuaternion::from_axis_angle(&Vector3::y_axis(), dh.beta_rad);
-    }
-    m
+/// A rigid transform as plain arrays: the chain is evaluated per packet and inside the
+/// inverse kinematics, so it avoids generic matrix code that is slow in debug builds.
+#[derive(Clone, Copy)]
+struct Rigid {
+    r: [[f64; 3]; 3],
+    p: [f64; 3],
 }
 
-/// The link transform Mᵢ.
-fn link(dh: &DhParams, i: usize, theta_rad: f64) -> Isometry3<f64> {
-    joint_base(dh, i)
-        * UnitQuaternion::from_axis_angle(&Vector3::z_axis(), theta_rad)
-        * Translation3::new(0.0, 0.0, dh.d_m[i])
+impl Rigid {
+    const IDENTITY: Rigid = Rigid {
+        r: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        p: [0.0; 3],
+    };
+
+    fn rotate(&self, v: [f64; 3]) -> [f64; 3] {
+        let r = &self.r;
+        [
+            r[0][0] * v[0] + r[0][1] * v[1] + r[0][2] * v[2],
+            r[1][0] * v[0] + r[1][1] * v[1] + r[1][2] * v[2],
+            r[2][0] * v[0] + r[2][1] * v[1] + r[2][2] * v[2],
+        ]
+    }
+
+    /// self · other
+    fn then(&self, other: &Rigid) -> Rigid {
+        let mut r = [[0.0; 3]; 3];
+        for (i, row) in r.iter_mut().enumerate() {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = self.r[i][0] * other.r[0][j]
+                    + self.r[i][1] * other.r[1][j]
+                    + self.r[i][2] * other.r[2][j];
+            }
+        }
+        let q = self.rotate(other.p);
+        Rigid {
+            r,
+            p: [self.p[0] + q[0], self.p[1] + q[1], self.p[2] + q[2]],
+        }
+    }
+
+    fn to_isometry(self) -> Isometry3<f64> {
+        let r = &self.r;
+        let m = Matrix3::new(
+            r[0][0], r[0][1], r[0][2], r[1][0], r[1][1], r[1][2], r[2][0], r[2][1], r[2][2],
+        );
+        Isometry3::from_parts(
+            Translation3::new(self.p[0], self.p[1], self.p[2]),
+            UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(m)),
+        )
+    }
+}
+
+fn rot_x(t: f64) -> [[f64; 3]; 3] {
+    let (s, c) = t.sin_cos();
+    [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]]
+}
+
+fn rot_y(t: f64) -> [[f64; 3]; 3] {
+    let (s, c) = t.sin_cos();
+    [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]]
+}
+
+fn rot_z(t: f64) -> [[f64; 3]; 3] {
+    let (s, c) = t.sin_cos();
+    [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
+}
+
+/// The frame in which joint `i` turns (its z axis is the joint axis), relative to the
+/// previous link: RotX(αᵢ)·TransX(aᵢ)·[RotY(β) for i = 2].
+fn joint_base(dh: &DhParams, i: usize) -> Rigid {
+    let m = Rigid {
+        r: rot_x(dh.alpha_rad[i]),
+        p: [dh.a_m[i], 0.0, 0.0],
+    };
+    if i == 2 {
+        m.then(&Rigid {
+            r: rot_y(dh.beta_rad),
+            p: [0.0; 3],
+        })
+    } else {
+        m
+    }
+}
+
+/// RotZ(θ)·TransZ(d).
+fn joint_motion(theta_rad: f64, d_m: f64) -> Rigid {
+    Rigid {
+        r: rot_z(theta_rad),
+        p: [0.0, 0.0, d_m],
+    }
+}
+
+fn chain(dh: &DhParams, angles_rad: &[f64; 6]) -> Rigid {
+    (0..6).fold(Rigid::IDENTITY, |t, i| {
+        t.then(&joint_base(dh, i))
+            .then(&joint_motion(angles_rad[i], dh.d_m[i]))
+    })
 }
 
 /// The stylus pose T = M₀·…·M₅ in the arm's base frame (metres); the stylus points along
 /// the pose's z axis.
 pub fn arm_from_stylus(dh: &DhParams, angles_rad: &[f64; 6]) -> Isometry3<f64> {
-    (0..6).fold(Isometry3::identity(), |t, i| t * link(dh, i, angles_rad[i]))
+    chain(dh, angles_rad).to_isometry()
 }
 
 /// The tip position in the arm's base frame (metres).
 pub fn tip_in_arm(dh: &DhParams, angles_rad: &[f64; 6]) -> Point3<f64> {
-    Point3::from(arm_from_stylus(dh, angles_rad).translation.vector)
+    let p = chain(dh, angles_rad).p;
+    Point3::new(p[0], p[1], p[2])
 }
 
 /// A joint axis in the base frame: unit direction and a point on it.
@@ -74,19 +154,17 @@ pub type JointAxis = (Vector3<f64>, Point3<f64>);
 /// The tip and, for each joint, its axis (unit, base frame) and a point on it: what the
 /// inverse kinematics needs for the position Jacobian.
 pub fn tip_and_joint_axes(dh: &DhParams, angles_rad: &[f64; 6]) -> (Point3<f64>, [JointAxis; 6]) {
-    let mut t = Isometry3::identity();
+    let mut t = Rigid::IDENTITY;
     let mut axes = [(Vector3::zeros(), Point3::origin()); 6];
     for (i, axis) in axes.iter_mut().enumerate() {
-        let base = t * joint_base(dh, i);
+        let base = t.then(&joint_base(dh, i));
         *axis = (
-            base.rotation * Vector3::z(),
-            Point3::from(base.translation.vector),
+            Vector3::new(base.r[0][2], base.r[1][2], base.r[2][2]),
+            Point3::new(base.p[0], base.p[1], base.p[2]),
         );
-        t = base
-            * UnitQuaternion::from_axis_angle(&Vector3::z_axis(), angles_rad[i])
-            * Translation3::new(0.0, 0.0, dh.d_m[i]);
+        t = base.then(&joint_motion(angles_rad[i], dh.d_m[i]));
     }
-    (Point3::from(t.translation.vector), axes)
+    (Point3::new(t.p[0], t.p[1], t.p[2]), axes)
 }
 
 /// Roll, pitch, yaw ("xyz fixed", the SDK's default Euler output) of a stylus orientation.

@@ -7,7 +7,8 @@
 //! let worker = ArmWorker::spawn(ArmConfig {
 //!     port: PortSpec::Path("/dev/ttyUSB0".into()),
 //!     ..ArmConfig::default()
-//! });
+//! })
+//! .expect("spawn the arm thread");
 //! for status in worker.status().try_iter() {
 //!     if let ArmStatus::Connected { identity, .. } = status { println!("{identity}"); }
 //! }

@@ -62,12 +62,10 @@ pub enum ProtocolError {
 }
 
 impl ProtocolError {
-    /// True when retrying (reconnecting) may help.
+    /// True when retrying (reconnecting) may help: everything but malformed or unsupported
+    /// parameters, since line noise can also garble an answer.
     pub fn is_transient(&self) -> bool {
-        matches!(
-            self,
-            ProtocolError::Io(_) | ProtocolError::Timeout { .. } | ProtocolError::NoAutosync { .. }
-        ) || matches!(self, ProtocolError::Unexpected { .. })
+        !matches!(self, ProtocolError::Params(_))
     }
 }
 

@@ -164,7 +164,8 @@ pub fn auto_detect(
             continue;
         };
         let mut session = Session::new(line);
-        if session.autosync(budget).is_ok() {
+        // The arm may still be at 115200 from an earlier session.
+        if session.autosync_rates(&[baud, 115_200], budget).is_ok() {
             log::info!("arm found on {path}");
             return Ok(path.clone());
         }

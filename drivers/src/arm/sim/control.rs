@@ -33,6 +33,7 @@ pub struct SimArmControl {
     dh: DhParams,
     max_values: MaxValues,
     min_press: Duration,
+    ik: IkOptions,
 }
 
 impl SimArmControl {
@@ -55,6 +56,11 @@ impl SimArmControl {
             dh,
             max_values,
             min_press,
+            // Keep the posture near the power-up pose along long paths.
+            ik: IkOptions {
+                rest_rad: Some(initial_rad),
+                ..IkOptions::default()
+            },
         }
     }
 
@@ -90,7 +96,7 @@ impl SimArmControl {
             &target_in_arm,
             &seed,
             self.joint_count(),
-            &IkOptions::default(),
+            &self.ik,
         )?;
         let mut s = self.lock();
         s.script = None;
@@ -178,6 +184,7 @@ impl SimArmControl {
                 &self.dh,
                 self.joint_count(),
                 &s.angles_rad,
+                &self.ik,
             ) {
                 Ok((q, b)) => {
                     s.angles_rad = q;

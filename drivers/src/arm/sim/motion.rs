@@ -202,16 +202,20 @@ impl MotionScript {
         joint_count: usize,
         seed: &[f64; 6],
     ) -> Result<(), MotionError> {
+        let ik = IkOptions {
+            rest_rad: Some(*seed),
+            ..IkOptions::default()
+        };
         let mut q = *seed;
         for k in &self.keyframes {
             if let Target::Tip(p) = k.target {
-                q = solve_tip(dh, &p, &q, joint_count, &IkOptions::default()).map_err(
-                    |source| MotionError::Unreachable {
+                q = solve_tip(dh, &p, &q, joint_count, &ik).map_err(|source| {
+                    MotionError::Unreachable {
                         path: self.source.clone(),
                         line: k.line,
                         source,
-                    },
-                )?;
+                    }
+                })?;
             }
         }
         Ok(())
@@ -230,6 +234,7 @@ impl MotionScript {
         dh: &DhParams,
         joint_count: usize,
         seed: &[f64; 6],
+        ik: &IkOptions,
     ) -> Result<([f64; 6], u8), IkError> {
         let mut t = elapsed.as_secs_f64();
         let total = self.duration_s();
@@ -255,11 +260,11 @@ impl MotionScript {
             }
             (Target::Tip(pa), Target::Tip(pb)) => {
                 let p = pa + (pb - pa) * s;
-                solve_tip(dh, &p, seed, joint_count, &IkOptions::default())?
+                solve_tip(dh, &p, seed, joint_count, ik)?
             }
             // parse() never mixes kinds; hold the first keyframe's pose if it ever happens.
             (Target::Joints(q), _) => q,
-            (Target::Tip(p), _) => solve_tip(dh, &p, seed, joint_count, &IkOptions::default())?,
+            (Target::Tip(p), _) => solve_tip(dh, &p, seed, joint_count, ik)?,
         };
         Ok((q, a.buttons))
     }
@@ -296,12 +301,24 @@ mod tests {
         .expect("valid");
         let dh = DhParams::from_raw(&crate::arm::params::RawDhParams::microscribe_3dx());
         let (q, b) = s
-            .sample(Duration::from_secs(1), &dh, 5, &[0.0; 6])
+            .sample(
+                Duration::from_secs(1),
+                &dh,
+                5,
+                &[0.0; 6],
+                &IkOptions::default(),
+            )
             .expect("joints");
         assert_eq!(q, [0.5, 1.0, 1.5, 2.0, 2.5, 0.0]);
         assert_eq!(b, 0);
         let (_, b) = s
-            .sample(Duration::from_secs(3), &dh, 5, &[0.0; 6])
+            .sample(
+                Duration::from_secs(3),
+                &dh,
+                5,
+                &[0.0; 6],
+                &IkOptions::default(),
+            )
             .expect("joints");
         assert_eq!(b, 1);
     }
