@@ -227,9 +227,9 @@ impl Simulation for SceneSimulation {
 mod tests {
     use super::*;
 
-    #[test]
-    #[ignore = "open: a smooth 10 cm drag through attach_stylus/set_stylus_target reaches |psi| ~0.19 m at some step (the solver's own scripted run stays < 1e-4 m); to be settled with the solver (issue 2)"]
-    fn a_slow_drag_through_the_interface_stays_within_the_solver_limits() {
+    /// Drags the ten-pendula tip `drag_in_world` over 1.5 s, holds, and returns the largest
+    /// ‖ψ‖ and the largest tip-to-target distance after the first 0.3 s.
+    fn drag_through_the_interface(drag_in_world: Vector3<f64>) -> (f64, f64) {
         let path = resolve_scene("ten_pendula");
         let mut sim = SceneSimulation::load(&path).unwrap();
         let grab = sim.grab_points()[0];
@@ -238,11 +238,10 @@ mod tests {
         let mut max_err: f64 = 0.0;
         for k in 0..300 {
             let t = k as f64 * h;
-            // 10 cm along +x over 1.5 s, then hold.
             let s = (t / 1.5).min(1.0);
-            let target = grab.point_in_world + Vector3::new(0.10 * s, 0.0, 0.0);
+            let target = grab.point_in_world + drag_in_world * s;
             let v = if t < 1.5 {
-                Vector3::new(0.10 / 1.5, 0.0, 0.0)
+                drag_in_world / 1.5
             } else {
                 Vector3::zeros()
             };
@@ -260,7 +259,21 @@ mod tests {
                 max_err = max_err.max((p - target).norm());
             }
         }
+        (max_psi, max_err)
+    }
+
+    #[test]
+    fn a_slow_drag_through_the_interface_stays_within_the_solver_limits() {
+        // 10 cm sideways and 5 cm up keeps the tip within the chain's reach.
+        let (max_psi, max_err) = drag_through_the_interface(Vector3::new(0.10, 0.0, 0.05));
         assert!(max_psi < 1e-4, "max |psi| {max_psi}");
         assert!(max_err < 5e-3, "tip error {max_err}");
+    }
+
+    #[test]
+    #[ignore = "open (solver, issue 2): pulling the tip 5-10 cm straight sideways asks for more length than the chain has; the taut, straight chain is a singular configuration and the step diverges (|psi| ~0.19 m)"]
+    fn chain_pulled_taut_beyond_its_reach_stays_bounded() {
+        let (max_psi, _) = drag_through_the_interface(Vector3::new(0.10, 0.0, 0.0));
+        assert!(max_psi < 1e-4, "max |psi| {max_psi}");
     }
 }
