@@ -686,27 +686,12 @@ impl Simulation {
             }
             self.stylus_block.lambda = Vector3::zeros();
         }
-        for i in 0..self.joints.len() {
-            let blk = self.joint_blocks[i];
-            let j = &self.joints[i];
-            let (b1, b2, n) = (j.body1, j.body2, j.rows());
-            self.apply_joint_impulse(b1, b2, &blk, &blk.lambda, n);
-        }
-        // The predicted poses still hold the start poses here (they became the poses).
+        // The predicted poses still hold the start poses here (they became the poses); the
+        // spring rows depend on poses only, so they can be refreshed before any impulse.
         for i in 0..self.springs.len() {
             self.update_spring_row(i);
-            let r = self.spring_rows[i];
-            if r.active {
-                let s = &self.springs[i];
-                let (b1, b2) = (s.body1, s.body2);
-                self.apply_soft_impulse(b1, b2, &r, r.lambda);
-            }
         }
-        if let Some(s) = self.stylus {
-            let blk = self.stylus_block;
-            self.apply_stylus_impulse(s.body, &blk, &blk.lambda);
-        }
-        self.predict_all();
+        self.apply_accumulated_impulses();
 
         // 4. Sequential impulses, in outer linearisations: each fixes the midpoint rows J̄
         // and the Baumgarte bias from the predicted end pose, then Gauss–Seidel sweeps solve
@@ -1528,6 +1513,12 @@ impl Simulation {
             self.bodies[i].linear_velocity_in_world = self.v_free[i];
             self.bodies[i].angular_velocity_in_world = self.w_free[i];
         }
+        self.apply_accumulated_impulses();
+    }
+
+    /// Applies every element's accumulated impulse λ along its current rows (joints, active
+    /// springs, the stylus) to the velocities, then re-predicts the end poses.
+    fn apply_accumulated_impulses(&mut self) {
         for i in 0..self.joints.len() {
             let blk = self.joint_blocks[i];
             let j = &self.joints[i];
