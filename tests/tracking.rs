@@ -233,6 +233,17 @@ fn cli(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Runs the binary and insists it succeeded, showing its stderr when it did not.
+fn cli_ok(args: &[&str]) -> std::process::Output {
+    let out = cli(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn camera_file() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("assets/cameras/synthetic_640x480.toml")
@@ -247,7 +258,7 @@ fn accuracy_holds_through_an_mjpg_video_file() {
     use ar_multibody::tracking::pose_csv::read_truth;
     let dir = tempfile::tempdir().unwrap();
     let avi = dir.path().join("walk.avi");
-    let out = cli(&[
+    cli_ok(&[
         "track",
         "--synthetic",
         "--camera",
@@ -261,14 +272,9 @@ fn accuracy_holds_through_an_mjpg_video_file() {
         "--record",
         avi.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let csv = dir.path().join("video.csv");
     let truth_path = dir.path().join("walk.truth.csv");
-    let out = cli(&[
+    cli_ok(&[
         "track",
         "--video",
         avi.to_str().unwrap(),
@@ -279,11 +285,6 @@ fn accuracy_holds_through_an_mjpg_video_file() {
         "--csv",
         csv.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let truth = read_truth(&truth_path).unwrap();
     assert_eq!(truth.len(), 60);
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -326,7 +327,7 @@ fn video_without_the_marker_is_not_detected_in_any_frame() {
     }
     rec.finish().unwrap();
     let csv = dir.path().join("desk.csv");
-    let out = cli(&[
+    let out = cli_ok(&[
         "track",
         "--video",
         avi.to_str().unwrap(),
@@ -335,11 +336,6 @@ fn video_without_the_marker_is_not_detected_in_any_frame() {
         "--csv",
         csv.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("marker not detected in any frame"),
