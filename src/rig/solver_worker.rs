@@ -7,7 +7,9 @@ use super::clock::RealTimeStepper;
 use super::devices::Simulation;
 use super::messages::{MicLevel, SimSnapshot, StylusMessage, StylusSample};
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
-use crate::interaction::{Interaction, InteractionConfig, InteractionEvent, StylusInput};
+use crate::interaction::{
+    Interaction, InteractionConfig, InteractionEvent, SpringAttachment, StylusInput,
+};
 use ar_drivers::latest::{LatestReceiver, LatestSender};
 use crossbeam_channel::{Sender, TryRecvError};
 use nalgebra::{Isometry3, Point3, Vector3};
@@ -61,6 +63,8 @@ pub struct TraceRow {
     pub psi_norm_m: f64,
     /// Relative energy balance error.
     pub energy_error_rel: f64,
+    /// The stylus spring the step ran with (what a replay of the run feeds the simulation).
+    pub spring: Option<SpringAttachment>,
 }
 
 /// What the solver thread returns when it stops.
@@ -300,6 +304,7 @@ impl SolverLoop {
                 grab_point_in_world: grab_point,
                 psi_norm_m: d.psi_norm_m,
                 energy_error_rel: d.energy_error_rel,
+                spring,
             });
         }
         Ok(())
