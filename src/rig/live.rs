@@ -359,6 +359,14 @@ impl Rig {
                 w.write(&image)?;
             }
             let rss = rss_bytes();
+            let t = compositor.last_timings();
+            log::debug!(
+                "frame {frames_done}: upload {:.1} ms, render {:.1} ms, read-back {:.1} ms, rss {:.1} MB",
+                t.upload_ms,
+                t.render_ms,
+                t.readback_ms,
+                rss.unwrap_or(0) as f64 / 1e6
+            );
             if rss_first.is_none() {
                 rss_first = rss;
             }
