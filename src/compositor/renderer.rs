@@ -356,6 +356,23 @@ impl Compositor {
         self.timings
     }
 
+    /// kiss3d's own figures for the last rendered view: GPU time of each pass (name,
+    /// milliseconds) from timestamp queries, empty when the device has none (or while the first
+    /// results are in flight). On lavapipe these are the software rasteriser's times.
+    pub fn last_pass_timings_ms(&mut self) -> Vec<(&'static str, f64)> {
+        self.target
+            .window()
+            .render_timings()
+            .and_then(|t| t.gpu_steps.clone())
+            .map(|steps| {
+                steps
+                    .into_iter()
+                    .map(|(name, d)| (name, d.as_secs_f64() * 1e3))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Makes the scene's shape nodes match the overlay, reusing nodes whose geometry is unchanged.
     fn sync_shapes(&mut self, overlay: &Overlay) {
         let tip = overlay.stylus_tip_in_world.map(|p| ShapeInstance {

@@ -93,6 +93,48 @@ pub enum StopReason {
     WindowClosed,
 }
 
+/// Frames after which the caches of the first frames (pipelines, glyph atlas, staging memory,
+/// the allocator's arenas) are built: memory growth is judged from this frame on.
+pub const WARMUP_FRAMES: u64 = 25;
+
+/// Resident memory of the process over a run, bytes (Linux `/proc/self/status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemorySummary {
+    /// At the first frame.
+    pub first_bytes: u64,
+    /// At frame [`WARMUP_FRAMES`], if the run got that far.
+    pub after_warmup_bytes: Option<u64>,
+    /// At the last frame.
+    pub last_bytes: u64,
+    /// Largest value seen at a frame.
+    pub peak_bytes: u64,
+}
+
+impl MemorySummary {
+    fn new(rss: u64) -> Self {
+        Self {
+            first_bytes: rss,
+            after_warmup_bytes: None,
+            last_bytes: rss,
+            peak_bytes: rss,
+        }
+    }
+
+    fn record(&mut self, frame: u64, rss: u64) {
+        if frame == WARMUP_FRAMES {
+            self.after_warmup_bytes = Some(rss);
+        }
+        self.last_bytes = rss;
+        self.peak_bytes = self.peak_bytes.max(rss);
+    }
+
+    /// Growth from the end of the warm-up to the last frame, bytes (`None` for short runs).
+    pub fn growth_after_warmup_bytes(&self) -> Option<i64> {
+        self.after_warmup_bytes
+            .map(|w| self.last_bytes as i64 - w as i64)
+    }
+}
+
 /// What the display loop measured.
 #[derive(Debug, Clone)]
 pub struct DisplaySummary {
@@ -102,16 +144,40 @@ pub struct DisplaySummary {
     pub wall_s: f64,
     /// End-to-end latency per frame (stylus sample → frame presented), milliseconds.
     pub latency: LatencyStats,
-    /// Render time per frame (both eyes and read-back), milliseconds.
+    /// The first part of it: age of the newest stylus sample when the frame's render started
+    /// (arm → driver → solver step → snapshot → display loop), milliseconds.
+    pub sample_age: LatencyStats,
+    /// Render time per frame (both eyes and read-back), milliseconds: the second part.
     pub render: LatencyStats,
+    /// Age of the shown video frame when presented (its capture time → presented),
+    /// milliseconds; grows when the camera thread falls behind its frame rate.
+    pub video_age: LatencyStats,
+    /// Camera updates (video frame + marker pose) the display loop received.
+    pub camera_updates: u64,
     /// Messages the workers reported (clips, releases, reconnects, slowdowns).
     pub events: Vec<String>,
     /// Frames written to this folder, if any.
     pub frames_dir: Option<PathBuf>,
-    /// Resident memory at the first and the last frame, bytes (Linux).
-    pub rss_first_last_bytes: Option<(u64, u64)>,
+    /// Resident memory over the run (Linux).
+    pub memory: Option<MemorySummary>,
     /// Why it ended.
     pub stop_reason: StopReason,
+    /// Names of the worker threads the rig started.
+    pub workers_started: Vec<String>,
+    /// Names of those still running when the display loop ended (before the rig stopped
+    /// them); a worker missing here was lost during the run.
+    pub workers_running_at_end: Vec<String>,
+}
+
+impl DisplaySummary {
+    /// Workers that stopped on their own during the run.
+    pub fn workers_lost(&self) -> Vec<&str> {
+        self.workers_started
+            .iter()
+            .filter(|w| !self.workers_running_at_end.contains(w))
+            .map(String::as_str)
+            .collect()
+    }
 }
 
 /// Everything a run produced.
@@ -214,7 +280,19 @@ impl Rig {
         mut frames: Option<&mut FrameWriter>,
         config: &DisplayLoopConfig,
     ) -> Result<RunSummary, RigError> {
-        let result = self.display_loop(compositor, &mut frames, config);
+        let workers_started: Vec<String> = self
+            .devices
+            .iter()
+            .map(|w| w.name().to_owned())
+            .chain(self.solver.iter().map(|w| w.name().to_owned()))
+            .collect();
+        let result = self
+            .display_loop(compositor, &mut frames, config)
+            .map(|mut d| {
+                d.workers_running_at_end = self.running_workers();
+                d.workers_started = workers_started;
+                d
+            });
         self.stop.stop();
         for w in self.devices.drain(..) {
             w.join()?;
@@ -244,16 +322,20 @@ impl Rig {
         let start = Instant::now();
         let mut next_frame = start;
         let mut latest_camera: Option<CameraUpdate> = None;
+        // When the loop last received a camera update (not its capture time, which a lagging
+        // camera stamps in the past).
         let mut last_camera_at: Option<Instant> = None;
+        let mut camera_updates = 0u64;
+        let mut video_age = LatencyStats::default();
         let mut snapshot: Option<SimSnapshot> = None;
         let mut events = Vec::new();
         let mut latency = LatencyStats::default();
+        let mut sample_age = LatencyStats::default();
         let mut render = LatencyStats::default();
         let mut frames_done = 0u64;
         let mut fps = 0.0;
         let mut last_present: Option<Instant> = None;
-        let mut rss_first = None;
-        let mut rss_last = None;
+        let mut memory: Option<MemorySummary> = None;
         let stop_reason = loop {
             if config.max_frames.is_some_and(|n| frames_done >= n) {
                 break StopReason::Done;
@@ -277,10 +359,9 @@ impl Rig {
                 break StopReason::Interrupted;
             }
             let new_camera = drain_latest(&self.camera_rx);
-            if let Some(u) = &new_camera {
-                last_camera_at = Some(u.captured_at);
-            }
             if new_camera.is_some() {
+                last_camera_at = Some(Instant::now());
+                camera_updates += 1;
                 latest_camera = new_camera.clone();
             }
             if let Some(s) = drain_latest(&self.snapshot_rx) {
@@ -329,6 +410,10 @@ impl Rig {
                 rgb: &f.rgb,
             });
             let render_start = Instant::now();
+            let stylus_sampled_at = snapshot.as_ref().and_then(|s| s.stylus_sampled_at);
+            if let Some(t) = stylus_sampled_at {
+                sample_age.push_ms(render_start.saturating_duration_since(t).as_secs_f64() * 1e3);
+            }
             let image = match compositor.render(&FrameInput {
                 video,
                 camera_from_world: latest_camera.as_ref().and_then(|u| u.camera_from_world),
@@ -341,8 +426,16 @@ impl Rig {
             };
             let presented = Instant::now();
             render.push_ms((presented - render_start).as_secs_f64() * 1e3);
-            if let Some(t) = snapshot.as_ref().and_then(|s| s.stylus_sampled_at) {
+            if let Some(t) = stylus_sampled_at {
                 latency.push_ms(presented.saturating_duration_since(t).as_secs_f64() * 1e3);
+            }
+            if let Some(u) = &latest_camera {
+                video_age.push_ms(
+                    presented
+                        .saturating_duration_since(u.captured_at)
+                        .as_secs_f64()
+                        * 1e3,
+                );
             }
             if let Some(prev) = last_present {
                 let dt = (presented - prev).as_secs_f64();
@@ -361,16 +454,18 @@ impl Rig {
             let rss = rss_bytes();
             let t = compositor.last_timings();
             log::debug!(
-                "frame {frames_done}: upload {:.1} ms, render {:.1} ms, read-back {:.1} ms, rss {:.1} MB",
+                "frame {frames_done}: stylus sample age {:.1} ms, upload {:.1} ms, render {:.1} ms, read-back {:.1} ms, rss {:.1} MB",
+                sample_age.last_ms().unwrap_or(f64::NAN),
                 t.upload_ms,
                 t.render_ms,
                 t.readback_ms,
                 rss.unwrap_or(0) as f64 / 1e6
             );
-            if rss_first.is_none() {
-                rss_first = rss;
+            if let Some(rss) = rss {
+                memory
+                    .get_or_insert_with(|| MemorySummary::new(rss))
+                    .record(frames_done, rss);
             }
-            rss_last = rss;
             frames_done += 1;
             next_frame += config.frame_period;
             let now = Instant::now();
@@ -384,11 +479,16 @@ impl Rig {
             frames: frames_done,
             wall_s: start.elapsed().as_secs_f64(),
             latency,
+            sample_age,
             render,
+            video_age,
+            camera_updates,
             events,
             frames_dir: frames.as_deref().map(|w| w.dir().to_owned()),
-            rss_first_last_bytes: rss_first.zip(rss_last),
+            memory,
             stop_reason,
+            workers_started: Vec::new(),
+            workers_running_at_end: Vec::new(),
         })
     }
 }

@@ -1,7 +1,7 @@
 //! The run summary printed by `demo` and `run`: what the interaction did (clip, drag, release,
 //! free swing, tip error), the solver's health, latency, frame output and memory.
 
-use super::live::RunSummary;
+use super::live::{RunSummary, WARMUP_FRAMES};
 use super::solver_worker::SolverSummary;
 use std::fmt::Write as _;
 
@@ -104,7 +104,27 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
         d.latency.describe(),
         2.0 * frame_period_ms
     );
-    let _ = writeln!(out, "render time per frame: {}", d.render.describe());
+    let _ = writeln!(
+        out,
+        "  of which stylus sample age at render start: {}",
+        d.sample_age.describe()
+    );
+    let _ = writeln!(
+        out,
+        "  of which render time per frame: {}",
+        d.render.describe()
+    );
+    let _ = writeln!(
+        out,
+        "camera: {} updates received ({:.1} per second); shown video frame age at present: {}",
+        d.camera_updates,
+        if d.wall_s > 0.0 {
+            d.camera_updates as f64 / d.wall_s
+        } else {
+            0.0
+        },
+        d.video_age.describe()
+    );
     let _ = writeln!(
         out,
         "solver: {} steps of 10 ms, real-time factor {:.3}, {} steps dropped, max |psi| {:.3e} m, max |energy error| {:.3} %",
@@ -125,13 +145,45 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
         mm(i.max_tip_error_m),
         i.swing_path_after_release_m.map_or("-".to_owned(), |m| format!("{:.1} cm", m * 1e2)),
     );
-    if let Some((a, b)) = d.rss_first_last_bytes {
+    if let Some(m) = &d.memory {
+        let mb = |b: u64| b as f64 / 1e6;
+        let _ = write!(
+            out,
+            "memory (resident): {:.1} MB at the first frame, {:.1} MB at the last ({:+.1} MB), peak {:.1} MB",
+            mb(m.first_bytes),
+            mb(m.last_bytes),
+            (m.last_bytes as f64 - m.first_bytes as f64) / 1e6,
+            mb(m.peak_bytes)
+        );
+        match (m.after_warmup_bytes, m.growth_after_warmup_bytes()) {
+            (Some(w), Some(g)) => {
+                let _ = writeln!(
+                    out,
+                    "; after warm-up: {:.1} MB at frame {WARMUP_FRAMES}, growth since {:+.1} MB",
+                    mb(w),
+                    g as f64 / 1e6
+                );
+            }
+            _ => {
+                let _ = writeln!(out, "; run shorter than the {WARMUP_FRAMES}-frame warm-up");
+            }
+        }
+    }
+    let lost = d.workers_lost();
+    if lost.is_empty() {
         let _ = writeln!(
             out,
-            "memory (resident): {:.1} MB at the first frame, {:.1} MB at the last ({:+.1} MB)",
-            a as f64 / 1e6,
-            b as f64 / 1e6,
-            (b as f64 - a as f64) / 1e6
+            "workers: {} started ({}), all running until the end",
+            d.workers_started.len(),
+            d.workers_started.join(", ")
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "workers: {} started ({}), LOST during the run: {}",
+            d.workers_started.len(),
+            d.workers_started.join(", "),
+            lost.join(", ")
         );
     }
     if let Some(e) = &s.error {
