@@ -13,7 +13,8 @@ use crate::compositor::{
     Compositor, CompositorError, DeviceStatus, FrameInput, HudStats, Overlay, VideoImage,
 };
 use ar_drivers::latest::{drain_latest, latest_channel, LatestReceiver};
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
+use image::RgbImage;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +30,9 @@ pub struct RigDevices {
     /// The simulation.
     pub simulation: Box<dyn Simulation>,
 }
+
+/// Rendered frames waiting for the PNG writer; the display loop blocks when it is full.
+const FRAME_QUEUE: usize = 4;
 
 /// When the display loop ends and how it paces itself.
 #[derive(Debug, Clone)]
@@ -91,6 +95,13 @@ pub enum StopReason {
     Interrupted,
     /// The window was closed.
     WindowClosed,
+    /// A worker failed; the rig stopped.
+    WorkerFailed {
+        /// The worker's thread name.
+        worker: String,
+        /// Its error.
+        message: String,
+    },
 }
 
 /// Frames after which the caches of the first frames (pipelines, glyph atlas, staging memory,
@@ -170,12 +181,16 @@ pub struct DisplaySummary {
 }
 
 impl DisplaySummary {
-    /// Workers that stopped on their own during the run.
+    /// Workers that stopped on their own or failed during the run.
     pub fn workers_lost(&self) -> Vec<&str> {
+        let failed = match &self.stop_reason {
+            StopReason::WorkerFailed { worker, .. } => Some(worker.as_str()),
+            _ => None,
+        };
         self.workers_started
             .iter()
-            .filter(|w| !self.workers_running_at_end.contains(w))
             .map(String::as_str)
+            .filter(|w| !self.workers_running_at_end.iter().any(|r| r == w) || Some(*w) == failed)
             .collect()
     }
 }
@@ -275,6 +290,25 @@ impl Rig {
     /// Runs the compositor loop on this thread until a stop condition, then stops and joins
     /// every worker. A worker's fatal error is returned as [`RigError::WorkerFailed`].
     pub fn run(
+        self,
+        compositor: &mut Compositor,
+        frames: Option<&mut FrameWriter>,
+        config: &DisplayLoopConfig,
+    ) -> Result<RunSummary, RigError> {
+        let summary = self.run_to_end(compositor, frames, config)?;
+        match &summary.display.stop_reason {
+            StopReason::WorkerFailed { worker, message } => Err(RigError::WorkerFailed {
+                worker: worker.clone(),
+                message: message.clone(),
+            }),
+            _ => Ok(summary),
+        }
+    }
+
+    /// Like [`Self::run`], but a worker's fatal error still gives the run's summary, with
+    /// [`StopReason::WorkerFailed`] (so a soak run can say what it measured before the loss).
+    /// Errors of the display loop itself (rendering, writing frames, threads) are returned.
+    pub fn run_to_end(
         mut self,
         compositor: &mut Compositor,
         mut frames: Option<&mut FrameWriter>,
@@ -306,17 +340,66 @@ impl Rig {
             WorkerReport::Fatal { worker, message } => Some((worker, message)),
             WorkerReport::Event { .. } => None,
         });
-        let display = result?;
+        let mut display = result?;
         if let Some((worker, message)) = late_fatal {
-            return Err(RigError::WorkerFailed { worker, message });
+            if !matches!(display.stop_reason, StopReason::WorkerFailed { .. }) {
+                display.stop_reason = StopReason::WorkerFailed { worker, message };
+            }
         }
         Ok(RunSummary { display, solver })
     }
 
+    /// The display loop, with the PNG frames (if any) encoded and written on a "frames" thread
+    /// so that encoding never delays the next render; the queue is short and blocks when full,
+    /// so every frame is written and memory stays bounded.
     fn display_loop(
         &mut self,
         compositor: &mut Compositor,
         frames: &mut Option<&mut FrameWriter>,
+        config: &DisplayLoopConfig,
+    ) -> Result<DisplaySummary, RigError> {
+        let frames_dir = frames.as_deref().map(|w| w.dir().to_owned());
+        let writer = frames.as_deref_mut();
+        std::thread::scope(|scope| {
+            let (tx, handle) = match writer {
+                Some(w) => {
+                    let (tx, rx) = crossbeam_channel::bounded::<RgbImage>(FRAME_QUEUE);
+                    let handle = std::thread::Builder::new()
+                        .name("frames".into())
+                        .spawn_scoped(scope, move || -> Result<(), FrameWriteError> {
+                            for image in rx {
+                                w.write(&image)?;
+                            }
+                            Ok(())
+                        })
+                        .map_err(|source| WorkerError::Spawn {
+                            name: "frames".into(),
+                            source,
+                        })?;
+                    (Some(tx), Some(handle))
+                }
+                None => (None, None),
+            };
+            let result = self.frame_loop(compositor, tx.as_ref(), config);
+            // Closing the queue lets the writer finish the frames still in it, then stop.
+            drop(tx);
+            if let Some(handle) = handle {
+                handle.join().map_err(|_| WorkerError::Panicked {
+                    name: "frames".into(),
+                    message: "while writing a frame".into(),
+                })??;
+            }
+            result.map(|mut d| {
+                d.frames_dir = frames_dir;
+                d
+            })
+        })
+    }
+
+    fn frame_loop(
+        &mut self,
+        compositor: &mut Compositor,
+        frame_tx: Option<&Sender<RgbImage>>,
         config: &DisplayLoopConfig,
     ) -> Result<DisplaySummary, RigError> {
         let start = Instant::now();
@@ -343,17 +426,21 @@ impl Rig {
             if config.max_duration.is_some_and(|d| start.elapsed() >= d) {
                 break StopReason::Done;
             }
+            let mut fatal = None;
             for r in self.reports_rx.try_iter() {
                 match r {
                     WorkerReport::Fatal { worker, message } => {
                         self.stop.stop();
-                        return Err(RigError::WorkerFailed { worker, message });
+                        fatal = Some(StopReason::WorkerFailed { worker, message });
                     }
                     WorkerReport::Event { worker, message } => {
                         log::info!("{worker}: {message}");
                         events.push(format!("{worker}: {message}"));
                     }
                 }
+            }
+            if let Some(reason) = fatal {
+                break reason;
             }
             if self.stop.is_stopped() {
                 break StopReason::Interrupted;
@@ -448,8 +535,11 @@ impl Rig {
                 }
             }
             last_present = Some(presented);
-            if let Some(w) = frames.as_deref_mut() {
-                w.write(&image)?;
+            if let Some(tx) = frame_tx {
+                if tx.send(image).is_err() {
+                    // The writer stopped on an error, which the caller returns.
+                    break StopReason::Interrupted;
+                }
             }
             let rss = rss_bytes();
             let t = compositor.last_timings();
@@ -484,7 +574,7 @@ impl Rig {
             video_age,
             camera_updates,
             events,
-            frames_dir: frames.as_deref().map(|w| w.dir().to_owned()),
+            frames_dir: None,
             memory,
             stop_reason,
             workers_started: Vec::new(),

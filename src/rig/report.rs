@@ -186,6 +186,9 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
             lost.join(", ")
         );
     }
+    if let super::live::StopReason::WorkerFailed { worker, message } = &d.stop_reason {
+        let _ = writeln!(out, "stopped early: {worker} failed: {message}");
+    }
     if let Some(e) = &s.error {
         let _ = writeln!(out, "solver error: {e}");
     }
