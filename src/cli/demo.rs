@@ -8,6 +8,7 @@ use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::stereo::{DEFAULT_EYE_SIZE_PX, DEFAULT_IPD_M};
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
+use ar_multibody::rig::live::keep_large_buffers_out_of_the_heap;
 use ar_multibody::rig::report::describe;
 use ar_multibody::rig::{DisplayLoopConfig, Rig, StopFlag, StopReason};
 use clap::{Args, ValueEnum};
@@ -116,6 +117,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     let headless = args.headless || !display_available();
     if !args.headless && headless {
         eprintln!("no display found (DISPLAY / WAYLAND_DISPLAY unset): running headless");
+    }
+    if !keep_large_buffers_out_of_the_heap() {
+        log::debug!("could not pin the allocator's mmap threshold; memory may creep in long runs");
     }
     let stop = StopFlag::new();
     stop_on_ctrl_c(&stop)?;

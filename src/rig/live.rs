@@ -108,6 +108,9 @@ pub enum StopReason {
 /// the allocator's arenas) are built: memory growth is judged from this frame on.
 pub const WARMUP_FRAMES: u64 = 25;
 
+/// Time after which resident memory is expected to have reached its steady size.
+pub const SETTLED_AFTER: Duration = Duration::from_secs(60);
+
 /// Resident memory of the process over a run, bytes (Linux `/proc/self/status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemorySummary {
@@ -115,6 +118,10 @@ pub struct MemorySummary {
     pub first_bytes: u64,
     /// At frame [`WARMUP_FRAMES`], if the run got that far.
     pub after_warmup_bytes: Option<u64>,
+    /// At the first frame after [`SETTLED_AFTER`] of running, if the run got that far: the
+    /// allocator's arenas of the camera, tracker and video threads keep filling for about a
+    /// minute before they reach their steady size.
+    pub settled_bytes: Option<u64>,
     /// At the last frame.
     pub last_bytes: u64,
     /// Largest value seen at a frame.
@@ -126,14 +133,18 @@ impl MemorySummary {
         Self {
             first_bytes: rss,
             after_warmup_bytes: None,
+            settled_bytes: None,
             last_bytes: rss,
             peak_bytes: rss,
         }
     }
 
-    fn record(&mut self, frame: u64, rss: u64) {
+    fn record(&mut self, frame: u64, elapsed: Duration, rss: u64) {
         if frame == WARMUP_FRAMES {
             self.after_warmup_bytes = Some(rss);
+        }
+        if elapsed >= SETTLED_AFTER && self.settled_bytes.is_none() {
+            self.settled_bytes = Some(rss);
         }
         self.last_bytes = rss;
         self.peak_bytes = self.peak_bytes.max(rss);
@@ -142,6 +153,12 @@ impl MemorySummary {
     /// Growth from the end of the warm-up to the last frame, bytes (`None` for short runs).
     pub fn growth_after_warmup_bytes(&self) -> Option<i64> {
         self.after_warmup_bytes
+            .map(|w| self.last_bytes as i64 - w as i64)
+    }
+
+    /// Growth from [`SETTLED_AFTER`] to the last frame, bytes (`None` for runs shorter).
+    pub fn growth_after_settling_bytes(&self) -> Option<i64> {
+        self.settled_bytes
             .map(|w| self.last_bytes as i64 - w as i64)
     }
 }
@@ -175,23 +192,16 @@ pub struct DisplaySummary {
     pub stop_reason: StopReason,
     /// Names of the worker threads the rig started.
     pub workers_started: Vec<String>,
-    /// Names of those still running when the display loop ended (before the rig stopped
-    /// them); a worker missing here was lost during the run.
-    pub workers_running_at_end: Vec<String>,
+    /// Workers that ended while the rig was still running (checked after every frame), plus
+    /// the one whose failure stopped it; the others stopping with the rig are not lost.
+    pub workers_lost: Vec<String>,
 }
 
 impl DisplaySummary {
-    /// Workers that stopped on their own or failed during the run.
-    pub fn workers_lost(&self) -> Vec<&str> {
-        let failed = match &self.stop_reason {
-            StopReason::WorkerFailed { worker, .. } => Some(worker.as_str()),
-            _ => None,
-        };
-        self.workers_started
-            .iter()
-            .map(String::as_str)
-            .filter(|w| !self.workers_running_at_end.iter().any(|r| r == w) || Some(*w) == failed)
-            .collect()
+    fn note_lost(&mut self, worker: &str) {
+        if !self.workers_lost.iter().any(|w| w == worker) {
+            self.workers_lost.push(worker.to_owned());
+        }
     }
 }
 
@@ -314,19 +324,7 @@ impl Rig {
         mut frames: Option<&mut FrameWriter>,
         config: &DisplayLoopConfig,
     ) -> Result<RunSummary, RigError> {
-        let workers_started: Vec<String> = self
-            .devices
-            .iter()
-            .map(|w| w.name().to_owned())
-            .chain(self.solver.iter().map(|w| w.name().to_owned()))
-            .collect();
-        let result = self
-            .display_loop(compositor, &mut frames, config)
-            .map(|mut d| {
-                d.workers_running_at_end = self.running_workers();
-                d.workers_started = workers_started;
-                d
-            });
+        let result = self.display_loop(compositor, &mut frames, config);
         self.stop.stop();
         for w in self.devices.drain(..) {
             w.join()?;
@@ -345,6 +343,9 @@ impl Rig {
             if !matches!(display.stop_reason, StopReason::WorkerFailed { .. }) {
                 display.stop_reason = StopReason::WorkerFailed { worker, message };
             }
+        }
+        if let StopReason::WorkerFailed { worker, .. } = display.stop_reason.clone() {
+            display.note_lost(&worker);
         }
         Ok(RunSummary { display, solver })
     }
@@ -419,6 +420,13 @@ impl Rig {
         let mut fps = 0.0;
         let mut last_present: Option<Instant> = None;
         let mut memory: Option<MemorySummary> = None;
+        let workers_started: Vec<String> = self
+            .devices
+            .iter()
+            .map(|w| w.name().to_owned())
+            .chain(self.solver.iter().map(|w| w.name().to_owned()))
+            .collect();
+        let mut workers_lost: Vec<String> = Vec::new();
         let stop_reason = loop {
             if config.max_frames.is_some_and(|n| frames_done >= n) {
                 break StopReason::Done;
@@ -554,7 +562,15 @@ impl Rig {
             if let Some(rss) = rss {
                 memory
                     .get_or_insert_with(|| MemorySummary::new(rss))
-                    .record(frames_done, rss);
+                    .record(frames_done, start.elapsed(), rss);
+            }
+            if !self.stop.is_stopped() {
+                let running = self.running_workers();
+                for w in &workers_started {
+                    if !running.contains(w) && !workers_lost.contains(w) {
+                        workers_lost.push(w.clone());
+                    }
+                }
             }
             frames_done += 1;
             next_frame += config.frame_period;
@@ -577,8 +593,8 @@ impl Rig {
             frames_dir: None,
             memory,
             stop_reason,
-            workers_started: Vec::new(),
-            workers_running_at_end: Vec::new(),
+            workers_started,
+            workers_lost,
         })
     }
 }
@@ -610,6 +626,29 @@ fn build_overlay(snapshot: Option<&SimSnapshot>, config: &DisplayLoopConfig) -> 
     }
     overlay
 }
+
+/// Makes the C allocator serve every block of [`LARGE_BLOCK_BYTES`] or more (video frames,
+/// read-back images, OpenCV matrices) from its own memory mapping, returned to the system when
+/// freed. Otherwise glibc raises that threshold after the first such free and carves the
+/// ~1 MB frames of several threads out of its arenas, whose fragmentation grew the demo by
+/// ~10 MB over its first minute and a little more every minute after. Returns whether the
+/// setting was applied (glibc only). Call once at start-up, before the threads start.
+pub fn keep_large_buffers_out_of_the_heap() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallopt only changes the allocator's tuning; it is called at start-up before
+        // the rig's threads exist, and any value is valid for M_MMAP_THRESHOLD up to 32 MiB.
+        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES as libc::c_int) == 1 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        false
+    }
+}
+
+/// Blocks at least this large get their own memory mapping (see
+/// [`keep_large_buffers_out_of_the_heap`]): glibc's initial threshold, made permanent.
+pub const LARGE_BLOCK_BYTES: usize = 128 * 1024;
 
 /// Resident set size of this process, bytes (Linux `/proc/self/status`).
 pub fn rss_bytes() -> Option<u64> {

@@ -1,7 +1,7 @@
 //! The run summary printed by `demo` and `run`: what the interaction did (clip, drag, release,
 //! free swing, tip error), the solver's health, latency, frame output and memory.
 
-use super::live::{RunSummary, WARMUP_FRAMES};
+use super::live::{RunSummary, SETTLED_AFTER, WARMUP_FRAMES};
 use super::solver_worker::SolverSummary;
 use std::fmt::Write as _;
 
@@ -157,7 +157,7 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
         );
         match (m.after_warmup_bytes, m.growth_after_warmup_bytes()) {
             (Some(w), Some(g)) => {
-                let _ = writeln!(
+                let _ = write!(
                     out,
                     "; after warm-up: {:.1} MB at frame {WARMUP_FRAMES}, growth since {:+.1} MB",
                     mb(w),
@@ -165,11 +165,25 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
                 );
             }
             _ => {
-                let _ = writeln!(out, "; run shorter than the {WARMUP_FRAMES}-frame warm-up");
+                let _ = write!(out, "; run shorter than the {WARMUP_FRAMES}-frame warm-up");
+            }
+        }
+        match (m.settled_bytes, m.growth_after_settling_bytes()) {
+            (Some(w), Some(g)) => {
+                let _ = writeln!(
+                    out,
+                    "; settled: {:.1} MB after {} s, growth since {:+.1} MB",
+                    mb(w),
+                    SETTLED_AFTER.as_secs(),
+                    g as f64 / 1e6
+                );
+            }
+            _ => {
+                let _ = writeln!(out);
             }
         }
     }
-    let lost = d.workers_lost();
+    let lost = &d.workers_lost;
     if lost.is_empty() {
         let _ = writeln!(
             out,
