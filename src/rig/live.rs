@@ -657,3 +657,50 @@ pub fn rss_bytes() -> Option<u64> {
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_summary_keeps_warm_up_settled_last_and_peak() {
+        let mb = 1_000_000;
+        let mut m = MemorySummary::new(200 * mb);
+        let mut elapsed = Duration::ZERO;
+        for frame in 1..=3000u64 {
+            elapsed += Duration::from_millis(40);
+            // Climbs for the first 100 frames, one spike, then flat with a small creep.
+            let rss = if frame < 100 {
+                200 * mb + frame * mb / 2
+            } else if frame == 500 {
+                400 * mb
+            } else {
+                250 * mb + frame * 1000
+            };
+            m.record(frame, elapsed, rss);
+        }
+        assert_eq!(m.first_bytes, 200 * mb);
+        assert_eq!(
+            m.after_warmup_bytes,
+            Some(200 * mb + WARMUP_FRAMES * mb / 2)
+        );
+        // 60 s at 40 ms per frame is frame 1500.
+        assert_eq!(m.settled_bytes, Some(250 * mb + 1500 * 1000));
+        assert_eq!(m.last_bytes, 250 * mb + 3000 * 1000);
+        assert_eq!(m.peak_bytes, 400 * mb);
+        assert_eq!(m.growth_after_settling_bytes(), Some(1500 * 1000));
+        assert_eq!(
+            m.growth_after_warmup_bytes(),
+            Some((250 * mb + 3_000_000) as i64 - (200 * mb + 12 * mb + mb / 2) as i64)
+        );
+    }
+
+    #[test]
+    fn short_runs_have_no_warm_up_or_settled_figure() {
+        let mut m = MemorySummary::new(100);
+        m.record(1, Duration::from_millis(40), 120);
+        assert_eq!(m.growth_after_warmup_bytes(), None);
+        assert_eq!(m.growth_after_settling_bytes(), None);
+        assert_eq!((m.last_bytes, m.peak_bytes), (120, 120));
+    }
+}

@@ -211,3 +211,65 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rig::latency::LatencyStats;
+    use crate::rig::live::{DisplaySummary, StopReason};
+
+    fn display(stop_reason: StopReason, workers_lost: Vec<String>) -> DisplaySummary {
+        let mut latency = LatencyStats::default();
+        latency.push_ms(30.0);
+        DisplaySummary {
+            frames: 10,
+            wall_s: 0.4,
+            latency,
+            sample_age: LatencyStats::default(),
+            render: LatencyStats::default(),
+            video_age: LatencyStats::default(),
+            camera_updates: 10,
+            events: Vec::new(),
+            frames_dir: None,
+            memory: None,
+            stop_reason,
+            workers_started: vec!["camera".into(), "solver".into()],
+            workers_lost,
+        }
+    }
+
+    #[test]
+    fn a_failed_worker_is_named_as_lost_and_as_the_reason_to_stop() {
+        let summary = RunSummary {
+            display: display(
+                StopReason::WorkerFailed {
+                    worker: "solver".into(),
+                    message: "diverged".into(),
+                },
+                vec!["solver".into()],
+            ),
+            solver: SolverSummary::default(),
+        };
+        let text = describe(&summary, 40.0);
+        assert!(text.contains("LOST during the run: solver"), "{text}");
+        assert!(
+            text.contains("stopped early: solver failed: diverged"),
+            "{text}"
+        );
+        assert!(text.contains("target < 80 ms"), "{text}");
+    }
+
+    #[test]
+    fn a_clean_run_says_every_worker_ran_to_the_end() {
+        let summary = RunSummary {
+            display: display(StopReason::Done, Vec::new()),
+            solver: SolverSummary::default(),
+        };
+        let text = describe(&summary, 40.0);
+        assert!(
+            text.contains("2 started (camera, solver), all running until the end"),
+            "{text}"
+        );
+        assert!(!text.contains("stopped early"), "{text}");
+    }
+}
