@@ -123,6 +123,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     )?;
     let intrinsics = world.intrinsics().clone();
     eprintln!("camera: {}", world.camera_kind());
+    world.notes().iter().for_each(|n| eprintln!("{n}"));
     let config = match args.display {
         DisplayArg::Monitor => CompositorConfig::monitor(intrinsics),
         DisplayArg::Hmd => CompositorConfig::hmd(intrinsics, eye_size, args.ipd_mm * 1e-3),

@@ -2,6 +2,11 @@
 //! tracker, the simulated arm on a pseudo-terminal (read by the real serial driver) with the
 //! scripted user, and the synthetic microphone — everything `demo` needs to start a [`Rig`].
 //!
+//! The synthetic microphone blows now and then: seeded breath bursts, the first shortly after
+//! the scripted gesture (a breath before it would move the grab point away from the user's
+//! reach), then every few seconds. A scene with a `[wind]` table (`steel_fish`) turns them
+//! into wind; see [`DemoWorld::notes`].
+//!
 //! [`Rig`]: super::Rig
 
 use super::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
@@ -18,7 +23,7 @@ use crate::tracking::TrackerConfig;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
 use ar_drivers::camera::{CameraPath, Pacing, SyntheticCamera, SyntheticConfig};
-use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic};
+use ar_drivers::mic::{BreathConfig, MicConfig, MicSource, SyntheticMic, SyntheticSignal};
 use nalgebra::{Isometry3, Point3, Vector3};
 
 /// What can go wrong while building the demo world.
@@ -77,6 +82,23 @@ pub struct DemoWorld {
     user: DemoUser,
     gesture_s: f64,
     camera_kind: &'static str,
+    notes: Vec<String>,
+}
+
+/// Seed of the demo's breaths.
+pub const DEMO_BREATH_SEED: u64 = 7;
+
+/// Pause between the end of the scripted gesture and the demo's first breath, seconds.
+pub const FIRST_BREATH_AFTER_GESTURE_S: f64 = 0.3;
+
+/// The demo's breaths: the synthetic microphone's defaults (60–100 % of RMS 0.2 for 0.6–1.5 s,
+/// 3–6 s apart), the first `FIRST_BREATH_AFTER_GESTURE_S` after a gesture of `gesture_s`.
+pub fn demo_breaths(gesture_s: f64) -> BreathConfig {
+    BreathConfig {
+        seed: DEMO_BREATH_SEED,
+        first_breath_secs: gesture_s + FIRST_BREATH_AFTER_GESTURE_S,
+        ..BreathConfig::default()
+    }
 }
 
 /// Where the demo puts the arm's base relative to the grab point: in front of and below it,
@@ -89,7 +111,7 @@ pub fn demo_world_from_arm(grab_in_world: &Point3<f64>) -> Isometry3<f64> {
 impl DemoWorld {
     /// Builds the world for `options`; threads started here stop with `stop`.
     pub fn build(options: &DemoOptions, stop: StopFlag) -> Result<Self, DemoError> {
-        let simulation = load_simulation(&options.scene)?;
+        let (simulation, has_wind) = load_simulation(&options.scene)?;
         let grab = simulation
             .grab_points()
             .first()
@@ -99,11 +121,6 @@ impl DemoWorld {
                 message: "has no grab point for the stylus".into(),
             })?;
         let (camera, intrinsics, camera_kind) = synthetic_camera()?;
-        let mic = if options.with_mic {
-            Some(synthetic_mic()?)
-        } else {
-            None
-        };
         let world_from_arm = demo_world_from_arm(&grab);
         let arm = SimulatedArm::spawn(SimArmConfig::default()).map_err(|e| DemoError::Device {
             device: "simulated arm",
@@ -122,6 +139,29 @@ impl DemoWorld {
         })?;
         let script = UserScript::demo(grab, world_from_arm);
         let gesture_s = script.duration_s();
+        let breaths = demo_breaths(gesture_s);
+        let mut notes = Vec::new();
+        // Started right before the scripted user, so the breaths keep their place after the
+        // gesture (both clocks start here, before the rig).
+        let mic = if options.with_mic {
+            let first = breaths.first_breath_secs;
+            let mic = synthetic_mic(breaths)?;
+            notes.push(format!(
+                "microphone: synthetic, seeded breaths (the first at {first:.1} s, after the \
+                 gesture, then every 3-6 s)"
+            ));
+            if !has_wind {
+                notes.push(format!(
+                    "warning: scene {} has no [wind] table: the microphone makes no wind \
+                     (try --scene steel_fish)",
+                    options.scene
+                ));
+            }
+            Some(mic)
+        } else {
+            notes.push("warning: no microphone (--no-mic): running without wind".into());
+            None
+        };
         let worker = spawn_scripted_user(arm, script, stop)?;
         Ok(Self {
             intrinsics,
@@ -138,6 +178,7 @@ impl DemoWorld {
             user: DemoUser { worker },
             gesture_s,
             camera_kind,
+            notes,
         })
     }
 
@@ -151,6 +192,12 @@ impl DemoWorld {
         self.camera_kind
     }
 
+    /// What the demo's microphone does, and warnings (no microphone, no wind in the scene),
+    /// one line each, for people.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
     /// Length of the scripted gesture, seconds.
     pub fn gesture_duration_s(&self) -> f64 {
         self.gesture_s
@@ -162,13 +209,15 @@ impl DemoWorld {
     }
 }
 
-fn load_simulation(scene: &str) -> Result<Box<dyn Simulation>, DemoError> {
+/// The scene's simulation, and whether it has wind.
+fn load_simulation(scene: &str) -> Result<(Box<dyn Simulation>, bool), DemoError> {
     let path = resolve_scene(scene);
     let sim = SceneSimulation::load(&path).map_err(|e| DemoError::Scene {
         scene: path.display().to_string(),
         message: e.0,
     })?;
-    Ok(Box::new(sim))
+    let has_wind = sim.wind().is_some();
+    Ok((Box::new(sim), has_wind))
 }
 
 /// The demo's camera intrinsics and viewpoint: 640×480, f = 600 px, about a metre from the
@@ -219,9 +268,9 @@ pub fn fixed_view_camera() -> (Box<dyn CameraTracker>, CameraIntrinsics) {
     (Box::new(camera), intrinsics)
 }
 
-fn synthetic_mic() -> Result<Box<dyn MicDevice>, DemoError> {
+fn synthetic_mic(breaths: BreathConfig) -> Result<Box<dyn MicDevice>, DemoError> {
     let mic = MicLevels::start(
-        MicSource::Synthetic(SyntheticMic::breaths(7)),
+        MicSource::Synthetic(SyntheticMic::from_signal(SyntheticSignal::Breaths(breaths))),
         &MicConfig::default(),
     )
     .map_err(|e| DemoError::Device {

@@ -47,13 +47,14 @@ pub struct SimulationError(pub String);
 
 /// What the solver thread needs from a simulation (implemented over the solver library).
 pub trait Simulation: Send {
-    /// Advances by `dt_secs`, with the stylus spring while clipped and the wind level
-    /// (microphone RMS, 0 when silent).
+    /// Advances by `dt_secs`, with the stylus spring while clipped and the wind level: the
+    /// microphone's RMS above its noise floor (full scale 1; 0 when silent or without a
+    /// microphone), which the scene's wind turns into forces.
     fn step(
         &mut self,
         dt_secs: f64,
         spring: Option<&SpringAttachment>,
-        wind_rms: f64,
+        wind_level: f64,
     ) -> Result<(), SimulationError>;
     /// The points the stylus may clip to, where they are now.
     fn grab_points(&self) -> Vec<GrabPoint>;

@@ -29,6 +29,39 @@ impl MicLevels {
     }
 }
 
+/// A microphone the rig can run without: the started device, or why there is none.
+pub enum OptionalMic {
+    /// The microphone runs.
+    Running(MicLevels),
+    /// The machine has no such input device: the rig runs without wind; the text says why,
+    /// for a warning.
+    Absent(String),
+}
+
+impl OptionalMic {
+    /// The device for [`super::RigDevices::mic`], or the warning to print when there is none.
+    pub fn into_device(self) -> (Option<Box<dyn MicDevice>>, Option<String>) {
+        match self {
+            Self::Running(m) => (Some(Box::new(m)), None),
+            Self::Absent(warning) => (None, Some(warning)),
+        }
+    }
+}
+
+impl MicLevels {
+    /// Starts the microphone like [`MicLevels::start`], but a machine without an input device
+    /// (no sound card) is not an error: the rig runs without wind and says so. Other failures
+    /// (a named device that does not exist, a bad setting, a device that refuses to open)
+    /// are still errors.
+    pub fn start_optional(source: MicSource, config: &MicConfig) -> Result<OptionalMic, MicError> {
+        match Self::start(source, config) {
+            Ok(m) => Ok(OptionalMic::Running(m)),
+            Err(e) if e.is_no_device() => Ok(OptionalMic::Absent(e.to_string())),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 impl MicDevice for MicLevels {
     fn next_level(&mut self) -> Result<MicLevel, DeviceError> {
         match self.levels.recv_timeout(Duration::from_millis(100)) {

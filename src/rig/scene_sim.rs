@@ -3,8 +3,10 @@
 //! stylus target (with its finite-difference velocity) before every step, and reports the
 //! bodies' visual shapes, grab points, joint reactions and diagnostics as plain data.
 //!
-//! The microphone level is not turned into wind here (that is the wind model's job); the rig
-//! passes it on so the HUD can show it.
+//! The microphone makes wind here: when the scene has a `[wind]` table, every step hands the
+//! microphone level above its noise floor to the scene's [`WindElement`] — the same per-step
+//! call `simulate --wind` makes — which queues the face forces (and the still-air damping) for
+//! the step. A scene without a `[wind]` table places no user's mouth, so it gets no wind.
 
 use super::devices::{Simulation, SimulationError};
 use super::messages::SimDiagnostics;
@@ -12,6 +14,7 @@ use crate::compositor::{ForceArrow, Shading, ShapeInstance, VisualShape};
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::sim::shape::Shape;
 use crate::sim::stylus::{StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M};
+use crate::sim::wind::WindElement;
 use crate::sim::Scene;
 use nalgebra::{Point3, Vector3};
 use std::path::{Path, PathBuf};
@@ -36,6 +39,7 @@ pub struct SceneSimulation {
     last_target: Option<Point3<f64>>,
     stiffness_n_per_m: f64,
     damping_n_s_per_m: f64,
+    wind: Option<WindElement>,
 }
 
 /// Finds a scene by name (`ten_pendula` → `assets/scenes/ten_pendula.toml`, looked up next
@@ -60,14 +64,21 @@ pub fn resolve_scene(name_or_path: &str) -> PathBuf {
 }
 
 impl SceneSimulation {
-    /// Loads and builds a scene file.
+    /// Loads and builds a scene file, with the wind of its `[wind]` table if it has one.
     pub fn load(path: &Path) -> Result<Self, SimulationError> {
         let scene = Scene::load(path).map_err(|e| SimulationError(e.to_string()))?;
         let sim = scene.build().map_err(|e| SimulationError(e.to_string()))?;
-        Ok(Self::new(sim))
+        let wind = match &scene.wind {
+            Some(settings) => Some(
+                WindElement::from_settings(settings)
+                    .map_err(|e| SimulationError(format!("scene {}: {e}", path.display())))?,
+            ),
+            None => None,
+        };
+        Ok(Self::new(sim).with_wind(wind))
     }
 
-    /// Wraps a built simulation, with the default stylus spring.
+    /// Wraps a built simulation, with the default stylus spring and no wind.
     pub fn new(sim: crate::sim::Simulation) -> Self {
         Self {
             sim,
@@ -75,7 +86,19 @@ impl SceneSimulation {
             last_target: None,
             stiffness_n_per_m: DEFAULT_STIFFNESS_N_PER_M,
             damping_n_s_per_m: DEFAULT_DAMPING_N_S_PER_M,
+            wind: None,
         }
+    }
+
+    /// Replaces the wind the microphone level drives (`None`: the level makes no wind).
+    pub fn with_wind(mut self, wind: Option<WindElement>) -> Self {
+        self.wind = wind;
+        self
+    }
+
+    /// The wind the microphone level drives, if any (its last forces, where it comes from).
+    pub fn wind(&self) -> Option<&WindElement> {
+        self.wind.as_ref()
     }
 
     /// The solver's fixed step, seconds.
@@ -105,7 +128,7 @@ impl Simulation for SceneSimulation {
         &mut self,
         dt_secs: f64,
         spring: Option<&SpringAttachment>,
-        _wind_rms: f64,
+        wind_level: f64,
     ) -> Result<(), SimulationError> {
         if (dt_secs - self.sim.dt_secs()).abs() > 1e-12 {
             return Err(SimulationError(format!(
@@ -147,6 +170,10 @@ impl Simulation for SceneSimulation {
             self.last_target = Some(target);
         } else {
             self.last_target = None;
+        }
+        if let Some(wind) = self.wind.as_mut() {
+            // The rig's level is already above the microphone's noise floor.
+            wind.apply(&mut self.sim, wind_level, 0.0);
         }
         self.sim.step();
         let d = self.sim.diagnostics();
