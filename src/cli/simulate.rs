@@ -229,8 +229,8 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     )?;
     writeln!(
         out,
-        "solves / sweeps    max {} per step; position pass in {} steps",
-        summary.max_iterations, summary.position_pass_steps
+        "solves / sweeps    max {} per step; position pass in {} steps; {} steps split into sub-steps",
+        summary.max_iterations, summary.position_pass_steps, summary.split_steps
     )?;
     if let Some((_, settings, _, max_force)) = &wind {
         let [x, y, z] = settings.source_in_world_m;

@@ -155,19 +155,19 @@ impl Simulation for SceneSimulation {
             self.attached = wanted;
         }
         if let Some(s) = spring {
-            // The spring's end follows the stylus at most at a hand's speed per step: when the
-            // solver had to drop steps, the tip may have jumped, and a stiff spring stretched
-            // by centimetres in one step would yank the chain apart.
+            // Over the step the spring's stylus end moves in a straight line from where it was
+            // at the end of the last step to the newest tip position. Its velocity is that
+            // chord, not the arm's own (noisy, sample-timed) velocity estimate: then the end
+            // really arrives where it is placed next, and the user work booked for the step
+            // (force · end velocity) is exactly the work the moving end did.
+            // It moves at most at a hand's speed: when the solver had to drop steps, the tip
+            // may have jumped, and a stiff spring stretched by centimetres in one step would
+            // yank the chain apart.
             let max_step_m = MAX_TARGET_SPEED_M_PER_S * dt_secs;
-            let (target, velocity) = match self.last_target {
-                Some(prev) if (s.target_in_world - prev).norm() > max_step_m => {
-                    let step = (s.target_in_world - prev).cap_magnitude(max_step_m);
-                    (prev + step, step / dt_secs)
-                }
-                _ => (s.target_in_world, s.target_velocity_in_world),
-            };
-            self.sim.set_stylus_target(target, velocity);
-            self.last_target = Some(target);
+            let start = self.last_target.unwrap_or(s.target_in_world);
+            let end = start + (s.target_in_world - start).cap_magnitude(max_step_m);
+            self.sim.set_stylus_target(start, (end - start) / dt_secs);
+            self.last_target = Some(end);
         } else {
             self.last_target = None;
         }
@@ -257,12 +257,22 @@ mod tests {
     /// Drags the ten-pendula tip `drag_in_world` over 1.5 s, holds, and returns the largest
     /// ‖ψ‖ and the largest tip-to-target distance after the first 0.3 s.
     fn drag_through_the_interface(drag_in_world: Vector3<f64>) -> (f64, f64) {
+        drag_with_velocity_estimate(drag_in_world, |_, v| v).0
+    }
+
+    /// As [`drag_through_the_interface`], with the velocity the arm thread would report
+    /// replaced by `estimate(step, true velocity)`; also returns the largest |energy error|.
+    fn drag_with_velocity_estimate(
+        drag_in_world: Vector3<f64>,
+        estimate: impl Fn(usize, Vector3<f64>) -> Vector3<f64>,
+    ) -> ((f64, f64), f64) {
         let path = resolve_scene("ten_pendula");
         let mut sim = SceneSimulation::load(&path).unwrap();
         let grab = sim.grab_points()[0];
         let h = sim.dt_secs();
         let mut max_psi: f64 = 0.0;
         let mut max_err: f64 = 0.0;
+        let mut max_energy_error: f64 = 0.0;
         for k in 0..300 {
             let t = k as f64 * h;
             let s = (t / 1.5).min(1.0);
@@ -276,17 +286,40 @@ mod tests {
                 body: grab.body,
                 point_in_body: grab.point_in_body,
                 target_in_world: target,
-                target_velocity_in_world: v,
+                target_velocity_in_world: estimate(k, v),
             };
             sim.step(h, Some(&spring), 0.0).unwrap();
             let d = sim.diagnostics();
+            max_energy_error = max_energy_error.max(d.energy_error_rel.abs());
             max_psi = max_psi.max(d.psi_norm_m);
             let p = sim.point_in_world(grab.body, &grab.point_in_body).unwrap();
             if t > 0.3 {
                 max_err = max_err.max((p - target).norm());
             }
         }
-        (max_psi, max_err)
+        ((max_psi, max_err), max_energy_error)
+    }
+
+    /// Regression: the simulated arm repeats a tip position for a few samples and then jumps,
+    /// so the arm thread's velocity estimate alternates between 0 and several times the true
+    /// speed. The spring's end used to move with that estimate and then be put back at the
+    /// next sample: the spring was stretched without any booked work, the chain rang, energy
+    /// errors reached 60 % and the demo's chain flew apart. The end now moves along the chord
+    /// between consecutive tip positions.
+    #[test]
+    fn a_noisy_stylus_velocity_estimate_does_not_pump_energy() {
+        let ((max_psi, max_err), max_energy_error) =
+            drag_with_velocity_estimate(Vector3::new(0.10, 0.0, 0.05), |k, v| match k % 3 {
+                0 => Vector3::zeros(),
+                1 => v * 4.0,
+                _ => -v,
+            });
+        assert!(max_psi < 1e-6, "max |psi| {max_psi}");
+        assert!(max_err < 5e-3, "tip error {max_err}");
+        assert!(
+            max_energy_error < 0.01,
+            "max |energy error| {max_energy_error}"
+        );
     }
 
     #[test]
@@ -298,7 +331,7 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "open (solver, issue 2): pulling the tip 5-10 cm straight sideways asks for more length than the chain has; the taut, straight chain is a singular configuration and the step diverges (|psi| ~0.19 m)"]
+    #[ignore = "open (solver, issue 2): pulling the tip 10 cm straight sideways asks for more length than the chain has; the 1e4 N/m stylus spring then puts ~100 N of tension into a 1 kg chain, whose transverse modes ring and gain energy until even 16 sub-steps fail (t = 1.67 s, |psi| 0.16 m). A force-limited stylus spring is the likely fix."]
     fn chain_pulled_taut_beyond_its_reach_stays_bounded() {
         let (max_psi, _) = drag_through_the_interface(Vector3::new(0.10, 0.0, 0.0));
         assert!(max_psi < 1e-4, "max |psi| {max_psi}");

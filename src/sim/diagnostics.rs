@@ -48,6 +48,9 @@ pub struct StepDiagnostics {
     pub velocity_residual: f64,
     /// Position-correction sweeps used (0 when the velocity solve already met the tolerance).
     pub position_iterations: usize,
+    /// Sub-steps the step was split into (1 normally; more when the full step did not
+    /// converge, see [`super::simulation::Simulation::step`]). Counts above are summed over them.
+    pub substeps: usize,
 }
 
 /// Running totals behind [`StepDiagnostics`].

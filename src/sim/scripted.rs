@@ -52,6 +52,8 @@ pub struct RunSummary {
     pub max_iterations: usize,
     /// Steps that needed the position-correction pass.
     pub position_pass_steps: usize,
+    /// Steps that did not converge whole and were split into sub-steps.
+    pub split_steps: usize,
 }
 
 /// Steps `sim` for `duration_secs`, following `script` (if any) with the first grab point,
@@ -124,6 +126,9 @@ pub fn run_scripted_with(
         summary.max_iterations = summary.max_iterations.max(d.iterations);
         if d.position_iterations > 0 {
             summary.position_pass_steps += 1;
+        }
+        if d.substeps > 1 {
+            summary.split_steps += 1;
         }
         if let (Some(t0), Some(p), Some(tip)) =
             (clipped_at, sim.stylus_point_in_world(), sim.stylus_target())

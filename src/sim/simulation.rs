@@ -13,8 +13,9 @@
 //! # Stage order of [`Simulation::step`]
 //! 1. **Free motion** (Eq. 14–16): every dynamic body gets the impulse of gravity and of the
 //!    external forces queued with [`Simulation::apply_external_force`]: v += h (g + F/m),
-//!    ω += h I⁻¹ τ. (The gyroscopic term ω × Iω is not integrated; in our scenes every body
-//!    turns about a principal axis, where it vanishes.)
+//!    ω += h I⁻¹ τ, after the torque-free gyroscopic update of Euler's equation (implicit
+//!    midpoint in the principal frame, [`Body::gyroscopic_angular_velocity`]), which matters
+//!    as soon as a body turns about a non-principal axis (a chain swinging out of its plane).
 //! 2. **Prepare**: at the start poses each joint builds its Jacobian rows and factors its own
 //!    block K = J M⁻¹ Jᵀ (Cholesky, explicit epsilon); springs and the stylus their soft
 //!    rows. Nothing is allocated: all scratch lives in the simulation.
@@ -70,6 +71,10 @@ const DENSE_REGULARISATION: f64 = 1.0e-6;
 const ROW_REFRESH_LEVER_M: f64 = 0.1;
 /// Outer linearisations per step at most (the sweep cap applies as well).
 const MAX_LINEARISATIONS: usize = 8;
+/// A step is split when its residuals exceed their tolerances by more than this factor.
+const REJECT_RESIDUAL_FACTOR: f64 = 100.0;
+/// The most sub-steps a rejected step is split into.
+pub const MAX_STEP_SPLITS: usize = 16;
 /// Below this length (m) a spring has no direction and is skipped for the step.
 const MIN_SPRING_LENGTH_M: f64 = 1.0e-9;
 
@@ -228,6 +233,33 @@ struct StylusBlock {
     lambda: Vector3<f64>,
 }
 
+/// The moving part of a body's state.
+#[derive(Clone, Copy, Debug)]
+struct BodyState {
+    position_in_world: Vector3<f64>,
+    world_from_body_rotation: nalgebra::UnitQuaternion<f64>,
+    linear_velocity_in_world: Vector3<f64>,
+    angular_velocity_in_world: Vector3<f64>,
+}
+
+impl BodyState {
+    fn of(b: &Body) -> Self {
+        Self {
+            position_in_world: b.position_in_world,
+            world_from_body_rotation: b.world_from_body_rotation,
+            linear_velocity_in_world: b.linear_velocity_in_world,
+            angular_velocity_in_world: b.angular_velocity_in_world,
+        }
+    }
+
+    fn restore(&self, b: &mut Body) {
+        b.position_in_world = self.position_in_world;
+        b.world_from_body_rotation = self.world_from_body_rotation;
+        b.linear_velocity_in_world = self.linear_velocity_in_world;
+        b.angular_velocity_in_world = self.angular_velocity_in_world;
+    }
+}
+
 /// A running multibody simulation: the bodies' state, the model, and the solver's scratch.
 #[derive(Clone, Debug)]
 pub struct Simulation {
@@ -260,6 +292,8 @@ pub struct Simulation {
     spring_rows: Vec<SoftRow>,
     stylus_block: StylusBlock,
     reactions: Vec<JointReaction>,
+    /// The bodies' state at the start of the step, to retry a rejected step.
+    saved_state: Vec<BodyState>,
     ledger: EnergyLedger,
     diagnostics: StepDiagnostics,
 }
@@ -325,6 +359,7 @@ impl Simulation {
             spring_rows: vec![SoftRow::default(); springs.len()],
             stylus_block: StylusBlock::default(),
             reactions: vec![JointReaction::default(); joints.len()],
+            saved_state: Vec::with_capacity(n),
             bodies,
             joints,
             springs,
@@ -640,10 +675,73 @@ impl Simulation {
     // ----- the step -----
 
     /// Advances the simulation by one fixed step h (see the module docs for the stages).
+    ///
+    /// A step whose nonlinear velocity solve does not converge, or that leaves the joints
+    /// open after the position pass, is not kept: the state is restored and the same interval
+    /// is covered by 2, 4, ... up to [`MAX_STEP_SPLITS`] sub-steps of h/2ᵏ (see
+    /// [`StepDiagnostics::substeps`]). That happens when the user yanks the stylus so hard
+    /// within one step that the rows at the start and end poses differ too much for the
+    /// midpoint linearisation; a shorter step is then the correct answer, not a bigger
+    /// impulse.
     pub fn step(&mut self) {
         let h = self.params.dt_secs;
-        let ledger_start = self.ledger;
+        self.saved_state.clear();
+        self.saved_state
+            .extend(self.bodies.iter().map(BodyState::of));
+        let saved = (self.ledger, self.stylus_target, self.time_secs);
+        self.advance(h);
+        let mut substeps = 1;
+        while !self.step_accepted() && substeps < MAX_STEP_SPLITS {
+            substeps *= 2;
+            for (b, st) in self.bodies.iter_mut().zip(&self.saved_state) {
+                st.restore(b);
+            }
+            (self.ledger, self.stylus_target, self.time_secs) = saved;
+            // The advance reads h from the parameters (every stage uses it).
+            self.params.dt_secs = h / substeps as f64;
+            let mut total = StepDiagnostics::default();
+            for _ in 0..substeps {
+                self.advance(self.params.dt_secs);
+                total.iterations += self.diagnostics.iterations;
+                total.position_iterations += self.diagnostics.position_iterations;
+                total.velocity_residual = total
+                    .velocity_residual
+                    .max(self.diagnostics.velocity_residual);
+                if !self.step_accepted() {
+                    break;
+                }
+            }
+            self.params.dt_secs = h;
+            self.diagnostics.iterations = total.iterations;
+            self.diagnostics.position_iterations = total.position_iterations;
+            self.diagnostics.velocity_residual = total.velocity_residual;
+        }
+        self.diagnostics.substeps = substeps;
+        for (f, t) in self
+            .external_force
+            .iter_mut()
+            .zip(self.external_torque.iter_mut())
+        {
+            *f = Vector3::zeros();
+            *t = Vector3::zeros();
+        }
+    }
 
+    /// Whether the last (sub-)step converged: finite, the nonlinear velocity residual within
+    /// [`REJECT_RESIDUAL_FACTOR`] of its tolerance and ‖ψ‖ within that factor of the
+    /// position tolerance.
+    fn step_accepted(&self) -> bool {
+        let d = &self.diagnostics;
+        let f = REJECT_RESIDUAL_FACTOR;
+        d.kinetic_j.is_finite()
+            && d.constraint_norm_m.is_finite()
+            && d.velocity_residual <= f * self.params.velocity_tolerance
+            && d.constraint_norm_m <= f * self.params.position_tolerance_m
+    }
+
+    /// One step of length h = `params.dt_secs` (stages 1–7 of the module docs). External
+    /// forces stay queued (a split step applies them in every sub-step).
+    fn advance(&mut self, h: f64) {
         // 1. Free motion.
         self.update_inertia();
         for (i, b) in self.bodies.iter_mut().enumerate() {
@@ -653,7 +751,8 @@ impl Simulation {
             if b.is_dynamic() {
                 b.linear_velocity_in_world +=
                     (self.gravity_in_world + self.external_force[i] * b.inv_mass) * h;
-                b.angular_velocity_in_world += self.inv_inertia[i] * self.external_torque[i] * h;
+                b.angular_velocity_in_world = b.gyroscopic_angular_velocity(h)
+                    + self.inv_inertia[i] * self.external_torque[i] * h;
             }
             self.v_free[i] = b.linear_velocity_in_world;
             self.w_free[i] = b.angular_velocity_in_world;
@@ -819,17 +918,8 @@ impl Simulation {
             - self.ledger.user_work_j
             - self.ledger.external_work_j
             - self.ledger.initial_j;
-        let _ = ledger_start;
 
         self.time_secs += h;
-        for (f, t) in self
-            .external_force
-            .iter_mut()
-            .zip(self.external_torque.iter_mut())
-        {
-            *f = Vector3::zeros();
-            *t = Vector3::zeros();
-        }
         self.diagnostics = StepDiagnostics {
             time_secs: self.time_secs,
             constraint_norm_m: norm,
@@ -845,6 +935,7 @@ impl Simulation {
             iterations,
             velocity_residual: residual,
             position_iterations,
+            substeps: 1,
         };
     }
 
