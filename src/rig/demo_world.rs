@@ -108,6 +108,16 @@ pub fn demo_world_from_arm(grab_in_world: &Point3<f64>) -> Isometry3<f64> {
     Isometry3::translation(base.x, base.y, base.z)
 }
 
+/// The demo's drag: 10 cm along x toward the marker's centre (along +x from a grab point
+/// within 1 cm of it), and 5 cm up. The scenes hang around supports near the marker's centre,
+/// so pulling a grab point outward can ask for more reach than the mechanism has: pulled 5 cm
+/// outward, the Steel Fish's outer tip draws the mobile taut and the solver diverges (the
+/// singular straight chain of issue 2), while 10 cm inward stays within 2e-8 m of ‖ψ‖.
+pub fn demo_drag_in_world(grab_in_world: &Point3<f64>) -> Vector3<f64> {
+    let toward_centre = if grab_in_world.x > 0.01 { -1.0 } else { 1.0 };
+    Vector3::new(0.10 * toward_centre, 0.0, 0.05)
+}
+
 impl DemoWorld {
     /// Builds the world for `options`; threads started here stop with `stop`.
     pub fn build(options: &DemoOptions, stop: StopFlag) -> Result<Self, DemoError> {
@@ -137,7 +147,10 @@ impl DemoWorld {
             device: "arm driver",
             message: e.to_string(),
         })?;
-        let script = UserScript::demo(grab, world_from_arm);
+        let script = UserScript {
+            drag_in_world: demo_drag_in_world(&grab),
+            ..UserScript::demo(grab, world_from_arm)
+        };
         let gesture_s = script.duration_s();
         let breaths = demo_breaths(gesture_s);
         let mut notes = Vec::new();
