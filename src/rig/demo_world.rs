@@ -292,3 +292,36 @@ fn synthetic_mic(breaths: BreathConfig) -> Result<Box<dyn MicDevice>, DemoError>
     })?;
     Ok(Box::new(mic))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_blows_after_the_gesture_and_now_and_then() {
+        let gesture_s = 5.0;
+        let plan = demo_breaths(gesture_s).schedule(gesture_s + 30.0);
+        let first = plan.first().expect("at least one breath");
+        assert_eq!(first.start_secs, gesture_s + FIRST_BREATH_AFTER_GESTURE_S);
+        // At most 6 s of pause plus 1.5 s of breath between starts: 4 more in 30 s.
+        assert!(plan.len() >= 5, "{plan:?}");
+        for b in &plan {
+            assert!((0.12..=0.2).contains(&b.rms), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn the_demo_drags_toward_the_marker_centre() {
+        let steel_fish_tip = Point3::new(0.2856, 0.0, 0.53);
+        assert_eq!(
+            demo_drag_in_world(&steel_fish_tip),
+            Vector3::new(-0.10, 0.0, 0.05)
+        );
+        let ten_pendula_tip = Point3::new(0.0, 0.0, 0.1);
+        assert_eq!(
+            demo_drag_in_world(&ten_pendula_tip),
+            Vector3::new(0.10, 0.0, 0.05)
+        );
+        assert!(demo_drag_in_world(&Point3::new(-0.2, 0.0, 0.1)).x > 0.0);
+    }
+}
