@@ -426,7 +426,7 @@ fn a_stop_request_like_ctrl_c_ends_the_run_cleanly() {
 /// stylus while clipped, swings freely afterwards, and ‖ψ‖ and the energy error stay inside
 /// the solver issue's limits (‖ψ‖ < 1e-4 m, |energy error| < 1 %).
 #[test]
-#[ignore = "open (solver, issue 2 / rig, issue 6): with stylus targets from the simulated arm's samples the ten-pendula step diverges a second after clipping; run with --ignored"]
+#[ignore = "open (issue 6, acceptance 2): the chain now stays closed (|psi| < 1e-7 m in release runs) and follows the stylus, but the energy balance drifts 2-5 % during the out-of-plane free swing (limit 1 %), and in a loaded debug build the solver falls behind real time; run with `cargo test --release --test rig -- --ignored`"]
 fn ten_pendula_clip_drag_release_on_simulated_devices() {
     use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
     use ar_multibody::rig::report::InteractionReport;
@@ -444,21 +444,33 @@ fn ten_pendula_clip_drag_release_on_simulated_devices() {
     // A small view at 5 fps leaves the two cores to the solver, which this test is about.
     config.view_size_px = (320, 240);
     let mut compositor = Compositor::headless(config).unwrap();
-    let run_s = world.gesture_duration_s() + 2.0;
     let (devices, solver_config, user) = world.into_parts();
     let rig = Rig::start(devices, solver_config, stop.clone()).unwrap();
+    // The gesture's clock starts when the arm streams, which takes a while in a debug build:
+    // the run ends 2 s of free swing after the scripted user is done, not at a fixed time.
+    let ender = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while user.is_running() && !stop.is_stopped() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_secs(2));
+            // Worker::join stops the whole rig (the flag is shared).
+            user.join()
+        })
+    };
     let summary = rig
         .run(
             &mut compositor,
             None,
             &DisplayLoopConfig {
                 frame_period: Duration::from_millis(200),
-                max_duration: Some(Duration::from_secs_f64(run_s)),
+                max_duration: Some(Duration::from_secs(90)),
                 ..DisplayLoopConfig::default()
             },
         )
         .unwrap();
-    user.join().unwrap().unwrap();
+    ender.join().unwrap().unwrap().unwrap();
     let s = &summary.solver;
     let i = InteractionReport::from_solver(s);
     eprintln!(

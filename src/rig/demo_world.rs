@@ -68,6 +68,11 @@ pub struct DemoUser {
 }
 
 impl DemoUser {
+    /// True until the user has finished the gesture (or stopped).
+    pub fn is_running(&self) -> bool {
+        self.worker.is_running()
+    }
+
     /// Stops the scripted user and the simulated arm; returns the user's own error, if any.
     pub fn join(self) -> Result<Result<(), String>, WorkerError> {
         self.worker.join()

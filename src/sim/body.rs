@@ -4,11 +4,6 @@ use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3
 
 use super::shape::Shape;
 
-/// Newton iterations of the gyroscopic update at most (it converges in two or three).
-const GYROSCOPIC_NEWTON_ITERATIONS: usize = 6;
-/// Relative convergence tolerance of the gyroscopic update.
-const GYROSCOPIC_TOLERANCE_RAD_PER_S: f64 = 1.0e-13;
-
 /// Index of a body in a [`Simulation`](super::Simulation); index 0 is the fixed ground.
 pub type BodyId = usize;
 
@@ -109,34 +104,6 @@ impl Body {
             (self.world_from_body_rotation * self.body_from_principal).to_rotation_matrix();
         let r = world_from_principal.matrix();
         r * Matrix3::from_diagonal(&self.inv_principal_inertia) * r.transpose()
-    }
-
-    /// The angular velocity (world frame) after h seconds of torque-free rotation by Euler's
-    /// equation I ω̇ + ω × I ω = 0, integrated in the principal frame with the implicit
-    /// midpoint rule: I (ω₂ − ω₁) + h ω̄ × I ω̄ = 0 with ω̄ = (ω₁ + ω₂)/2, solved by Newton's
-    /// method. Multiplying by ω̄ shows that ½ ωᵀ I ω is conserved exactly, so the gyroscopic
-    /// term adds no energy; without it, a body spinning about a non-principal axis would keep
-    /// a constant ω while its inertia turns, and its kinetic energy would drift.
-    pub(crate) fn gyroscopic_angular_velocity(&self, h: f64) -> Vector3<f64> {
-        let world_from_principal = self.world_from_body_rotation * self.body_from_principal;
-        let w1 = world_from_principal.inverse_transform_vector(&self.angular_velocity_in_world);
-        let inertia = Matrix3::from_diagonal(&self.principal_inertia_kg_m2);
-        let mut w2 = w1;
-        for _ in 0..GYROSCOPIC_NEWTON_ITERATIONS {
-            let m = (w1 + w2) * 0.5;
-            let im = inertia * m;
-            let f = inertia * (w2 - w1) + m.cross(&im) * h;
-            // ∂f/∂ω₂ = I + (h/2)([m]× I − [I m]×).
-            let jac = inertia + (m.cross_matrix() * inertia - im.cross_matrix()) * (0.5 * h);
-            let Some(step) = jac.lu().solve(&f) else {
-                break;
-            };
-            w2 -= step;
-            if step.amax() <= GYROSCOPIC_TOLERANCE_RAD_PER_S * (1.0 + w2.amax()) {
-                break;
-            }
-        }
-        world_from_principal * w2
     }
 
     /// Kinetic energy ½ m v² + ½ ωᵀ I ω (J).
