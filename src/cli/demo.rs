@@ -153,6 +153,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         show_reactions: args.reactions,
         ..DisplayLoopConfig::default()
     };
+    let wind_log = world.wind_log();
     let (devices, solver_config, user) = world.into_parts();
     let rig = Rig::start(devices, solver_config, stop.clone())?;
     let result = rig.run(&mut compositor, frames.as_mut(), &loop_config);
@@ -163,5 +164,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         eprintln!("warning: {e}");
     }
     print!("{}", describe(&summary, frame_period.as_secs_f64() * 1e3));
+    if let Some(log) = wind_log {
+        println!("{}", log.describe());
+    }
     Ok(())
 }

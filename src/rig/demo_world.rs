@@ -18,6 +18,7 @@ use super::scene_sim::{resolve_scene, SceneSimulation};
 use super::scripted_user::{spawn_scripted_user, UserScript};
 use super::solver_worker::SolverConfig;
 use super::tracked_camera::TrackedCamera;
+use super::wind_log::WindLog;
 use super::worker::{StopFlag, Worker, WorkerError};
 use crate::tracking::TrackerConfig;
 use ar_calibration::intrinsics::CameraIntrinsics;
@@ -88,6 +89,7 @@ pub struct DemoWorld {
     gesture_s: f64,
     camera_kind: &'static str,
     notes: Vec<String>,
+    wind_log: Option<WindLog>,
 }
 
 /// Seed of the demo's breaths.
@@ -126,7 +128,8 @@ pub fn demo_drag_in_world(grab_in_world: &Point3<f64>) -> Vector3<f64> {
 impl DemoWorld {
     /// Builds the world for `options`; threads started here stop with `stop`.
     pub fn build(options: &DemoOptions, stop: StopFlag) -> Result<Self, DemoError> {
-        let (simulation, has_wind) = load_simulation(&options.scene)?;
+        let (simulation, wind_log) = load_simulation(&options.scene)?;
+        let has_wind = wind_log.is_some();
         let grab = simulation
             .grab_points()
             .first()
@@ -197,6 +200,7 @@ impl DemoWorld {
             gesture_s,
             camera_kind,
             notes,
+            wind_log: wind_log.filter(|_| options.with_mic),
         })
     }
 
@@ -216,6 +220,12 @@ impl DemoWorld {
         &self.notes
     }
 
+    /// The account of the wind the microphone makes, when the scene has wind and the demo a
+    /// microphone; read it after the run (`WindLog::describe`).
+    pub fn wind_log(&self) -> Option<WindLog> {
+        self.wind_log.clone()
+    }
+
     /// Length of the scripted gesture, seconds.
     pub fn gesture_duration_s(&self) -> f64 {
         self.gesture_s
@@ -227,15 +237,15 @@ impl DemoWorld {
     }
 }
 
-/// The scene's simulation, and whether it has wind.
-fn load_simulation(scene: &str) -> Result<(Box<dyn Simulation>, bool), DemoError> {
+/// The scene's simulation, and the account of its wind when it has any.
+fn load_simulation(scene: &str) -> Result<(Box<dyn Simulation>, Option<WindLog>), DemoError> {
     let path = resolve_scene(scene);
     let sim = SceneSimulation::load(&path).map_err(|e| DemoError::Scene {
         scene: path.display().to_string(),
         message: e.0,
     })?;
-    let has_wind = sim.wind().is_some();
-    Ok((Box::new(sim), has_wind))
+    let wind_log = sim.wind().is_some().then(|| sim.wind_log());
+    Ok((Box::new(sim), wind_log))
 }
 
 /// The demo's camera intrinsics and viewpoint: 640×480, f = 600 px, about a metre from the

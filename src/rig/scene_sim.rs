@@ -10,6 +10,7 @@
 
 use super::devices::{Simulation, SimulationError};
 use super::messages::SimDiagnostics;
+use super::wind_log::WindLog;
 use crate::compositor::{ForceArrow, Shading, ShapeInstance, VisualShape};
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::sim::shape::Shape;
@@ -40,6 +41,7 @@ pub struct SceneSimulation {
     stiffness_n_per_m: f64,
     damping_n_s_per_m: f64,
     wind: Option<WindElement>,
+    wind_log: WindLog,
 }
 
 /// Finds a scene by name (`ten_pendula` → `assets/scenes/ten_pendula.toml`, looked up next
@@ -87,6 +89,7 @@ impl SceneSimulation {
             stiffness_n_per_m: DEFAULT_STIFFNESS_N_PER_M,
             damping_n_s_per_m: DEFAULT_DAMPING_N_S_PER_M,
             wind: None,
+            wind_log: WindLog::default(),
         }
     }
 
@@ -99,6 +102,12 @@ impl SceneSimulation {
     /// The wind the microphone level drives, if any (its last forces, where it comes from).
     pub fn wind(&self) -> Option<&WindElement> {
         self.wind.as_ref()
+    }
+
+    /// A handle on the account of the wind applied so far (it stays valid after the
+    /// simulation moves to the solver thread).
+    pub fn wind_log(&self) -> WindLog {
+        self.wind_log.clone()
     }
 
     /// The solver's fixed step, seconds.
@@ -171,11 +180,17 @@ impl Simulation for SceneSimulation {
         } else {
             self.last_target = None;
         }
+        let mut wind_force_n = 0.0;
         if let Some(wind) = self.wind.as_mut() {
             // The rig's level is already above the microphone's noise floor.
             wind.apply(&mut self.sim, wind_level, 0.0);
+            wind_force_n = wind.last_total_force().norm();
         }
         self.sim.step();
+        if self.wind.is_some() {
+            self.wind_log
+                .record(dt_secs, self.sim.time_secs(), wind_level, wind_force_n);
+        }
         let d = self.sim.diagnostics();
         if !(d.constraint_norm_m.is_finite() && d.kinetic_j.is_finite()) {
             return Err(SimulationError(format!(
