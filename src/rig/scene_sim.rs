@@ -17,7 +17,7 @@ use crate::sim::shape::Shape;
 use crate::sim::stylus::{StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M};
 use crate::sim::wind::WindElement;
 use crate::sim::Scene;
-use nalgebra::{Point3, Vector3};
+use nalgebra::{Isometry3, Point3, Vector3};
 use std::path::{Path, PathBuf};
 
 /// Fastest the spring's stylus end may move, m/s.
@@ -199,6 +199,12 @@ impl Simulation for SceneSimulation {
             )));
         }
         Ok(())
+    }
+
+    fn set_viewpoint(&mut self, world_from_camera: &Isometry3<f64>) {
+        if let Some(wind) = self.wind.as_mut().filter(|w| w.follow_camera) {
+            wind.aim_from_camera(world_from_camera);
+        }
     }
 
     fn grab_points(&self) -> Vec<GrabPoint> {
@@ -411,5 +417,40 @@ mod tests {
                 b.position_in_world.map(f64::to_bits)
             );
         }
+    }
+
+    /// With `follow_camera` the rig's camera pose aims the wind: from a camera beside the
+    /// mobile looking along −x, the push is along −x; without it, the pose changes nothing and
+    /// the configured wind pushes along +y.
+    #[test]
+    fn a_wind_that_follows_the_camera_blows_where_the_camera_looks() {
+        let path = resolve_scene("steel_fish");
+        let scene = Scene::load(&path).unwrap();
+        let camera_from_world = crate::rig::fixed_view::look_at(
+            Point3::new(0.5, 0.0, 0.55),
+            Point3::new(0.0, 0.0, 0.55),
+        )
+        .expect("a valid view");
+        let push = |follow_camera: bool| {
+            let settings = crate::sim::wind::WindSettings {
+                follow_camera,
+                ..scene.wind.clone().unwrap()
+            };
+            let mut sim = SceneSimulation::new(scene.build().unwrap())
+                .with_wind(Some(WindElement::from_settings(&settings).unwrap()));
+            sim.set_viewpoint(&camera_from_world.inverse());
+            sim.step(sim.dt_secs(), None, 0.2).unwrap();
+            sim.wind().unwrap().last_total_force()
+        };
+        let (followed, configured) = (push(true), push(false));
+        eprintln!("followed {followed:?}, configured {configured:?}");
+        assert!(
+            followed.x < 0.0 && followed.y.abs() < 0.5 * followed.x.abs(),
+            "{followed:?}"
+        );
+        assert!(
+            configured.y > 0.0 && configured.x.abs() < 0.5 * configured.y,
+            "{configured:?}"
+        );
     }
 }
