@@ -13,7 +13,7 @@ use super::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
 use super::devices::{CameraTracker, MicDevice, Simulation};
 use super::fixed_view::{look_at, FixedViewCamera};
 use super::live::RigDevices;
-use super::mic_level::MicLevels;
+use super::mic_level::DeferredMic;
 use super::scene_sim::{resolve_scene, SceneSimulation};
 use super::scripted_user::{spawn_scripted_user, UserScript};
 use super::solver_worker::SolverConfig;
@@ -162,11 +162,11 @@ impl DemoWorld {
         let gesture_s = script.duration_s();
         let breaths = demo_breaths(gesture_s);
         let mut notes = Vec::new();
-        // Started right before the scripted user, so the breaths keep their place after the
-        // gesture (both clocks start here, before the rig).
+        // The microphone starts with the rig's threads (so does the gesture: the scripted user
+        // waits for the arm to stream), so the breaths keep their place after the gesture.
         let mic = if options.with_mic {
             let first = breaths.first_breath_secs;
-            let mic = synthetic_mic(breaths)?;
+            let mic = synthetic_mic(breaths);
             notes.push(format!(
                 "microphone: synthetic, seeded breaths (the first at {first:.1} s, after the \
                  gesture, then every 3-6 s)"
@@ -296,16 +296,11 @@ pub fn fixed_view_camera() -> (Box<dyn CameraTracker>, CameraIntrinsics) {
     (Box::new(camera), intrinsics)
 }
 
-fn synthetic_mic(breaths: BreathConfig) -> Result<Box<dyn MicDevice>, DemoError> {
-    let mic = MicLevels::start(
+fn synthetic_mic(breaths: BreathConfig) -> Box<dyn MicDevice> {
+    Box::new(DeferredMic::new(
         MicSource::Synthetic(SyntheticMic::from_signal(SyntheticSignal::Breaths(breaths))),
-        &MicConfig::default(),
-    )
-    .map_err(|e| DemoError::Device {
-        device: "synthetic microphone",
-        message: e.to_string(),
-    })?;
-    Ok(Box::new(mic))
+        MicConfig::default(),
+    ))
 }
 
 #[cfg(test)]
