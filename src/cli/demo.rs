@@ -8,11 +8,17 @@ use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::stereo::{DEFAULT_EYE_SIZE_PX, DEFAULT_IPD_M};
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
+use ar_multibody::rig::live::keep_large_buffers_out_of_the_heap;
 use ar_multibody::rig::report::describe;
-use ar_multibody::rig::{DisplayLoopConfig, Rig, StopFlag};
+use ar_multibody::rig::{DisplayLoopConfig, Rig, StopFlag, StopReason};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// Runs longer than this keep a sparser solver trace (see [`LONG_RUN_TRACE_EVERY_STEPS`]).
+const LONG_RUN: Duration = Duration::from_secs(60);
+/// One trace row every this many solver steps in long runs.
+const LONG_RUN_TRACE_EVERY_STEPS: u64 = 10;
 
 /// Where the demo shows its frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -112,6 +118,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     if !args.headless && headless {
         eprintln!("no display found (DISPLAY / WAYLAND_DISPLAY unset): running headless");
     }
+    if !keep_large_buffers_out_of_the_heap() {
+        log::debug!("could not pin the allocator's mmap threshold; memory may creep in long runs");
+    }
     let stop = StopFlag::new();
     stop_on_ctrl_c(&stop)?;
     let world = DemoWorld::build(
@@ -154,9 +163,21 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         ..DisplayLoopConfig::default()
     };
     let wind_log = world.wind_log();
-    let (devices, solver_config, user) = world.into_parts();
+    let (devices, mut solver_config, user) = world.into_parts();
+    if max_duration.is_some_and(|d| d > LONG_RUN)
+        || args
+            .frames
+            .is_some_and(|n| n as f64 > LONG_RUN.as_secs_f64() * args.fps)
+    {
+        // The solver's trace (one row per 10 ms step, ~180 bytes) would otherwise grow by
+        // ~11 MB in a ten-minute soak; a row every 100 ms still shows the gesture.
+        solver_config.trace_every_steps = solver_config
+            .trace_every_steps
+            .max(LONG_RUN_TRACE_EVERY_STEPS);
+    }
     let rig = Rig::start(devices, solver_config, stop.clone())?;
-    let result = rig.run(&mut compositor, frames.as_mut(), &loop_config);
+    // run_to_end: a worker's failure still prints what the run measured until then.
+    let result = rig.run_to_end(&mut compositor, frames.as_mut(), &loop_config);
     stop.stop();
     let user_result = user.join();
     let summary = result?;
@@ -166,6 +187,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     print!("{}", describe(&summary, frame_period.as_secs_f64() * 1e3));
     if let Some(log) = wind_log {
         println!("{}", log.describe());
+    }
+    if let StopReason::WorkerFailed { worker, message } = &summary.display.stop_reason {
+        anyhow::bail!("{worker} failed: {message}");
     }
     Ok(())
 }

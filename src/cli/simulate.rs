@@ -18,8 +18,8 @@ use ar_multibody::sim::{
 /// Arguments of `simulate`.
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// Scene file (TOML), e.g. assets/scenes/ten_pendula.toml.
-    pub scene: PathBuf,
+    /// Scene name (a file in assets/scenes/, e.g. ten_pendula) or path to a scene file (TOML).
+    pub scene: String,
     /// Simulated duration (s).
     #[arg(long, default_value_t = 10.0)]
     pub duration: f64,
@@ -88,7 +88,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         "--duration must be a non-negative number of seconds, got {}",
         args.duration
     );
-    let scene = Scene::load(&args.scene)?;
+    let scene = Scene::load(ar_multibody::rig::scene_sim::resolve_scene(&args.scene))?;
     let mut params = scene.params;
     if let Some(dt) = args.dt {
         params.dt_secs = dt;
@@ -137,7 +137,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             let schedule = wind_schedule(arg)?;
             let settings = scene.wind.clone().unwrap_or_default();
             let element = WindElement::from_settings(&settings)
-                .with_context(|| format!("scene {}", args.scene.display()))?;
+                .with_context(|| format!("scene {}", args.scene))?;
             Some((schedule, settings, element, 0.0_f64))
         }
         None => None,
@@ -183,7 +183,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     }
 
     let mut out = std::io::stdout().lock();
-    writeln!(out, "scene              {}", args.scene.display())?;
+    writeln!(out, "scene              {}", args.scene)?;
     writeln!(
         out,
         "steps              {} (h = {} s, {} s simulated)",

@@ -7,6 +7,7 @@
 //!   can be drawn with the pinhole model.
 //! - [`overlay`]: what is drawn, as plain data (shapes at world poses, stylus, spring, arrows).
 //! - [`hud`]: the HUD's numbers.
+//! - [`material`]: the one kiss3d material (and shader) the video and the overlay are drawn with.
 //! - [`stereo`]: two eyes an IPD apart, side by side.
 //! - [`frames`]: numbered PNG output.
 //! - [`renderer`]: [`Compositor`], which ties them together on the main thread.
@@ -14,6 +15,7 @@
 pub mod camera;
 pub mod frames;
 pub mod hud;
+pub mod material;
 pub mod overlay;
 pub mod renderer;
 pub mod stereo;

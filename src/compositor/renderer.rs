@@ -3,20 +3,22 @@
 //! mono, or two eyes side by side.
 
 use super::camera::{scale_intrinsics, to_pose3, to_vec3, ArCamera};
+use super::material::OverlayMaterial;
 use super::overlay::{Overlay, Rgb, Shading, ShapeInstance, VisualShape};
 use super::stereo::{eye_from_camera, side_by_side, Eye};
 use super::video::{display_to_linear, VideoBackground, VideoError, VideoImage};
 use ar_calibration::intrinsics::CameraIntrinsics;
 use image::RgbImage;
 use kiss3d::color::Color;
-use kiss3d::glamx::{Vec2, Vec3};
-use kiss3d::light::Light;
+use kiss3d::glamx::Vec2;
 use kiss3d::post_processing::Tonemap;
-use kiss3d::resource::{MaterialManager2d, MeshManager2d};
+use kiss3d::resource::{Material3d, MaterialManager2d, MeshManager2d};
 use kiss3d::scene::SceneNode3d;
 use kiss3d::text::Font;
 use kiss3d::window::{OffscreenSurface, Window};
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -141,6 +143,10 @@ pub const SPRING_COLOR: Rgb = [0.2, 1.0, 0.3];
 pub const ARROW_COLOR: Rgb = [1.0, 0.2, 0.8];
 /// Radius of the stylus tip marker, metres.
 pub const STYLUS_RADIUS_M: f64 = 0.004;
+/// Direction the overlay's light travels, world frame (from above the desk, world z up).
+const LIGHT_TRAVEL_IN_WORLD: [f32; 3] = [0.3, 0.4, -1.0];
+/// Share of the light every overlay surface gets whatever its orientation.
+const AMBIENT: f32 = 0.35;
 
 /// The compositor. Lives on the thread that created it (kiss3d's GPU context is thread-local).
 /// Several compositors may coexist on one thread (they share the context), but once the last
@@ -153,6 +159,7 @@ pub struct Compositor {
     video: VideoBackground,
     camera: ArCamera,
     shapes: Vec<ShapeNode>,
+    material: Rc<RefCell<Box<dyn Material3d>>>,
     font: Arc<Font>,
     video_seen: bool,
     timings: StageTimings,
@@ -228,12 +235,11 @@ impl Compositor {
         // they dominate the frame, and shadows of virtual bodies on the real desk would need
         // a desk model anyway.
         window.set_shadows_enabled(false);
-        window.set_ambient(0.35);
         window.set_background_color(Color::new(0.0, 0.0, 0.0, 1.0));
         let mut scene = SceneNode3d::empty();
-        // A light from above the desk (world z up), fixed in the world.
-        scene.add_light(Light::directional(Vec3::new(0.3, 0.4, -1.0).normalize()));
-        let video = VideoBackground::new(&mut scene, &config.intrinsics);
+        // The overlay is lit by one light from above the desk (world z up), fixed in the world.
+        let material = OverlayMaterial::shared(LIGHT_TRAVEL_IN_WORLD, AMBIENT);
+        let video = VideoBackground::new(&mut scene, &config.intrinsics, material.clone());
         let overlay_root = scene.add_group();
         let (w, h) = config.view_size_px;
         let eye_intrinsics = scale_intrinsics(&config.intrinsics, w, h);
@@ -246,6 +252,7 @@ impl Compositor {
             video,
             camera,
             shapes: Vec::new(),
+            material,
             font: Font::default(),
             video_seen: false,
             timings: StageTimings::default(),
@@ -349,6 +356,23 @@ impl Compositor {
         self.timings
     }
 
+    /// kiss3d's own figures for the last rendered view: GPU time of each pass (name,
+    /// milliseconds) from timestamp queries, empty when the device has none (or while the first
+    /// results are in flight). On lavapipe these are the software rasteriser's times.
+    pub fn last_pass_timings_ms(&mut self) -> Vec<(&'static str, f64)> {
+        self.target
+            .window()
+            .render_timings()
+            .and_then(|t| t.gpu_steps.clone())
+            .map(|steps| {
+                steps
+                    .into_iter()
+                    .map(|(name, d)| (name, d.as_secs_f64() * 1e3))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Makes the scene's shape nodes match the overlay, reusing nodes whose geometry is unchanged.
     fn sync_shapes(&mut self, overlay: &Overlay) {
         let tip = overlay.stylus_tip_in_world.map(|p| ShapeInstance {
@@ -367,10 +391,10 @@ impl Compositor {
                 old.node.remove();
             }
             if self.shapes.len() <= i {
-                let node = make_node(&mut self.overlay_root, inst);
+                let node = make_node(&mut self.overlay_root, inst, &self.material);
                 self.shapes.push(ShapeNode { key, node });
             } else if self.shapes.get(i).is_some_and(|s| s.key != key) {
-                let node = make_node(&mut self.overlay_root, inst);
+                let node = make_node(&mut self.overlay_root, inst, &self.material);
                 self.shapes.insert(i, ShapeNode { key, node });
             }
             let node = &mut self.shapes[i].node;
@@ -395,7 +419,11 @@ fn axis_fix(shape: &VisualShape) -> Isometry3<f64> {
     }
 }
 
-fn make_node(root: &mut SceneNode3d, inst: &ShapeInstance) -> SceneNode3d {
+fn make_node(
+    root: &mut SceneNode3d,
+    inst: &ShapeInstance,
+    material: &Rc<RefCell<Box<dyn Material3d>>>,
+) -> SceneNode3d {
     let mut node = match inst.shape {
         VisualShape::Box { size_m } => {
             root.add_cube(size_m.x as f32, size_m.y as f32, size_m.z as f32)
@@ -409,29 +437,29 @@ fn make_node(root: &mut SceneNode3d, inst: &ShapeInstance) -> SceneNode3d {
         }
     };
     node.set_casts_shadows(false);
-    if inst.shading == Shading::Flat {
-        // Pure emission with no light: the colour on screen is exactly the colour asked for.
-        node.set_light_layers(0);
-        node.set_metallic(0.0);
-        node.set_roughness(1.0);
-    }
+    node.set_material(material.clone());
     node
 }
 
+/// The overlay material takes linear colours: albedo for lit shapes (a surface facing the
+/// light shows exactly the asked colour), emission for flat ones (always exactly that colour).
 fn apply_color(node: &mut SceneNode3d, inst: &ShapeInstance) {
+    let [r, g, b] = inst.color;
+    let linear = Color::new(
+        display_to_linear(r),
+        display_to_linear(g),
+        display_to_linear(b),
+        1.0,
+    );
+    let black = Color::new(0.0, 0.0, 0.0, 1.0);
     match inst.shading {
         Shading::Lit => {
-            node.set_color(color(inst.color));
+            node.set_color(linear);
+            node.set_emissive(black);
         }
         Shading::Flat => {
-            node.set_color(Color::new(0.0, 0.0, 0.0, 1.0));
-            let [r, g, b] = inst.color;
-            node.set_emissive(Color::new(
-                display_to_linear(r),
-                display_to_linear(g),
-                display_to_linear(b),
-                1.0,
-            ));
+            node.set_color(black);
+            node.set_emissive(linear);
         }
     }
 }

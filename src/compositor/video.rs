@@ -3,8 +3,10 @@
 //!
 //! The quad spans exactly the camera's field of view under the pinhole model of the (undistorted)
 //! video, so video pixel (u, v) lies on the same ray as the overlay's projection of (u, v).
-//! It is shaded as pure emission (black albedo, no light reaches it through its light-layer
-//! mask), and with tonemapping off the video keeps its colours.
+//! It is drawn with the compositor's [`OverlayMaterial`] as pure emission (black albedo, white
+//! emission, the video as its texture), and with tonemapping off the video keeps its colours.
+//!
+//! [`OverlayMaterial`]: super::material::OverlayMaterial
 //!
 //! Colour exactness: kiss3d 0.47's final pass encodes the linear result with `pow(c, 1/2.2)`
 //! (not the sRGB curve). The texture therefore holds each video byte v as (v/255)^2.2 in half
@@ -16,9 +18,11 @@ use kiss3d::color::{BLACK, WHITE};
 use kiss3d::context::Context;
 use kiss3d::glamx::{Vec2, Vec3};
 use kiss3d::procedural::{IndexBuffer, RenderMesh};
-use kiss3d::resource::Texture;
+use kiss3d::resource::{Material3d, Texture};
 use kiss3d::scene::SceneNode3d;
 use nalgebra::Isometry3;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// What was wrong with a video frame handed to the compositor.
@@ -109,8 +113,13 @@ fn create_texture(width: u32, height: u32) -> Arc<Texture> {
 
 impl VideoBackground {
     /// Adds the background quad to `scene` for a camera with these (undistorted) intrinsics.
+    /// `material` is the compositor's [`OverlayMaterial`](super::material::OverlayMaterial).
     /// Must run on the thread that owns the kiss3d window or surface.
-    pub fn new(scene: &mut SceneNode3d, cam: &CameraIntrinsics) -> Self {
+    pub fn new(
+        scene: &mut SceneNode3d,
+        cam: &CameraIntrinsics,
+        material: Rc<RefCell<Box<dyn Material3d>>>,
+    ) -> Self {
         let (w, h) = (cam.image_width, cam.image_height);
         let texture = create_texture(w, h);
         let one = half::f16::from_f32(1.0).to_le_bytes();
@@ -145,13 +154,11 @@ impl VideoBackground {
             Some(IndexBuffer::Unified(vec![[0, 1, 2], [0, 2, 3]])),
         );
         let mut node = scene.add_render_mesh(mesh, Vec3::ONE);
+        node.set_material(material);
         node.enable_backface_culling(false);
         node.set_color(BLACK);
         node.set_emissive(WHITE);
-        node.set_emissive_map(texture.clone());
-        node.set_metallic(0.0);
-        node.set_roughness(1.0);
-        node.set_light_layers(0);
+        node.set_texture(texture.clone());
         node.set_casts_shadows(false);
         Self {
             node,

@@ -15,7 +15,7 @@ use super::fixed_view::{look_at, FixedViewCamera};
 use super::live::RigDevices;
 use super::mic_level::DeferredMic;
 use super::scene_sim::{resolve_scene, SceneSimulation};
-use super::scripted_user::{spawn_scripted_user, UserScript};
+use super::scripted_user::{spawn_scripted_user_with_progress, UserScript};
 use super::solver_worker::SolverConfig;
 use super::tracked_camera::TrackedCamera;
 use super::wind_log::WindLog;
@@ -26,6 +26,8 @@ use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
 use ar_drivers::camera::{CameraPath, Pacing, SyntheticCamera, SyntheticConfig};
 use ar_drivers::mic::{BreathConfig, MicConfig, MicSource, SyntheticMic, SyntheticSignal};
 use nalgebra::{Isometry3, Point3, Vector3};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// What can go wrong while building the demo world.
 #[derive(Debug, thiserror::Error)]
@@ -66,10 +68,16 @@ pub struct DemoOptions {
 /// The scripted user, who owns the simulated arm it moves; both stop when joined or dropped.
 pub struct DemoUser {
     worker: Worker<Result<(), String>>,
+    gesture_done: Arc<AtomicBool>,
 }
 
 impl DemoUser {
-    /// True until the user has finished the gesture (or stopped).
+    /// True once the gesture (reach, clip, drag, release, back off) is over.
+    pub fn gesture_done(&self) -> bool {
+        self.gesture_done.load(Ordering::Acquire)
+    }
+
+    /// True while the user's thread (and with it the simulated arm) runs.
     pub fn is_running(&self) -> bool {
         self.worker.is_running()
     }
@@ -183,7 +191,8 @@ impl DemoWorld {
             notes.push("warning: no microphone (--no-mic): running without wind".into());
             None
         };
-        let worker = spawn_scripted_user(arm, script, stop)?;
+        let gesture_done = Arc::new(AtomicBool::new(false));
+        let worker = spawn_scripted_user_with_progress(arm, script, stop, gesture_done.clone())?;
         Ok(Self {
             intrinsics,
             devices: RigDevices {
@@ -196,7 +205,10 @@ impl DemoWorld {
                 world_from_arm,
                 ..SolverConfig::default()
             },
-            user: DemoUser { worker },
+            user: DemoUser {
+                worker,
+                gesture_done,
+            },
             gesture_s,
             camera_kind,
             notes,

@@ -40,11 +40,16 @@ impl LatencyStats {
         let idx = ((q.clamp(0.0, 1.0) * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
         Some(v[idx])
     }
-    /// "mean a ms, p95 b ms, max c ms (n frames)" or "no samples".
+    /// "mean a ms, median b ms, p95 c ms, max d ms (n frames)" or "no samples".
     pub fn describe(&self) -> String {
-        match (self.mean_ms(), self.quantile_ms(0.95), self.max_ms()) {
-            (Some(m), Some(p), Some(x)) => format!(
-                "mean {m:.1} ms, p95 {p:.1} ms, max {x:.1} ms ({} frames)",
+        match (
+            self.mean_ms(),
+            self.quantile_ms(0.5),
+            self.quantile_ms(0.95),
+            self.max_ms(),
+        ) {
+            (Some(m), Some(med), Some(p), Some(x)) => format!(
+                "mean {m:.1} ms, median {med:.1} ms, p95 {p:.1} ms, max {x:.1} ms ({} frames)",
                 self.count()
             ),
             _ => "no samples".into(),
@@ -64,6 +69,8 @@ mod tests {
         }
         assert_eq!(s.mean_ms(), Some(50.5));
         assert_eq!(s.quantile_ms(0.95), Some(95.0));
+        assert_eq!(s.quantile_ms(0.5), Some(50.0));
+        assert!(s.describe().contains("median 50.0 ms"), "{}", s.describe());
         assert_eq!(s.max_ms(), Some(100.0));
         s.push_ms(f64::NAN);
         assert_eq!(s.count(), 100);

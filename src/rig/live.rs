@@ -14,7 +14,8 @@ use crate::compositor::{
     Compositor, CompositorError, DeviceStatus, FrameInput, HudStats, Overlay, VideoImage,
 };
 use ar_drivers::latest::{drain_latest, latest_channel, LatestReceiver};
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
+use image::RgbImage;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +31,9 @@ pub struct RigDevices {
     /// The simulation.
     pub simulation: Box<dyn Simulation>,
 }
+
+/// Rendered frames waiting for the PNG writer; the display loop blocks when it is full.
+const FRAME_QUEUE: usize = 4;
 
 /// When the display loop ends and how it paces itself.
 #[derive(Debug, Clone)]
@@ -92,6 +96,72 @@ pub enum StopReason {
     Interrupted,
     /// The window was closed.
     WindowClosed,
+    /// A worker failed; the rig stopped.
+    WorkerFailed {
+        /// The worker's thread name.
+        worker: String,
+        /// Its error.
+        message: String,
+    },
+}
+
+/// Frames after which the caches of the first frames (pipelines, glyph atlas, staging memory,
+/// the allocator's arenas) are built: memory growth is judged from this frame on.
+pub const WARMUP_FRAMES: u64 = 25;
+
+/// Time after which resident memory is expected to have reached its steady size.
+pub const SETTLED_AFTER: Duration = Duration::from_secs(60);
+
+/// Resident memory of the process over a run, bytes (Linux `/proc/self/status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemorySummary {
+    /// At the first frame.
+    pub first_bytes: u64,
+    /// At frame [`WARMUP_FRAMES`], if the run got that far.
+    pub after_warmup_bytes: Option<u64>,
+    /// At the first frame after [`SETTLED_AFTER`] of running, if the run got that far: the
+    /// allocator's arenas of the camera, tracker and video threads keep filling for about a
+    /// minute before they reach their steady size.
+    pub settled_bytes: Option<u64>,
+    /// At the last frame.
+    pub last_bytes: u64,
+    /// Largest value seen at a frame.
+    pub peak_bytes: u64,
+}
+
+impl MemorySummary {
+    fn new(rss: u64) -> Self {
+        Self {
+            first_bytes: rss,
+            after_warmup_bytes: None,
+            settled_bytes: None,
+            last_bytes: rss,
+            peak_bytes: rss,
+        }
+    }
+
+    fn record(&mut self, frame: u64, elapsed: Duration, rss: u64) {
+        if frame == WARMUP_FRAMES {
+            self.after_warmup_bytes = Some(rss);
+        }
+        if elapsed >= SETTLED_AFTER && self.settled_bytes.is_none() {
+            self.settled_bytes = Some(rss);
+        }
+        self.last_bytes = rss;
+        self.peak_bytes = self.peak_bytes.max(rss);
+    }
+
+    /// Growth from the end of the warm-up to the last frame, bytes (`None` for short runs).
+    pub fn growth_after_warmup_bytes(&self) -> Option<i64> {
+        self.after_warmup_bytes
+            .map(|w| self.last_bytes as i64 - w as i64)
+    }
+
+    /// Growth from [`SETTLED_AFTER`] to the last frame, bytes (`None` for runs shorter).
+    pub fn growth_after_settling_bytes(&self) -> Option<i64> {
+        self.settled_bytes
+            .map(|w| self.last_bytes as i64 - w as i64)
+    }
 }
 
 /// What the display loop measured.
@@ -103,16 +173,37 @@ pub struct DisplaySummary {
     pub wall_s: f64,
     /// End-to-end latency per frame (stylus sample → frame presented), milliseconds.
     pub latency: LatencyStats,
-    /// Render time per frame (both eyes and read-back), milliseconds.
+    /// The first part of it: age of the newest stylus sample when the frame's render started
+    /// (arm → driver → solver step → snapshot → display loop), milliseconds.
+    pub sample_age: LatencyStats,
+    /// Render time per frame (both eyes and read-back), milliseconds: the second part.
     pub render: LatencyStats,
+    /// Age of the shown video frame when presented (its capture time → presented),
+    /// milliseconds; grows when the camera thread falls behind its frame rate.
+    pub video_age: LatencyStats,
+    /// Camera updates (video frame + marker pose) the display loop received.
+    pub camera_updates: u64,
     /// Messages the workers reported (clips, releases, reconnects, slowdowns).
     pub events: Vec<String>,
     /// Frames written to this folder, if any.
     pub frames_dir: Option<PathBuf>,
-    /// Resident memory at the first and the last frame, bytes (Linux).
-    pub rss_first_last_bytes: Option<(u64, u64)>,
+    /// Resident memory over the run (Linux).
+    pub memory: Option<MemorySummary>,
     /// Why it ended.
     pub stop_reason: StopReason,
+    /// Names of the worker threads the rig started.
+    pub workers_started: Vec<String>,
+    /// Workers that ended while the rig was still running (checked after every frame), plus
+    /// the one whose failure stopped it; the others stopping with the rig are not lost.
+    pub workers_lost: Vec<String>,
+}
+
+impl DisplaySummary {
+    fn note_lost(&mut self, worker: &str) {
+        if !self.workers_lost.iter().any(|w| w == worker) {
+            self.workers_lost.push(worker.to_owned());
+        }
+    }
 }
 
 /// Everything a run produced.
@@ -213,6 +304,25 @@ impl Rig {
     /// Runs the compositor loop on this thread until a stop condition, then stops and joins
     /// every worker. A worker's fatal error is returned as [`RigError::WorkerFailed`].
     pub fn run(
+        self,
+        compositor: &mut Compositor,
+        frames: Option<&mut FrameWriter>,
+        config: &DisplayLoopConfig,
+    ) -> Result<RunSummary, RigError> {
+        let summary = self.run_to_end(compositor, frames, config)?;
+        match &summary.display.stop_reason {
+            StopReason::WorkerFailed { worker, message } => Err(RigError::WorkerFailed {
+                worker: worker.clone(),
+                message: message.clone(),
+            }),
+            _ => Ok(summary),
+        }
+    }
+
+    /// Like [`Self::run`], but a worker's fatal error still gives the run's summary, with
+    /// [`StopReason::WorkerFailed`] (so a soak run can say what it measured before the loss).
+    /// Errors of the display loop itself (rendering, writing frames, threads) are returned.
+    pub fn run_to_end(
         mut self,
         compositor: &mut Compositor,
         mut frames: Option<&mut FrameWriter>,
@@ -232,32 +342,95 @@ impl Rig {
             WorkerReport::Fatal { worker, message } => Some((worker, message)),
             WorkerReport::Event { .. } => None,
         });
-        let display = result?;
+        let mut display = result?;
         if let Some((worker, message)) = late_fatal {
-            return Err(RigError::WorkerFailed { worker, message });
+            if !matches!(display.stop_reason, StopReason::WorkerFailed { .. }) {
+                display.stop_reason = StopReason::WorkerFailed { worker, message };
+            }
+        }
+        if let StopReason::WorkerFailed { worker, .. } = display.stop_reason.clone() {
+            display.note_lost(&worker);
         }
         Ok(RunSummary { display, solver })
     }
 
+    /// The display loop, with the PNG frames (if any) encoded and written on a "frames" thread
+    /// so that encoding never delays the next render; the queue is short and blocks when full,
+    /// so every frame is written and memory stays bounded.
     fn display_loop(
         &mut self,
         compositor: &mut Compositor,
         frames: &mut Option<&mut FrameWriter>,
         config: &DisplayLoopConfig,
     ) -> Result<DisplaySummary, RigError> {
+        let frames_dir = frames.as_deref().map(|w| w.dir().to_owned());
+        let writer = frames.as_deref_mut();
+        std::thread::scope(|scope| {
+            let (tx, handle) = match writer {
+                Some(w) => {
+                    let (tx, rx) = crossbeam_channel::bounded::<RgbImage>(FRAME_QUEUE);
+                    let handle = std::thread::Builder::new()
+                        .name("frames".into())
+                        .spawn_scoped(scope, move || -> Result<(), FrameWriteError> {
+                            for image in rx {
+                                w.write(&image)?;
+                            }
+                            Ok(())
+                        })
+                        .map_err(|source| WorkerError::Spawn {
+                            name: "frames".into(),
+                            source,
+                        })?;
+                    (Some(tx), Some(handle))
+                }
+                None => (None, None),
+            };
+            let result = self.frame_loop(compositor, tx.as_ref(), config);
+            // Closing the queue lets the writer finish the frames still in it, then stop.
+            drop(tx);
+            if let Some(handle) = handle {
+                handle.join().map_err(|_| WorkerError::Panicked {
+                    name: "frames".into(),
+                    message: "while writing a frame".into(),
+                })??;
+            }
+            result.map(|mut d| {
+                d.frames_dir = frames_dir;
+                d
+            })
+        })
+    }
+
+    fn frame_loop(
+        &mut self,
+        compositor: &mut Compositor,
+        frame_tx: Option<&Sender<RgbImage>>,
+        config: &DisplayLoopConfig,
+    ) -> Result<DisplaySummary, RigError> {
         let start = Instant::now();
         let mut next_frame = start;
         let mut latest_camera: Option<CameraUpdate> = None;
+        // When the loop last received a camera update (not its capture time, which a lagging
+        // camera stamps in the past).
         let mut last_camera_at: Option<Instant> = None;
+        let mut camera_updates = 0u64;
+        let mut video_age = LatencyStats::default();
         let mut snapshot: Option<SimSnapshot> = None;
         let mut events = Vec::new();
         let mut latency = LatencyStats::default();
+        let mut sample_age = LatencyStats::default();
         let mut render = LatencyStats::default();
         let mut frames_done = 0u64;
         let mut fps = 0.0;
         let mut last_present: Option<Instant> = None;
-        let mut rss_first = None;
-        let mut rss_last = None;
+        let mut memory: Option<MemorySummary> = None;
+        let workers_started: Vec<String> = self
+            .devices
+            .iter()
+            .map(|w| w.name().to_owned())
+            .chain(self.solver.iter().map(|w| w.name().to_owned()))
+            .collect();
+        let mut workers_lost: Vec<String> = Vec::new();
         let stop_reason = loop {
             if config.max_frames.is_some_and(|n| frames_done >= n) {
                 break StopReason::Done;
@@ -265,11 +438,12 @@ impl Rig {
             if config.max_duration.is_some_and(|d| start.elapsed() >= d) {
                 break StopReason::Done;
             }
+            let mut fatal = None;
             for r in self.reports_rx.try_iter() {
                 match r {
                     WorkerReport::Fatal { worker, message } => {
                         self.stop.stop();
-                        return Err(RigError::WorkerFailed { worker, message });
+                        fatal = Some(StopReason::WorkerFailed { worker, message });
                     }
                     WorkerReport::Event { worker, message } => {
                         log::info!("{worker}: {message}");
@@ -277,14 +451,16 @@ impl Rig {
                     }
                 }
             }
+            if let Some(reason) = fatal {
+                break reason;
+            }
             if self.stop.is_stopped() {
                 break StopReason::Interrupted;
             }
             let new_camera = drain_latest(&self.camera_rx);
-            if let Some(u) = &new_camera {
-                last_camera_at = Some(u.captured_at);
-            }
             if new_camera.is_some() {
+                last_camera_at = Some(Instant::now());
+                camera_updates += 1;
                 latest_camera = new_camera.clone();
             }
             if let Some(s) = drain_latest(&self.snapshot_rx) {
@@ -333,6 +509,10 @@ impl Rig {
                 rgb: &f.rgb,
             });
             let render_start = Instant::now();
+            let stylus_sampled_at = snapshot.as_ref().and_then(|s| s.stylus_sampled_at);
+            if let Some(t) = stylus_sampled_at {
+                sample_age.push_ms(render_start.saturating_duration_since(t).as_secs_f64() * 1e3);
+            }
             let image = match compositor.render(&FrameInput {
                 video,
                 camera_from_world: latest_camera.as_ref().and_then(|u| u.camera_from_world),
@@ -345,8 +525,16 @@ impl Rig {
             };
             let presented = Instant::now();
             render.push_ms((presented - render_start).as_secs_f64() * 1e3);
-            if let Some(t) = snapshot.as_ref().and_then(|s| s.stylus_sampled_at) {
+            if let Some(t) = stylus_sampled_at {
                 latency.push_ms(presented.saturating_duration_since(t).as_secs_f64() * 1e3);
+            }
+            if let Some(u) = &latest_camera {
+                video_age.push_ms(
+                    presented
+                        .saturating_duration_since(u.captured_at)
+                        .as_secs_f64()
+                        * 1e3,
+                );
             }
             if let Some(prev) = last_present {
                 let dt = (presented - prev).as_secs_f64();
@@ -359,14 +547,35 @@ impl Rig {
                 }
             }
             last_present = Some(presented);
-            if let Some(w) = frames.as_deref_mut() {
-                w.write(&image)?;
+            if let Some(tx) = frame_tx {
+                if tx.send(image).is_err() {
+                    // The writer stopped on an error, which the caller returns.
+                    break StopReason::Interrupted;
+                }
             }
             let rss = rss_bytes();
-            if rss_first.is_none() {
-                rss_first = rss;
+            let t = compositor.last_timings();
+            log::debug!(
+                "frame {frames_done}: stylus sample age {:.1} ms, upload {:.1} ms, render {:.1} ms, read-back {:.1} ms, rss {:.1} MB",
+                sample_age.last_ms().unwrap_or(f64::NAN),
+                t.upload_ms,
+                t.render_ms,
+                t.readback_ms,
+                rss.unwrap_or(0) as f64 / 1e6
+            );
+            if let Some(rss) = rss {
+                memory
+                    .get_or_insert_with(|| MemorySummary::new(rss))
+                    .record(frames_done, start.elapsed(), rss);
             }
-            rss_last = rss;
+            if !self.stop.is_stopped() {
+                let running = self.running_workers();
+                for w in &workers_started {
+                    if !running.contains(w) && !workers_lost.contains(w) {
+                        workers_lost.push(w.clone());
+                    }
+                }
+            }
             frames_done += 1;
             next_frame += config.frame_period;
             let now = Instant::now();
@@ -380,11 +589,16 @@ impl Rig {
             frames: frames_done,
             wall_s: start.elapsed().as_secs_f64(),
             latency,
+            sample_age,
             render,
+            video_age,
+            camera_updates,
             events,
-            frames_dir: frames.as_deref().map(|w| w.dir().to_owned()),
-            rss_first_last_bytes: rss_first.zip(rss_last),
+            frames_dir: None,
+            memory,
             stop_reason,
+            workers_started,
+            workers_lost,
         })
     }
 }
@@ -417,10 +631,80 @@ fn build_overlay(snapshot: Option<&SimSnapshot>, config: &DisplayLoopConfig) -> 
     overlay
 }
 
+/// Makes the C allocator serve every block of [`LARGE_BLOCK_BYTES`] or more (video frames,
+/// read-back images, OpenCV matrices) from its own memory mapping, returned to the system when
+/// freed. Otherwise glibc raises that threshold after the first such free and carves the
+/// ~1 MB frames of several threads out of its arenas, whose fragmentation grew the demo by
+/// ~10 MB over its first minute and a little more every minute after. Returns whether the
+/// setting was applied (glibc only). Call once at start-up, before the threads start.
+pub fn keep_large_buffers_out_of_the_heap() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallopt only changes the allocator's tuning; it is called at start-up before
+        // the rig's threads exist, and any value is valid for M_MMAP_THRESHOLD up to 32 MiB.
+        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES as libc::c_int) == 1 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        false
+    }
+}
+
+/// Blocks at least this large get their own memory mapping (see
+/// [`keep_large_buffers_out_of_the_heap`]): glibc's initial threshold, made permanent.
+pub const LARGE_BLOCK_BYTES: usize = 128 * 1024;
+
 /// Resident set size of this process, bytes (Linux `/proc/self/status`).
 pub fn rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_summary_keeps_warm_up_settled_last_and_peak() {
+        let mb = 1_000_000;
+        let mut m = MemorySummary::new(200 * mb);
+        let mut elapsed = Duration::ZERO;
+        for frame in 1..=3000u64 {
+            elapsed += Duration::from_millis(40);
+            // Climbs for the first 100 frames, one spike, then flat with a small creep.
+            let rss = if frame < 100 {
+                200 * mb + frame * mb / 2
+            } else if frame == 500 {
+                400 * mb
+            } else {
+                250 * mb + frame * 1000
+            };
+            m.record(frame, elapsed, rss);
+        }
+        assert_eq!(m.first_bytes, 200 * mb);
+        assert_eq!(
+            m.after_warmup_bytes,
+            Some(200 * mb + WARMUP_FRAMES * mb / 2)
+        );
+        // 60 s at 40 ms per frame is frame 1500.
+        assert_eq!(m.settled_bytes, Some(250 * mb + 1500 * 1000));
+        assert_eq!(m.last_bytes, 250 * mb + 3000 * 1000);
+        assert_eq!(m.peak_bytes, 400 * mb);
+        assert_eq!(m.growth_after_settling_bytes(), Some(1500 * 1000));
+        assert_eq!(
+            m.growth_after_warmup_bytes(),
+            Some((250 * mb + 3_000_000) as i64 - (200 * mb + 12 * mb + mb / 2) as i64)
+        );
+    }
+
+    #[test]
+    fn short_runs_have_no_warm_up_or_settled_figure() {
+        let mut m = MemorySummary::new(100);
+        m.record(1, Duration::from_millis(40), 120);
+        assert_eq!(m.growth_after_warmup_bytes(), None);
+        assert_eq!(m.growth_after_settling_bytes(), None);
+        assert_eq!((m.last_bytes, m.peak_bytes), (120, 120));
+    }
 }

@@ -1,7 +1,7 @@
 //! The run summary printed by `demo` and `run`: what the interaction did (clip, drag, release,
 //! free swing, tip error), the solver's health, latency, frame output and memory.
 
-use super::live::RunSummary;
+use super::live::{RunSummary, SETTLED_AFTER, WARMUP_FRAMES};
 use super::solver_worker::SolverSummary;
 use std::fmt::Write as _;
 
@@ -104,7 +104,27 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
         d.latency.describe(),
         2.0 * frame_period_ms
     );
-    let _ = writeln!(out, "render time per frame: {}", d.render.describe());
+    let _ = writeln!(
+        out,
+        "  of which stylus sample age at render start: {}",
+        d.sample_age.describe()
+    );
+    let _ = writeln!(
+        out,
+        "  of which render time per frame: {}",
+        d.render.describe()
+    );
+    let _ = writeln!(
+        out,
+        "camera: {} updates received ({:.1} per second); shown video frame age at present: {}",
+        d.camera_updates,
+        if d.wall_s > 0.0 {
+            d.camera_updates as f64 / d.wall_s
+        } else {
+            0.0
+        },
+        d.video_age.describe()
+    );
     let _ = writeln!(
         out,
         "solver: {} steps of 10 ms, real-time factor {:.3}, {} steps dropped, max |psi| {:.3e} m, max |energy error| {:.3} %",
@@ -125,14 +145,63 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
         mm(i.max_tip_error_m),
         i.swing_path_after_release_m.map_or("-".to_owned(), |m| format!("{:.1} cm", m * 1e2)),
     );
-    if let Some((a, b)) = d.rss_first_last_bytes {
+    if let Some(m) = &d.memory {
+        let mb = |b: u64| b as f64 / 1e6;
+        let _ = write!(
+            out,
+            "memory (resident): {:.1} MB at the first frame, {:.1} MB at the last ({:+.1} MB), peak {:.1} MB",
+            mb(m.first_bytes),
+            mb(m.last_bytes),
+            (m.last_bytes as f64 - m.first_bytes as f64) / 1e6,
+            mb(m.peak_bytes)
+        );
+        match (m.after_warmup_bytes, m.growth_after_warmup_bytes()) {
+            (Some(w), Some(g)) => {
+                let _ = write!(
+                    out,
+                    "; after warm-up: {:.1} MB at frame {WARMUP_FRAMES}, growth since {:+.1} MB",
+                    mb(w),
+                    g as f64 / 1e6
+                );
+            }
+            _ => {
+                let _ = write!(out, "; run shorter than the {WARMUP_FRAMES}-frame warm-up");
+            }
+        }
+        match (m.settled_bytes, m.growth_after_settling_bytes()) {
+            (Some(w), Some(g)) => {
+                let _ = writeln!(
+                    out,
+                    "; settled: {:.1} MB after {} s, growth since {:+.1} MB",
+                    mb(w),
+                    SETTLED_AFTER.as_secs(),
+                    g as f64 / 1e6
+                );
+            }
+            _ => {
+                let _ = writeln!(out);
+            }
+        }
+    }
+    let lost = &d.workers_lost;
+    if lost.is_empty() {
         let _ = writeln!(
             out,
-            "memory (resident): {:.1} MB at the first frame, {:.1} MB at the last ({:+.1} MB)",
-            a as f64 / 1e6,
-            b as f64 / 1e6,
-            (b as f64 - a as f64) / 1e6
+            "workers: {} started ({}), all running until the end",
+            d.workers_started.len(),
+            d.workers_started.join(", ")
         );
+    } else {
+        let _ = writeln!(
+            out,
+            "workers: {} started ({}), LOST during the run: {}",
+            d.workers_started.len(),
+            d.workers_started.join(", "),
+            lost.join(", ")
+        );
+    }
+    if let super::live::StopReason::WorkerFailed { worker, message } = &d.stop_reason {
+        let _ = writeln!(out, "stopped early: {worker} failed: {message}");
     }
     if let Some(e) = &s.error {
         let _ = writeln!(out, "solver error: {e}");
@@ -141,4 +210,66 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
         let _ = writeln!(out, "  {e}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rig::latency::LatencyStats;
+    use crate::rig::live::{DisplaySummary, StopReason};
+
+    fn display(stop_reason: StopReason, workers_lost: Vec<String>) -> DisplaySummary {
+        let mut latency = LatencyStats::default();
+        latency.push_ms(30.0);
+        DisplaySummary {
+            frames: 10,
+            wall_s: 0.4,
+            latency,
+            sample_age: LatencyStats::default(),
+            render: LatencyStats::default(),
+            video_age: LatencyStats::default(),
+            camera_updates: 10,
+            events: Vec::new(),
+            frames_dir: None,
+            memory: None,
+            stop_reason,
+            workers_started: vec!["camera".into(), "solver".into()],
+            workers_lost,
+        }
+    }
+
+    #[test]
+    fn a_failed_worker_is_named_as_lost_and_as_the_reason_to_stop() {
+        let summary = RunSummary {
+            display: display(
+                StopReason::WorkerFailed {
+                    worker: "solver".into(),
+                    message: "diverged".into(),
+                },
+                vec!["solver".into()],
+            ),
+            solver: SolverSummary::default(),
+        };
+        let text = describe(&summary, 40.0);
+        assert!(text.contains("LOST during the run: solver"), "{text}");
+        assert!(
+            text.contains("stopped early: solver failed: diverged"),
+            "{text}"
+        );
+        assert!(text.contains("target < 80 ms"), "{text}");
+    }
+
+    #[test]
+    fn a_clean_run_says_every_worker_ran_to_the_end() {
+        let summary = RunSummary {
+            display: display(StopReason::Done, Vec::new()),
+            solver: SolverSummary::default(),
+        };
+        let text = describe(&summary, 40.0);
+        assert!(
+            text.contains("2 started (camera, solver), all running until the end"),
+            "{text}"
+        );
+        assert!(!text.contains("stopped early"), "{text}");
+    }
 }

@@ -7,6 +7,8 @@
 use super::worker::{StopFlag, Worker, WorkerError};
 use ar_drivers::arm::{SimArmControl, SimArmHandle};
 use nalgebra::{Isometry3, Point3, Vector3};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The phases of the scripted interaction, with their durations.
@@ -112,6 +114,17 @@ pub fn spawn_scripted_user(
     script: UserScript,
     stop: StopFlag,
 ) -> Result<Worker<Result<(), String>>, WorkerError> {
+    spawn_scripted_user_with_progress(arm, script, stop, Arc::new(AtomicBool::new(false)))
+}
+
+/// As [`spawn_scripted_user`]; `gesture_done` becomes true once the gesture is over (the user
+/// then only watches, and keeps the arm running until stopped).
+pub fn spawn_scripted_user_with_progress(
+    arm: SimArmHandle,
+    script: UserScript,
+    stop: StopFlag,
+    gesture_done: Arc<AtomicBool>,
+) -> Result<Worker<Result<(), String>>, WorkerError> {
     Worker::spawn("user", stop, move |stop| {
         let control: SimArmControl = arm.control();
         while !arm.status().streaming {
@@ -128,6 +141,7 @@ pub fn spawn_scripted_user(
             let t = start.elapsed().as_secs_f64();
             if t > script.duration_s() {
                 // The gesture is over; the user watches the free swing.
+                gesture_done.store(true, Ordering::Release);
                 std::thread::sleep(Duration::from_millis(20));
                 continue;
             }

@@ -51,6 +51,10 @@ pub struct StepDiagnostics {
     /// Sub-steps the step was split into (1 normally; more when the full step did not
     /// converge, see [`super::simulation::Simulation::step`]). Counts above are summed over them.
     pub substeps: usize,
+    /// How much the last re-evaluation of the midpoint rows changed the velocities (m/s;
+    /// angular changes at a 0.1 m lever; infinite when the rows were not re-evaluated). Small
+    /// means the rows are consistent with the step and the work identities hold.
+    pub row_refresh_change: f64,
 }
 
 /// Running totals behind [`StepDiagnostics`].

@@ -55,12 +55,14 @@ pub enum SimError {
 #[derive(Debug, Error)]
 pub enum SceneError {
     /// The file could not be read (retrying helps only if the file appears).
-    #[error("cannot read scene file {}: {source}", path.display())]
+    // The I/O error is part of the message and not a `source`, so that a report that prints
+    // the whole chain does not say it twice.
+    #[error("cannot read scene file {}: {cause}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// TOML syntax error, a missing or misspelt field or a value of the wrong type; the
     /// message from the TOML parser carries the line, column and field.

@@ -240,9 +240,9 @@ impl Scene {
     /// Reads and validates a scene file.
     pub fn load(path: impl AsRef<Path>) -> Result<Scene, SceneError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+        let text = std::fs::read_to_string(path).map_err(|cause| SceneError::Io {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
         Self::parse(&text, path)
     }

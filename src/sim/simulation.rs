@@ -949,6 +949,7 @@ impl Simulation {
             velocity_residual: residual,
             position_iterations,
             substeps: 1,
+            row_refresh_change: last_change,
         };
     }
 

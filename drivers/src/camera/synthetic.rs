@@ -3,8 +3,10 @@
 //!
 //! Frame `seq` shows the pose at `t = seq / fps` seconds of path time; the same intrinsics,
 //! config and seed give bit-identical images. With [`Pacing::RealTime`] `next_frame` sleeps
-//! until the frame's time (a live camera stand-in for the rig); with [`Pacing::AsFastAsPossible`]
-//! it renders back to back (tests, accuracy runs, recordings).
+//! until the frame's time (a live camera stand-in for the rig) and, when rendering cannot keep
+//! up, skips to the present frame as a live sensor would (`seq` jumps); with
+//! [`Pacing::AsFastAsPossible`] it renders every frame back to back (tests, accuracy runs,
+//! recordings).
 
 use super::path::CameraPath;
 use super::printed::{CardTexture, MarkerSheet};
@@ -214,6 +216,15 @@ impl CameraSource for SyntheticCamera {
         if self.config.frames.is_some_and(|n| self.seq >= n) {
             return Ok(None);
         }
+        if self.config.pacing == Pacing::RealTime {
+            // Like a live sensor that cannot be read fast enough: the frames missed meanwhile
+            // are gone, and the next one shows the present. Without this a camera thread that
+            // renders slower than `fps` fell further and further behind (minutes, in a
+            // ten-minute demo on a loaded machine).
+            let now_seq = (self.start.elapsed().as_secs_f64() * self.config.fps).floor() as u64;
+            let last = self.config.frames.map_or(u64::MAX, |n| n.saturating_sub(1));
+            self.seq = self.seq.max(now_seq.min(last));
+        }
         let t_secs = self.seq as f64 / self.config.fps;
         let due = self.start + Duration::from_secs_f64(t_secs);
         let (image, truth) = self.render_at(t_secs)?;
@@ -241,5 +252,35 @@ impl CameraSource for SyntheticCamera {
             "synthetic camera {}x{} at {} fps ({:?})",
             i.image_width, i.image_height, self.config.fps, self.config.pacing
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: in real time, a reader slower than the frame rate used to get every frame
+    /// in turn and fall ever further behind; now it gets the present one.
+    #[test]
+    fn a_slow_reader_in_real_time_gets_the_present_frame_not_a_backlog() {
+        let cam = CameraIntrinsics::ideal(160, 120, 150.0);
+        let config = SyntheticConfig {
+            fps: 50.0,
+            pacing: Pacing::RealTime,
+            supersample: 1,
+            ..SyntheticConfig::default()
+        };
+        let mut source = SyntheticCamera::new(&cam, config, 7).unwrap();
+        let first = source.next_frame().unwrap().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let second = source.next_frame().unwrap().unwrap();
+        // 300 ms at 50 fps: about 15 frames were missed, not zero.
+        assert!(
+            second.seq >= first.seq + 10,
+            "seq {} then {}",
+            first.seq,
+            second.seq
+        );
+        assert!(second.t.elapsed() < Duration::from_millis(100));
     }
 }
