@@ -132,6 +132,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     )?;
     let intrinsics = world.intrinsics().clone();
     eprintln!("camera: {}", world.camera_kind());
+    world.notes().iter().for_each(|n| eprintln!("{n}"));
     let config = match args.display {
         DisplayArg::Monitor => CompositorConfig::monitor(intrinsics),
         DisplayArg::Hmd => CompositorConfig::hmd(intrinsics, eye_size, args.ipd_mm * 1e-3),
@@ -161,6 +162,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         show_reactions: args.reactions,
         ..DisplayLoopConfig::default()
     };
+    let wind_log = world.wind_log();
     let (devices, mut solver_config, user) = world.into_parts();
     if max_duration.is_some_and(|d| d > LONG_RUN)
         || args
@@ -183,6 +185,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         eprintln!("warning: {e}");
     }
     print!("{}", describe(&summary, frame_period.as_secs_f64() * 1e3));
+    if let Some(log) = wind_log {
+        println!("{}", log.describe());
+    }
     if let StopReason::WorkerFailed { worker, message } = &summary.display.stop_reason {
         anyhow::bail!("{worker} failed: {message}");
     }

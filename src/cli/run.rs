@@ -75,14 +75,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             } else {
                 MicSource::Named(name.to_owned())
             };
-            match MicLevels::start(source, &MicConfig::default()) {
-                Ok(m) => Some(Box::new(m)),
-                Err(e) if e.is_no_device() => {
-                    eprintln!("warning: {e}; running without the microphone (no wind)");
-                    None
-                }
-                Err(e) => return Err(e.into()),
+            let (mic, warning) =
+                MicLevels::start_optional(source, &MicConfig::default())?.into_device();
+            if let Some(w) = warning {
+                eprintln!("warning: {w}");
             }
+            mic
         }
     };
     let compositor_config = match cfg.display.mode {

@@ -6,7 +6,7 @@
 use super::messages::{CameraUpdate, MicLevel, SimDiagnostics, StylusSample};
 use crate::compositor::{ForceArrow, ShapeInstance};
 use crate::interaction::{GrabPoint, SpringAttachment};
-use nalgebra::Point3;
+use nalgebra::{Isometry3, Point3};
 
 /// Why a device call failed, and whether retrying can help.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -47,14 +47,18 @@ pub struct SimulationError(pub String);
 
 /// What the solver thread needs from a simulation (implemented over the solver library).
 pub trait Simulation: Send {
-    /// Advances by `dt_secs`, with the stylus spring while clipped and the wind level
-    /// (microphone RMS, 0 when silent).
+    /// Advances by `dt_secs`, with the stylus spring while clipped and the wind level: the
+    /// microphone's RMS above its noise floor (full scale 1; 0 when silent or without a
+    /// microphone), which the scene's wind turns into forces.
     fn step(
         &mut self,
         dt_secs: f64,
         spring: Option<&SpringAttachment>,
-        wind_rms: f64,
+        wind_level: f64,
     ) -> Result<(), SimulationError>;
+    /// The camera's pose in the newest tracked frame, for a wind that blows from where the
+    /// user looks (nothing by default).
+    fn set_viewpoint(&mut self, _world_from_camera: &Isometry3<f64>) {}
     /// The points the stylus may clip to, where they are now.
     fn grab_points(&self) -> Vec<GrabPoint>;
     /// Where a body point is now; `None` for an unknown body.

@@ -7,6 +7,7 @@ use super::devices::{CameraTracker, MicDevice, Simulation, StylusDevice};
 use super::latency::LatencyStats;
 use super::messages::{CameraUpdate, SimSnapshot};
 use super::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
+use super::view_tee::ViewTee;
 use super::worker::{StopFlag, Worker, WorkerError, WorkerReport};
 use crate::compositor::frames::{FrameWriteError, FrameWriter};
 use crate::compositor::{
@@ -236,8 +237,10 @@ impl Rig {
         let (stylus_tx, stylus_rx) = latest_channel(4);
         let (snapshot_tx, snapshot_rx) = latest_channel(1);
         let mut workers = Vec::new();
+        // The solver gets the camera's pose too, for a wind that blows from where the user looks.
+        let (view_tx, view_rx) = latest_channel(1);
         workers.push(spawn_camera(
-            devices.camera,
+            Box::new(ViewTee::new(devices.camera, view_tx)),
             camera_tx,
             reports_tx.clone(),
             stop.clone(),
@@ -262,6 +265,7 @@ impl Rig {
             SolverInputs {
                 stylus: stylus_rx,
                 mic: mic_rx,
+                view: Some(view_rx),
             },
             snapshot_tx,
             reports_tx,

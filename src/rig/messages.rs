@@ -53,7 +53,7 @@ pub enum StylusMessage {
 pub struct MicLevel {
     /// When the level was measured (end of its audio block).
     pub measured_at: Instant,
-    /// RMS level of the block, full scale = 1.
+    /// RMS level of the block above the noise floor, full scale = 1 (the wind's input).
     pub rms: f64,
 }
 

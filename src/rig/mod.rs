@@ -20,6 +20,8 @@
 //! - [`arm_stylus`]: the arm driver as the rig's stylus device.
 //! - [`mic_level`]: the microphone driver as the rig's level source.
 //! - [`scene_sim`]: the solver library behind the simulation interface.
+//! - [`wind_log`]: what the microphone's wind did, for the demo's summary.
+//! - [`view_tee`]: the camera's tracked pose, passed on to the solver (for the wind).
 //! - [`scripted_user`]: the demo's user, moving the simulated arm.
 //! - [`demo_world`]: the demo's simulated devices and scripted user.
 //! - [`fixed_view`]: a camera stand-in with a fixed, known pose.
@@ -43,6 +45,8 @@ pub mod scene_sim;
 pub mod scripted_user;
 pub mod solver_worker;
 pub mod tracked_camera;
+pub mod view_tee;
+pub mod wind_log;
 pub mod worker;
 
 pub use devices::{

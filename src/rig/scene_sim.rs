@@ -3,17 +3,21 @@
 //! stylus target (with its finite-difference velocity) before every step, and reports the
 //! bodies' visual shapes, grab points, joint reactions and diagnostics as plain data.
 //!
-//! The microphone level is not turned into wind here (that is the wind model's job); the rig
-//! passes it on so the HUD can show it.
+//! The microphone makes wind here: when the scene has a `[wind]` table, every step hands the
+//! microphone level above its noise floor to the scene's [`WindElement`] — the same per-step
+//! call `simulate --wind` makes — which queues the face forces (and the still-air damping) for
+//! the step. A scene without a `[wind]` table places no user's mouth, so it gets no wind.
 
 use super::devices::{Simulation, SimulationError};
 use super::messages::SimDiagnostics;
+use super::wind_log::WindLog;
 use crate::compositor::{ForceArrow, Shading, ShapeInstance, VisualShape};
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::sim::shape::Shape;
 use crate::sim::stylus::{StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M};
+use crate::sim::wind::WindElement;
 use crate::sim::Scene;
-use nalgebra::{Point3, Vector3};
+use nalgebra::{Isometry3, Point3, Vector3};
 use std::path::{Path, PathBuf};
 
 /// Fastest the spring's stylus end may move, m/s.
@@ -36,6 +40,8 @@ pub struct SceneSimulation {
     last_target: Option<Point3<f64>>,
     stiffness_n_per_m: f64,
     damping_n_s_per_m: f64,
+    wind: Option<WindElement>,
+    wind_log: WindLog,
 }
 
 /// Finds a scene by name (`ten_pendula` → `assets/scenes/ten_pendula.toml`, looked up next
@@ -60,14 +66,21 @@ pub fn resolve_scene(name_or_path: &str) -> PathBuf {
 }
 
 impl SceneSimulation {
-    /// Loads and builds a scene file.
+    /// Loads and builds a scene file, with the wind of its `[wind]` table if it has one.
     pub fn load(path: &Path) -> Result<Self, SimulationError> {
         let scene = Scene::load(path).map_err(|e| SimulationError(e.to_string()))?;
         let sim = scene.build().map_err(|e| SimulationError(e.to_string()))?;
-        Ok(Self::new(sim))
+        let wind = match &scene.wind {
+            Some(settings) => Some(
+                WindElement::from_settings(settings)
+                    .map_err(|e| SimulationError(format!("scene {}: {e}", path.display())))?,
+            ),
+            None => None,
+        };
+        Ok(Self::new(sim).with_wind(wind))
     }
 
-    /// Wraps a built simulation, with the default stylus spring.
+    /// Wraps a built simulation, with the default stylus spring and no wind.
     pub fn new(sim: crate::sim::Simulation) -> Self {
         Self {
             sim,
@@ -75,7 +88,26 @@ impl SceneSimulation {
             last_target: None,
             stiffness_n_per_m: DEFAULT_STIFFNESS_N_PER_M,
             damping_n_s_per_m: DEFAULT_DAMPING_N_S_PER_M,
+            wind: None,
+            wind_log: WindLog::default(),
         }
+    }
+
+    /// Replaces the wind the microphone level drives (`None`: the level makes no wind).
+    pub fn with_wind(mut self, wind: Option<WindElement>) -> Self {
+        self.wind = wind;
+        self
+    }
+
+    /// The wind the microphone level drives, if any (its last forces, where it comes from).
+    pub fn wind(&self) -> Option<&WindElement> {
+        self.wind.as_ref()
+    }
+
+    /// A handle on the account of the wind applied so far (it stays valid after the
+    /// simulation moves to the solver thread).
+    pub fn wind_log(&self) -> WindLog {
+        self.wind_log.clone()
     }
 
     /// The solver's fixed step, seconds.
@@ -105,7 +137,7 @@ impl Simulation for SceneSimulation {
         &mut self,
         dt_secs: f64,
         spring: Option<&SpringAttachment>,
-        _wind_rms: f64,
+        wind_level: f64,
     ) -> Result<(), SimulationError> {
         if (dt_secs - self.sim.dt_secs()).abs() > 1e-12 {
             return Err(SimulationError(format!(
@@ -148,7 +180,17 @@ impl Simulation for SceneSimulation {
         } else {
             self.last_target = None;
         }
+        let mut wind_force_n = 0.0;
+        if let Some(wind) = self.wind.as_mut() {
+            // The rig's level is already above the microphone's noise floor.
+            wind.apply(&mut self.sim, wind_level, 0.0);
+            wind_force_n = wind.last_total_force().norm();
+        }
         self.sim.step();
+        if self.wind.is_some() {
+            self.wind_log
+                .record(dt_secs, self.sim.time_secs(), wind_level, wind_force_n);
+        }
         let d = self.sim.diagnostics();
         if !(d.constraint_norm_m.is_finite() && d.kinetic_j.is_finite()) {
             return Err(SimulationError(format!(
@@ -157,6 +199,12 @@ impl Simulation for SceneSimulation {
             )));
         }
         Ok(())
+    }
+
+    fn set_viewpoint(&mut self, world_from_camera: &Isometry3<f64>) {
+        if let Some(wind) = self.wind.as_mut().filter(|w| w.follow_camera) {
+            wind.aim_from_camera(world_from_camera);
+        }
     }
 
     fn grab_points(&self) -> Vec<GrabPoint> {
@@ -308,5 +356,101 @@ mod tests {
     fn chain_pulled_taut_beyond_its_reach_stays_bounded() {
         let (max_psi, _) = drag_through_the_interface(Vector3::new(0.10, 0.0, 0.0));
         assert!(max_psi < 1e-4, "max |psi| {max_psi}");
+    }
+
+    /// The rig's wind is `simulate --wind`'s: stepping the Steel Fish through the interface
+    /// with a level gives bit for bit the motion of the solver library driven by
+    /// `WindElement::apply` with that level above a zero floor, as `simulate` drives it.
+    #[test]
+    fn the_rig_blows_exactly_as_simulate_does() {
+        let path = resolve_scene("steel_fish");
+        let mut rig = SceneSimulation::load(&path).unwrap();
+        let scene = Scene::load(&path).unwrap();
+        let mut lib = scene.build().unwrap();
+        let settings = scene.wind.clone().expect("steel_fish has a [wind] table");
+        let mut wind = WindElement::from_settings(&settings).unwrap();
+        let h = rig.dt_secs();
+        let level = |k: usize| if (10..40).contains(&k) { 0.2 } else { 0.0 };
+        for k in 0..60 {
+            rig.step(h, None, level(k)).unwrap();
+            wind.apply(&mut lib, level(k), 0.0);
+            lib.step();
+        }
+        let bits = |s: &crate::sim::Simulation| -> Vec<u64> {
+            s.bodies()
+                .iter()
+                .flat_map(|b| {
+                    b.position_in_world
+                        .iter()
+                        .map(|x| x.to_bits())
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        assert_eq!(bits(rig.inner()), bits(&lib));
+        let start = scene.build().unwrap();
+        let moved_m = rig
+            .inner()
+            .bodies()
+            .iter()
+            .zip(start.bodies())
+            .map(|(a, b)| (a.position_in_world - b.position_in_world).norm())
+            .fold(0.0, f64::max);
+        assert!(moved_m > 1e-3, "the blow moved the mobile only {moved_m} m");
+        assert!(rig.diagnostics().psi_norm_m < 1e-6);
+    }
+
+    #[test]
+    fn a_scene_without_a_wind_table_gets_no_wind() {
+        let path = resolve_scene("ten_pendula");
+        let mut sim = SceneSimulation::load(&path).unwrap();
+        assert!(sim.wind().is_none());
+        let mut still_air = Scene::load(&path).unwrap().build().unwrap();
+        let h = sim.dt_secs();
+        for _ in 0..20 {
+            sim.step(h, None, 0.5).unwrap();
+            still_air.step();
+        }
+        for (a, b) in sim.inner().bodies().iter().zip(still_air.bodies()) {
+            assert_eq!(
+                a.position_in_world.map(f64::to_bits),
+                b.position_in_world.map(f64::to_bits)
+            );
+        }
+    }
+
+    /// With `follow_camera` the rig's camera pose aims the wind: from a camera beside the
+    /// mobile looking along −x, the push is along −x; without it, the pose changes nothing and
+    /// the configured wind pushes along +y.
+    #[test]
+    fn a_wind_that_follows_the_camera_blows_where_the_camera_looks() {
+        let path = resolve_scene("steel_fish");
+        let scene = Scene::load(&path).unwrap();
+        let camera_from_world = crate::rig::fixed_view::look_at(
+            Point3::new(0.5, 0.0, 0.55),
+            Point3::new(0.0, 0.0, 0.55),
+        )
+        .expect("a valid view");
+        let push = |follow_camera: bool| {
+            let settings = crate::sim::wind::WindSettings {
+                follow_camera,
+                ..scene.wind.clone().unwrap()
+            };
+            let mut sim = SceneSimulation::new(scene.build().unwrap())
+                .with_wind(Some(WindElement::from_settings(&settings).unwrap()));
+            sim.set_viewpoint(&camera_from_world.inverse());
+            sim.step(sim.dt_secs(), None, 0.2).unwrap();
+            sim.wind().unwrap().last_total_force()
+        };
+        let (followed, configured) = (push(true), push(false));
+        eprintln!("followed {followed:?}, configured {configured:?}");
+        assert!(
+            followed.x < 0.0 && followed.y.abs() < 0.5 * followed.x.abs(),
+            "{followed:?}"
+        );
+        assert!(
+            configured.y > 0.0 && configured.x.abs() < 0.5 * configured.y,
+            "{configured:?}"
+        );
     }
 }

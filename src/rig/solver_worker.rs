@@ -94,6 +94,8 @@ pub struct SolverInputs {
     pub stylus: LatestReceiver<StylusMessage>,
     /// Microphone levels, when there is a microphone.
     pub mic: Option<LatestReceiver<MicLevel>>,
+    /// The camera's tracked pose (`world_from_camera`), for a wind that follows the camera.
+    pub view: Option<LatestReceiver<Isometry3<f64>>>,
 }
 
 /// Starts the solver thread ("solver").
@@ -195,6 +197,11 @@ impl SolverLoop {
         if let Some(mic) = &self.inputs.mic {
             if let Some(level) = mic.try_iter().last() {
                 self.mic_rms = Some(level.rms);
+            }
+        }
+        if let Some(view) = &self.inputs.view {
+            if let Some(world_from_camera) = view.try_iter().last() {
+                self.sim.set_viewpoint(&world_from_camera);
             }
         }
     }

@@ -18,7 +18,7 @@
 //! centre, so it makes a torque as well.
 //!
 //! **Units.** `level` and `floor` are RMS with full scale 1, so `gain` is in m/s per unit
-//! RMS. α is in kg·m (= N·s²): F [N] = α [kg·m] · A [m²] · v0² [m²/s²] / l1⁴ [m⁴]. Physically
+//! RMS. α is in kg·m (= N·s²): `F [N] = α [kg·m] · A [m²] · v0² [m²/s²] / l1⁴ [m⁴]`. Physically
 //! the dynamic pressure ½ ρ v² C_d on the face gives α = ½ ρ C_d l0⁴
 //! ([`WindParams::alpha_from_drag`]); the scene may choose a larger α to make a breath
 //! visible.

@@ -33,6 +33,11 @@ pub struct WindSettings {
     /// Still-air damping (N·s/m³): a face moving into the air at normal speed v_n feels
     /// `−c · A · v_n · n_a`. Not part of the paper's law; see [`WindElement`].
     pub air_damping_n_s_per_m3: f64,
+    /// In the live rig, blow from where the user looks: the source disc at the camera's
+    /// optical centre, the axis along its viewing direction, re-aimed at every tracked frame
+    /// (l0 and r0 as above; the configured source and direction hold until the first frame).
+    /// `simulate` has no camera and always uses the configured source.
+    pub follow_camera: bool,
 }
 
 impl Default for WindSettings {
@@ -48,6 +53,7 @@ impl Default for WindSettings {
             seed: 1,
             max_patch_m: 0.02,
             air_damping_n_s_per_m3: 5.0,
+            follow_camera: false,
         }
     }
 }
@@ -143,6 +149,8 @@ pub struct WindElement {
     pub wind: Wind,
     /// Still-air damping c (N·s/m³).
     pub air_damping_n_s_per_m3: f64,
+    /// Re-aim along the camera's view when the rig reports one ([`WindSettings::follow_camera`]).
+    pub follow_camera: bool,
     damping_faces: Vec<(Primitive, Vec<super::Face>)>,
     targets: Vec<WindTarget>,
     forces: Vec<FaceForce>,
@@ -156,6 +164,7 @@ impl WindElement {
         Self {
             wind,
             air_damping_n_s_per_m3,
+            follow_camera: false,
             damping_faces: Vec::new(),
             targets: Vec::new(),
             forces: Vec::new(),
@@ -231,7 +240,10 @@ impl WindElement {
 
     /// The element a scene's `[wind]` settings describe.
     pub fn from_settings(settings: &WindSettings) -> Result<Self, WindSettingsError> {
-        Ok(Self::new(settings.wind()?, settings.air_damping_n_s_per_m3))
+        Ok(Self {
+            follow_camera: settings.follow_camera,
+            ..Self::new(settings.wind()?, settings.air_damping_n_s_per_m3)
+        })
     }
 
     /// Re-aims the wind at where the user looks: the source disc at the camera's optical
