@@ -1567,16 +1567,7 @@ impl Simulation {
         let s = &self.springs[i];
         let (b1, b2) = (s.body1, s.body2);
         let (k, c) = (s.stiffness_n_per_m, s.damping_n_s_per_m);
-        let (bd1, bd2) = (&self.bodies[b1], &self.bodies[b2]);
-        let u = r
-            .row
-            .lin
-            .dot(&(bd1.linear_velocity_in_world - bd2.linear_velocity_in_world))
-            + r.row.ang1.dot(&bd1.angular_velocity_in_world)
-            + r.row.ang2.dot(&bd2.angular_velocity_in_world);
-        let e_lin = r.e_end + 0.5 * h * (u - r.u_lin);
-        let rate = 0.5 * (r.u_start + u);
-        let g = r.lambda + h * k * 0.5 * (r.e_start + e_lin) + h * c * rate;
+        let g = self.spring_residual_impulse(i);
         let soft = 0.5 * h * (0.5 * h * k + c);
         let delta = -g / (1.0 + soft * r.w);
         self.spring_rows[i].lambda += delta;
@@ -1597,17 +1588,13 @@ impl Simulation {
     }
 
     fn solve_stylus(&mut self) -> f64 {
-        let (Some(s), Some(t)) = (self.stylus, self.stylus_target) else {
+        let (Some(s), Some(_)) = (self.stylus, self.stylus_target) else {
             return 0.0;
         };
-        let h = self.params.dt_secs;
         let blk = self.stylus_block;
         let b = &self.bodies[s.body];
         let u = b.linear_velocity_in_world + b.angular_velocity_in_world.cross(&blk.arm);
-        let e_lin = blk.e_lin + (u - blk.u_lin) * (0.5 * h);
-        let rate = (blk.u_start + u) * 0.5 - t.velocity_in_world;
-        let (k, c) = (s.stiffness_n_per_m, s.damping_n_s_per_m);
-        let g = blk.lambda + (blk.e_start + e_lin) * (0.5 * h * k) + rate * (h * c);
+        let g = self.stylus_residual_impulse();
         let mut delta: BlockVector = [-g.x, -g.y, -g.z, 0.0, 0.0, 0.0];
         blk.factor.solve_in_place(&mut delta);
         let delta = Vector3::new(delta[0], delta[1], delta[2]);
