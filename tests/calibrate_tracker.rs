@@ -313,26 +313,6 @@ fn ctrl_c_mid_session_leaves_the_old_file_untouched() {
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
-/// The simulated user's hand on a simulated arm in this test process.
-struct TestHand(ar_drivers::arm::SimArmControl);
-
-impl ar_calibration::simulated_user::StylusActuator for TestHand {
-    fn set_tip_in_arm(&mut self, tip_in_arm: Point3<f64>) -> Result<(), String> {
-        self.0
-            .set_tip_target(tip_in_arm)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-    fn set_pedal(&mut self, pressed: bool) -> Result<(), String> {
-        if pressed {
-            self.0.press(0x01);
-        } else {
-            self.0.release(0x01);
-        }
-        Ok(())
-    }
-}
-
 /// Acceptance 3 literally: `calibrate tracker --arm <pty>` against a simulated arm served by
 /// another process (here: this test), with the simulated user reading the prompts the command
 /// prints and touching the point each one names.
@@ -343,7 +323,7 @@ fn arm_on_a_pty_with_the_simulated_user_reading_the_prompts() {
     let sim = ar_drivers::arm::SimulatedArm::spawn(ar_drivers::arm::SimArmConfig::default())
         .expect("simulated arm on a pty");
     let hidden = hidden_world_from_arm();
-    let user = SimulatedUser::spawn(hidden, 3, UserTiming::default(), TestHand(sim.control()))
+    let user = SimulatedUser::spawn(hidden, 3, UserTiming::default(), sim.control())
         .expect("simulated user");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tracker.toml");

@@ -17,13 +17,9 @@ use ar_calibration::pairs_csv::load_pairs;
 use ar_calibration::pick_session::{
     PickError, PickRequest, PickSession, PickSource, SessionOutcome, SessionUi,
 };
-use ar_calibration::simulated_user::{
-    SimulatedUser, SimulatedUserPicks, StylusActuator, UserTiming,
-};
+use ar_calibration::simulated_user::{SimulatedUser, SimulatedUserPicks, UserTiming};
 use ar_calibration::tracker_file::TrackerCalibration;
-use ar_drivers::arm::{
-    ArmConfig, ArmStatus, ArmWorker, PortSpec, SimArmConfig, SimArmControl, SimulatedArm,
-};
+use ar_drivers::arm::{ArmConfig, ArmStatus, ArmWorker, PortSpec, SimArmConfig, SimulatedArm};
 use clap::{ArgGroup, Args};
 use crossbeam_channel::RecvTimeoutError;
 use nalgebra::{Point3, Vector3};
@@ -289,27 +285,6 @@ fn run_guided(
     Ok(())
 }
 
-/// The simulated user's hand on the simulated arm: tip targets through the arm's inverse
-/// kinematics, the right pedal as the pedal.
-struct SimArmHand(SimArmControl);
-
-impl StylusActuator for SimArmHand {
-    fn set_tip_in_arm(&mut self, tip_in_arm: Point3<f64>) -> Result<(), String> {
-        self.0
-            .set_tip_target(tip_in_arm)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-    fn set_pedal(&mut self, pressed: bool) -> Result<(), String> {
-        if pressed {
-            self.0.press(0x01);
-        } else {
-            self.0.release(0x01);
-        }
-        Ok(())
-    }
-}
-
 fn run_simulated(
     args: &CalibrateTrackerArgs,
     object: &CalibrationObject,
@@ -341,13 +316,8 @@ fn run_simulated(
     );
     let worker = connect(PortSpec::Path(sim.port_path()), &cancelled)?;
     introduce(object);
-    let user = SimulatedUser::spawn(
-        hidden,
-        args.seed,
-        UserTiming::default(),
-        SimArmHand(control),
-    )
-    .context("starting the simulated user")?;
+    let user = SimulatedUser::spawn(hidden, args.seed, UserTiming::default(), control)
+        .context("starting the simulated user")?;
     let mut source = SimulatedUserPicks::new(
         user,
         ArmPicks {

@@ -217,3 +217,22 @@ impl SimArmControl {
         s.sent_since_press |= buttons;
     }
 }
+
+/// The simulated user's hand on the simulated arm (tracker calibration's guided session):
+/// tip targets through the arm's inverse kinematics, button 1 as the pedal.
+impl ar_calibration::simulated_user::StylusActuator for SimArmControl {
+    fn set_tip_in_arm(&mut self, tip_in_arm: Point3<f64>) -> Result<(), String> {
+        self.set_tip_target(tip_in_arm)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn set_pedal(&mut self, pressed: bool) -> Result<(), String> {
+        if pressed {
+            self.press(0x01);
+        } else {
+            self.release(0x01);
+        }
+        Ok(())
+    }
+}
