@@ -5,25 +5,14 @@
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_multibody::compositor::{Compositor, CompositorConfig, FrameInput, Overlay, VideoImage};
 use image::RgbImage;
-use nalgebra::{
-    Isometry3, Matrix3, Point2, Point3, Rotation3, Translation3, UnitQuaternion, Vector3,
-};
+use nalgebra::{Isometry3, Point2, Point3, Vector3};
 use opencv::core::{Mat, Point2d, Point3d, Vector};
 use opencv::prelude::*;
 
 /// `camera_from_world` (OpenCV axes) for a camera at `eye` looking at `target`, world z up.
 fn look_at(eye: Point3<f64>, target: Point3<f64>) -> Isometry3<f64> {
-    let f = (target - eye).normalize();
-    let r = f.cross(&Vector3::z()).normalize();
-    let d = f.cross(&r);
-    let rot = Rotation3::from_matrix_unchecked(Matrix3::from_rows(&[
-        r.transpose(),
-        d.transpose(),
-        f.transpose(),
-    ]));
-    let q = UnitQuaternion::from_rotation_matrix(&rot);
-    let t = -(q * eye.coords);
-    Isometry3::from_parts(Translation3::from(t), q)
+    ar_multibody::rig::fixed_view::look_at(eye, target)
+        .expect("a camera that is not looking straight down")
 }
 
 /// OpenCV's projectPoints for world points seen by `cam` at `camera_from_world`.
