@@ -9,67 +9,77 @@
 //! regularisation to the diagonal, and the solver's outer iterations remove the error this
 //! causes. A pivot that is still not positive (NaN, or an indefinite matrix) is reported.
 
+/// Dot product of two equally long slices (the inner kernel of the factorisation and the
+/// solves; slices rather than indices, so that the loop carries no bounds checks).
+#[inline]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).fold(0.0, |s, (x, y)| s + x * y)
+}
+
 /// Factors the leading `n × n` block of `a` (row-major, stride `n`) in place into its lower
 /// Cholesky factor, after scaling every diagonal entry by `1 + regularisation` (a relative,
-/// per-row compliance: it keeps the impulses of redundant rows bounded). Returns `None` if
-/// a pivot is not positive.
+/// per-row compliance: it keeps the impulses of redundant rows bounded). `inv_diag`
+/// receives the reciprocals of the factor's diagonal, so that neither the factorisation's
+/// inner loop nor [`solve_in_place`] divides. Returns `None` if a pivot is not positive.
 pub fn factor_in_place(
     a: &mut [f64],
     first: &[usize],
     n: usize,
     regularisation: f64,
+    inv_diag: &mut [f64],
 ) -> Option<()> {
-    if a.len() < n * n || first.len() < n {
+    if a.len() < n * n || first.len() < n || inv_diag.len() < n {
         return None;
+    }
+    if n == 0 {
+        return Some(());
     }
     let mut max_diag = 0.0_f64;
     for i in 0..n {
         max_diag = max_diag.max(a[i * n + i]);
     }
     if max_diag.is_nan() || max_diag <= 0.0 {
-        return if n == 0 { Some(()) } else { None };
-    }
-    for i in 0..n {
-        a[i * n + i] *= 1.0 + regularisation;
+        return None;
     }
     // Row-oriented (Crout) order: row i needs rows j < i only inside its envelope.
     for i in 0..n {
         let fi = first[i].min(i);
+        let (done, rest) = a.split_at_mut(i * n);
+        let row_i = &mut rest[..n];
+        row_i[i] *= 1.0 + regularisation;
         for j in fi..i {
+            let row_j = &done[j * n..j * n + n];
             let fj = first[j].min(j).max(fi);
-            let mut s = a[i * n + j];
-            for k in fj..j {
-                s -= a[i * n + k] * a[j * n + k];
-            }
-            a[i * n + j] = s / a[j * n + j];
+            let s = row_i[j] - dot(&row_i[fj..j], &row_j[fj..j]);
+            row_i[j] = s * inv_diag[j];
         }
-        let mut d = a[i * n + i];
-        for k in fi..i {
-            d -= a[i * n + k] * a[i * n + k];
-        }
+        let d = row_i[i] - dot(&row_i[fi..i], &row_i[fi..i]);
         if d.is_nan() || d <= 0.0 {
             return None;
         }
-        a[i * n + i] = d.sqrt();
+        let l = d.sqrt();
+        row_i[i] = l;
+        inv_diag[i] = 1.0 / l;
     }
     Some(())
 }
 
-/// Solves `L Lᵀ x = b` in place with a factor from [`factor_in_place`].
-pub fn solve_in_place(l: &[f64], first: &[usize], n: usize, b: &mut [f64]) {
+/// Solves `L Lᵀ x = b` in place with a factor and its `inv_diag` from [`factor_in_place`].
+pub fn solve_in_place(l: &[f64], inv_diag: &[f64], first: &[usize], n: usize, b: &mut [f64]) {
+    let (l, inv_diag, first, b) = (&l[..n * n], &inv_diag[..n], &first[..n], &mut b[..n]);
     for i in 0..n {
-        let mut s = b[i];
-        for k in first[i].min(i)..i {
-            s -= l[i * n + k] * b[k];
-        }
-        b[i] = s / l[i * n + i];
+        let row = &l[i * n..i * n + n];
+        let fi = first[i].min(i);
+        b[i] = (b[i] - dot(&row[fi..i], &b[fi..i])) * inv_diag[i];
     }
     // Back substitution column by column, so that only the envelope is read.
     for i in (0..n).rev() {
-        b[i] /= l[i * n + i];
-        let xi = b[i];
-        for k in first[i].min(i)..i {
-            b[k] -= l[i * n + k] * xi;
+        let row = &l[i * n..i * n + n];
+        let fi = first[i].min(i);
+        let xi = b[i] * inv_diag[i];
+        b[i] = xi;
+        for (bk, lk) in b[fi..i].iter_mut().zip(&row[fi..i]) {
+            *bk -= lk * xi;
         }
     }
 }
@@ -83,16 +93,17 @@ mod tests {
         let m = [4.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 2.0];
         let mut a = m;
         let first = [0, 0, 1];
-        factor_in_place(&mut a, &first, 3, 0.0).expect("SPD");
+        let mut inv_diag = [0.0; 3];
+        factor_in_place(&mut a, &first, 3, 0.0, &mut inv_diag).expect("SPD");
         let x = [1.0, -1.0, 2.0];
         let mut b: Vec<f64> = (0..3)
             .map(|i| (0..3).map(|j| m[i * 3 + j] * x[j]).sum())
             .collect();
-        solve_in_place(&a, &first, 3, &mut b);
+        solve_in_place(&a, &inv_diag, &first, 3, &mut b);
         for i in 0..3 {
             assert!((b[i] - x[i]).abs() < 1e-12);
         }
         let mut bad = [1.0, 2.0, 2.0, 1.0];
-        assert!(factor_in_place(&mut bad, &[0, 0], 2, 0.0).is_none());
+        assert!(factor_in_place(&mut bad, &[0, 0], 2, 0.0, &mut inv_diag).is_none());
     }
 }

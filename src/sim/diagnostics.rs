@@ -42,8 +42,11 @@ pub struct StepDiagnostics {
     pub energy_error_rel: f64,
     /// Whether the stylus was clipped during the step.
     pub clipped: bool,
-    /// Gauss–Seidel sweeps used by the velocity solve.
+    /// Linear solves of the velocity stage (Gauss–Seidel sweeps, or coupled solves).
     pub iterations: usize,
+    /// Factorisations of the coupled matrix (direct method; 1 per step when the factor of
+    /// the start rows carried the whole step).
+    pub factorisations: usize,
     /// Largest row-velocity correction of the last sweep (m/s or rad/s).
     pub velocity_residual: f64,
     /// Position-correction sweeps used (0 when the velocity solve already met the tolerance).
