@@ -35,7 +35,7 @@ pub struct DemoArgs {
     /// Scene name (a file in assets/scenes/) or path to a scene file.
     #[arg(long, default_value = "ten_pendula")]
     pub scene: String,
-    /// monitor or hmd (side-by-side stereo).
+    /// monitor (one view in a window) or hmd (two eye views side by side, full screen).
     #[arg(long, value_enum, default_value_t = DisplayArg::Monitor)]
     pub display: DisplayArg,
     /// Render off-screen into numbered PNG files (automatic when there is no display).

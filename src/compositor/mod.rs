@@ -17,6 +17,7 @@ pub mod frames;
 pub mod hud;
 pub mod material;
 pub mod overlay;
+pub mod presenter;
 pub mod renderer;
 pub mod stereo;
 pub mod undistort;

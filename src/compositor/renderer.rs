@@ -5,6 +5,7 @@
 use super::camera::{scale_intrinsics, to_pose3, to_vec3, ArCamera};
 use super::material::OverlayMaterial;
 use super::overlay::{Overlay, Rgb, Shading, ShapeInstance, VisualShape};
+use super::presenter::Presenter;
 use super::stereo::{eye_from_camera, side_by_side, Eye};
 use super::video::{display_to_linear, VideoBackground, VideoError, VideoImage};
 use ar_calibration::intrinsics::CameraIntrinsics;
@@ -163,9 +164,24 @@ pub struct Compositor {
     font: Arc<Font>,
     video_seen: bool,
     timings: StageTimings,
+    /// The HMD window, which shows the composed side-by-side image (stereo in a window).
+    presenter: Option<Presenter>,
     // Declared last so that it is dropped last: the last kiss3d window to go releases the
     // thread's GPU context, and the scene's GPU resources must be gone by then.
     target: Target,
+}
+
+/// Output settings for exact video colours (no tonemapping curve, no bloom, neutral
+/// exposure) and no shadows, on the window of a compositor or of its presenter.
+pub(super) fn plain_output(window: &mut Window) {
+    window.set_tonemap(Tonemap::None);
+    window.set_bloom_enabled(false);
+    window.set_exposure(1.0);
+    // Shadow maps cost a full extra render per light; on a software rasteriser (lavapipe)
+    // they dominate the frame, and shadows of virtual bodies on the real desk would need
+    // a desk model anyway.
+    window.set_shadows_enabled(false);
+    window.set_background_color(Color::new(0.0, 0.0, 0.0, 1.0));
 }
 
 fn color(c: Rgb) -> Color {
@@ -182,14 +198,20 @@ impl Compositor {
     }
 
     /// A compositor showing its frames in a window (must be called on the main thread).
-    /// Stereo needs two renders per frame and kiss3d 0.47 has no per-eye viewport, so a window
-    /// shows one view; stereo is available headless (see [`Self::headless`]).
+    /// Stereo (the HMD view) needs two renders per frame and kiss3d 0.47 has no per-eye
+    /// viewport: the eyes are rendered off-screen and the side-by-side image is shown full
+    /// screen by a [`Presenter`].
     pub fn windowed(config: CompositorConfig, title: &str) -> Result<Self, CompositorError> {
         Self::validate(&config)?;
         if config.stereo_ipd_m.is_some() {
-            return Err(CompositorError::Config(
-                "side-by-side stereo is rendered off-screen only (kiss3d 0.47 sets no per-eye viewport); use --headless with --display hmd".into(),
-            ));
+            // The window first: it makes the GPU context able to present, which the
+            // off-screen surface then shares.
+            let presenter = Presenter::new(title, config.output_size_px(), true);
+            let (w, h) = config.view_size_px;
+            let surface = pollster::block_on(OffscreenSurface::new(w, h));
+            let mut c = Self::build(config, Target::Offscreen(Box::new(surface)));
+            c.presenter = Some(presenter);
+            return Ok(c);
         }
         let (w, h) = config.view_size_px;
         let window = pollster::block_on(Window::new_with_size(title, w, h));
@@ -226,16 +248,7 @@ impl Compositor {
         // managers now avoids it.
         MaterialManager2d::get_global_manager(|_| ());
         MeshManager2d::get_global_manager(|_| ());
-        let window = target.window();
-        // Exact video colours: no tonemapping curve, no bloom, neutral exposure.
-        window.set_tonemap(Tonemap::None);
-        window.set_bloom_enabled(false);
-        window.set_exposure(1.0);
-        // Shadow maps cost a full extra render per light; on a software rasteriser (lavapipe)
-        // they dominate the frame, and shadows of virtual bodies on the real desk would need
-        // a desk model anyway.
-        window.set_shadows_enabled(false);
-        window.set_background_color(Color::new(0.0, 0.0, 0.0, 1.0));
+        plain_output(target.window());
         let mut scene = SceneNode3d::empty();
         // The overlay is lit by one light from above the desk (world z up), fixed in the world.
         let material = OverlayMaterial::shared(LIGHT_TRAVEL_IN_WORLD, AMBIENT);
@@ -246,6 +259,7 @@ impl Compositor {
         let camera = ArCamera::new(eye_intrinsics, config.znear_m, config.zfar_m);
         let mut c = Self {
             config,
+            presenter: None,
             target,
             scene,
             overlay_root,
@@ -300,8 +314,14 @@ impl Compositor {
                     &(eye_from_camera(Eye::Right, ipd) * camera_from_world),
                     input,
                 )?;
-                side_by_side(&left, &right)
-                    .ok_or_else(|| CompositorError::Config("eye images differ in size".into()))
+                let image = side_by_side(&left, &right)
+                    .ok_or_else(|| CompositorError::Config("eye images differ in size".into()))?;
+                if let Some(presenter) = &mut self.presenter {
+                    let t_present = Instant::now();
+                    presenter.show(&image)?;
+                    self.timings.render_ms += ms_since(t_present);
+                }
+                Ok(image)
             }
         }
     }
