@@ -50,6 +50,10 @@ pub struct RunSummary {
     pub max_grab_distance_m: f64,
     /// Largest number of velocity sweeps in a step.
     pub max_iterations: usize,
+    /// Linear solves (coupled solves or sweeps) over the run.
+    pub total_iterations: u64,
+    /// Factorisations of the coupled matrix over the run.
+    pub total_factorisations: u64,
     /// Steps that needed the position-correction pass.
     pub position_pass_steps: usize,
     /// Steps that did not converge whole and were split into sub-steps.
@@ -124,6 +128,8 @@ pub fn run_scripted_with(
             .max_abs_energy_error_rel
             .max(d.energy_error_rel.abs());
         summary.max_iterations = summary.max_iterations.max(d.iterations);
+        summary.total_iterations += d.iterations as u64;
+        summary.total_factorisations += d.factorisations as u64;
         if d.position_iterations > 0 {
             summary.position_pass_steps += 1;
         }
