@@ -13,7 +13,7 @@
 
 use super::camera::ArCamera;
 use super::material::OverlayMaterial;
-use super::renderer::{plain_output, CompositorError};
+use super::renderer::{plain_output, render_scene, CompositorError};
 use super::video::{VideoBackground, VideoImage};
 use ar_calibration::intrinsics::CameraIntrinsics;
 use image::RgbImage;
@@ -90,19 +90,7 @@ impl Presenter {
             height,
             rgb: image.as_raw(),
         })?;
-        let alive = pollster::block_on(self.window.render(
-            Some(&mut self.scene),
-            None,
-            Some(&mut self.camera),
-            None,
-            None,
-            None,
-        ));
-        if alive {
-            Ok(())
-        } else {
-            Err(CompositorError::WindowClosed)
-        }
+        render_scene(&mut self.window, &mut self.scene, &mut self.camera)
     }
 
     /// Reads back what the window shows now (for tests and screenshots).

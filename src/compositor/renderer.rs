@@ -184,6 +184,22 @@ pub(super) fn plain_output(window: &mut Window) {
     window.set_background_color(Color::new(0.0, 0.0, 0.0, 1.0));
 }
 
+/// Renders `scene` through `camera` into `window` (and presents it, for a real window); a
+/// closed window gives [`CompositorError::WindowClosed`].
+pub(super) fn render_scene(
+    window: &mut Window,
+    scene: &mut SceneNode3d,
+    camera: &mut ArCamera,
+) -> Result<(), CompositorError> {
+    let alive =
+        pollster::block_on(window.render(Some(scene), None, Some(camera), None, None, None));
+    if alive {
+        Ok(())
+    } else {
+        Err(CompositorError::WindowClosed)
+    }
+}
+
 fn color(c: Rgb) -> Color {
     Color::new(c[0], c[1], c[2], 1.0)
 }
@@ -353,17 +369,7 @@ impl Compositor {
             }
         }
         let t_render = Instant::now();
-        let alive = pollster::block_on(window.render(
-            Some(&mut self.scene),
-            None,
-            Some(&mut self.camera),
-            None,
-            None,
-            None,
-        ));
-        if !alive {
-            return Err(CompositorError::WindowClosed);
-        }
+        render_scene(window, &mut self.scene, &mut self.camera)?;
         self.timings.render_ms += ms_since(t_render);
         let t_read = Instant::now();
         let image = window.snap_image();

@@ -204,6 +204,14 @@ struct JointBlock {
     lambda: BlockVector,
 }
 
+impl JointBlock {
+    /// How far row `k` at the predicted end pose is from its Baumgarte target (1 − β)ψₙ
+    /// (`keep` = 1 − β); m, or rad for angular rows.
+    fn closure_error(&self, k: usize, keep: f64) -> f64 {
+        keep * self.psi_start[k] - self.psi_pred[k]
+    }
+}
+
 /// Who owns a row of the coupled (direct) system.
 #[derive(Clone, Copy, Debug)]
 enum RowOwner {
@@ -412,7 +420,8 @@ impl Simulation {
         // Every joint block must be solvable (a joint between two fixed bodies is not).
         sim.update_inertia();
         for i in 0..sim.joints.len() {
-            if !sim.prepare_joint(i) {
+            sim.prepare_joint_rows(i);
+            if !sim.factor_joint(i) {
                 return Err(SimError::SingularJoint {
                     joint: sim.joints[i].name.clone(),
                 });
@@ -696,17 +705,17 @@ impl Simulation {
 
     /// ‖ψ‖ over all joint rows at the current poses (m; angular rows at a 1 m lever arm).
     pub fn constraint_norm_m(&self) -> f64 {
-        let mut sum = 0.0;
-        for j in &self.joints {
-            let psi = j.psi(
-                &Pose::of(&self.bodies[j.body1]),
-                &Pose::of(&self.bodies[j.body2]),
-            );
-            for v in psi.iter().take(j.rows()) {
-                sum += v * v;
-            }
-        }
-        sum.sqrt()
+        self.joints
+            .iter()
+            .map(|j| {
+                let psi = j.psi(
+                    &Pose::of(&self.bodies[j.body1]),
+                    &Pose::of(&self.bodies[j.body2]),
+                );
+                squared_norm(j, &psi)
+            })
+            .sum::<f64>()
+            .sqrt()
     }
 
     // ----- the step -----
@@ -810,14 +819,12 @@ impl Simulation {
         // and builds its rows at the predicted midpoint, so it needs only ψ here.
         for i in 0..self.joints.len() {
             if self.params.method == SolverMethod::GaussSeidel {
-                // A block that cannot be factored keeps its last factor (checked at build
-                // time; it can only fail here for a degenerate pose).
-                let _ = self.prepare_joint(i);
+                // The warm start below applies the old impulses along the start-pose rows.
+                self.prepare_joint_rows(i);
             } else {
                 self.prepare_joint_psi(i);
             }
         }
-        self.joint_factors_valid = self.params.method == SolverMethod::GaussSeidel;
         if self.stylus.is_some() {
             self.prepare_stylus();
         }
@@ -952,11 +959,12 @@ impl Simulation {
         // 6. Position correction if needed.
         // The poses are now exactly the last prediction, whose ψ is usually at hand.
         let mut norm = if self.psi_pred_valid {
-            let mut sum = 0.0;
-            for (j, blk) in self.joints.iter().zip(&self.joint_blocks) {
-                sum += blk.psi_pred[..j.rows()].iter().map(|v| v * v).sum::<f64>();
-            }
-            sum.sqrt()
+            self.joints
+                .iter()
+                .zip(&self.joint_blocks)
+                .map(|(j, blk)| squared_norm(j, &blk.psi_pred))
+                .sum::<f64>()
+                .sqrt()
         } else {
             self.constraint_norm_m()
         };
@@ -1084,7 +1092,7 @@ impl Simulation {
         let mut a = 0;
         for (j, blk) in self.joints.iter().zip(&self.joint_blocks) {
             for k in 0..j.rows() {
-                let r = 2.0 * (keep * blk.psi_start[k] - blk.psi_pred[k]) / h;
+                let r = 2.0 * blk.closure_error(k, keep) / h;
                 residual = residual.max(0.5 * r.abs());
                 self.dense_rhs[a] = r;
                 a += 1;
@@ -1332,7 +1340,7 @@ impl Simulation {
                     let rate = self.joint_row_rate(i, k);
                     let blk = &mut self.joint_blocks[i];
                     // ψ̂ moves by (h/2)·ΔJ̄v: the midpoint velocity changes by half as much.
-                    blk.bias[k] = rate + 2.0 * (keep * blk.psi_start[k] - blk.psi_pred[k]) / h;
+                    blk.bias[k] = rate + 2.0 * blk.closure_error(k, keep) / h;
                 }
             }
         }
@@ -1394,7 +1402,7 @@ impl Simulation {
         self.evaluate_predicted_psi();
         for (j, blk) in self.joints.iter().zip(&self.joint_blocks) {
             for k in 0..j.rows() {
-                residual = residual.max(((keep * blk.psi_start[k] - blk.psi_pred[k]) / h).abs());
+                residual = residual.max((blk.closure_error(k, keep) / h).abs());
             }
         }
         for (i, s) in self.springs.iter().enumerate() {
@@ -1455,8 +1463,9 @@ impl Simulation {
         self.psi_pred_valid = true;
     }
 
-    /// Builds ψ, the rows and the factored block of joint `i` at the current poses.
-    fn prepare_joint(&mut self, i: usize) -> bool {
+    /// Builds ψ and the rows of joint `i` at the current poses; the block factor is made
+    /// from the rows when a sweep or the position pass needs it ([`Self::ensure_joint_factors`]).
+    fn prepare_joint_rows(&mut self, i: usize) {
         self.prepare_joint_psi(i);
         let j = &self.joints[i];
         let (p1, p2) = (
@@ -1470,7 +1479,7 @@ impl Simulation {
             blk.ang1w[k] = ii1 * blk.rows[k].ang1;
             blk.ang2w[k] = ii2 * blk.rows[k].ang2;
         }
-        self.factor_joint(i)
+        self.joint_factors_valid = false;
     }
 
     /// ψ of joint `i` at the start of the step.
@@ -1839,6 +1848,11 @@ impl Simulation {
             }
         }
     }
+}
+
+/// Σ ψₖ² over the rows of `joint`.
+fn squared_norm(joint: &Joint, psi: &BlockVector) -> f64 {
+    psi[..joint.rows()].iter().map(|v| v * v).sum()
 }
 
 /// Applies a joint's impulse `delta` (one entry per row) along its rows to its two bodies.
