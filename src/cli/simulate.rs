@@ -32,7 +32,8 @@ pub struct SimulateArgs {
     /// Baumgarte factor β in (0, 1] (default: the scene's, or 1).
     #[arg(long)]
     pub beta: Option<f64>,
-    /// Re-evaluations of the midpoint rows per step (default 3; fewer is faster, less exact).
+    /// Most re-evaluations of the midpoint rows per step (default 10; a step stops refreshing
+    /// once converged, usually after 3–5; fewer is faster but leaves the energy balance off).
     #[arg(long)]
     pub row_refreshes: Option<usize>,
     /// Solve with the paper's Gauss–Seidel sweeps instead of the coupled direct solve.

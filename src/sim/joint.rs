@@ -19,7 +19,7 @@
 //!
 //! The Jacobian rows are written so that the row rate is `lin·(v₁ − v₂) + ang₁·ω₁ + ang₂·ω₂`.
 
-use nalgebra::{UnitQuaternion, Vector3};
+use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 
 use super::block::{BlockVector, MAX_ROWS};
 use super::body::{Body, BodyId, Pose};
@@ -265,6 +265,66 @@ impl Joint {
     }
 }
 
+impl Joint {
+    /// How the torques of this joint's impulses `lambda` on its two bodies change with each
+    /// body's own end-of-step angular velocity, (∂τ₁/∂ω₁′, ∂τ₂/∂ω₂′), at the poses `p1`, `p2`
+    /// (N·m·s per rad/s). The midpoint arms and axes turn with the body: r̄ = (r + r′)/2 with
+    /// r′ = cay(h ω̄) r and ω̄ = (ω₀ + ω′)/2, so ∂r̄/∂ω′ = −(h/4)[r]×, and a torque r̄ × F
+    /// changes by (h/4)[F]×[r]×. This is the geometric stiffness of the step: the solver's
+    /// Newton iteration needs it (see `Simulation::update_newton_inertia`). Cross terms between
+    /// the two bodies and the turning of a slide's force with body 1 are left out; they only
+    /// slow the iteration down, they do not change its solution.
+    pub(crate) fn turning_stiffness(
+        &self,
+        p1: &Pose,
+        p2: &Pose,
+        lambda: &BlockVector,
+        dt_secs: f64,
+    ) -> (Matrix3<f64>, Matrix3<f64>) {
+        let r1 = p1.r * self.anchor1_in_body1;
+        let r2 = p2.r * self.anchor2_in_body2;
+        let mut a1 = Matrix3::zeros();
+        let mut a2 = Matrix3::zeros();
+        let mut i = 0;
+        match self.kind {
+            JointKind::Ball | JointKind::Hinge | JointKind::Fixed => {
+                // τ₁ = r̄₁ × Λ, τ₂ = r̄₂ × (−Λ).
+                let f = Vector3::new(lambda[0], lambda[1], lambda[2]).cross_matrix();
+                a1 += f * r1.cross_matrix();
+                a2 -= f * r2.cross_matrix();
+                i = 3;
+            }
+            JointKind::Prismatic | JointKind::Slot => {
+                // Force B = Σ λₖ b̄ₖ on body 2 at its anchor, −B on body 1 at the same point:
+                // body 1's arm p = x₂ + r₂ − x₁ does not turn with it, its b̄ₖ do.
+                let mut b = Vector3::zeros();
+                for perp in &self.slide_perp_in_body1 {
+                    b += (p1.r * perp) * lambda[i];
+                    i += 1;
+                }
+                let p = p2.x + r2 - p1.x;
+                a1 += p.cross_matrix() * b.cross_matrix();
+                a2 += b.cross_matrix() * r2.cross_matrix();
+            }
+        }
+        if matches!(self.kind, JointKind::Hinge | JointKind::Slot) {
+            // τ₁ = ā × U, τ₂ = −ā × U with U = Σ μₖ ūₖ; ā turns with body 1, ūₖ with body 2.
+            let a = (p1.r * self.hinge_axis_in_body1).cross_matrix();
+            let mut u = Vector3::zeros();
+            for perp in &self.hinge_perp_in_body2 {
+                u += (p2.r * perp) * lambda[i];
+                i += 1;
+            }
+            let u = u.cross_matrix();
+            a1 += u * a;
+            a2 += a * u;
+        }
+        // Lock rows have constant Jacobians: no turning stiffness.
+        let q = 0.25 * dt_secs;
+        (a1 * q, a2 * q)
+    }
+}
+
 /// Relative-orientation error 2·vec(q₁ q₀ q₂⁻¹), whose rate is ω₁ − ω₂ near zero error.
 fn lock_error(
     q1: &UnitQuaternion<f64>,
@@ -363,6 +423,86 @@ mod tests {
                         (rate - change).abs() < 1e-9 * (1.0 + change.abs()),
                         "{kind:?} row {k}: {rate} vs {change}"
                     );
+                }
+            }
+        }
+    }
+
+    /// The turning stiffness is the derivative of each body's joint torque with respect to
+    /// its own end angular velocity (checked by finite differences about a step from rest).
+    #[test]
+    fn turning_stiffness_is_the_derivative_of_the_midpoint_torques() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let h = 0.01;
+        for kind in [
+            JointKind::Ball,
+            JointKind::Hinge,
+            JointKind::Slot,
+            JointKind::Prismatic,
+            JointKind::Fixed,
+        ] {
+            for _ in 0..10 {
+                let mk = |rng: &mut ChaCha8Rng| {
+                    Body::new(
+                        "b",
+                        1.0,
+                        Vector3::new(1.0, 1.0, 1.0),
+                        UnitQuaternion::identity(),
+                        Isometry3::from_parts(
+                            Translation3::from(v3(rng, 1.0)),
+                            UnitQuaternion::from_scaled_axis(v3(rng, 2.0)),
+                        ),
+                        None,
+                    )
+                };
+                let bodies = vec![mk(&mut rng), mk(&mut rng)];
+                let a1 = v3(&mut rng, 0.3);
+                let a2 = v3(&mut rng, 0.3);
+                let j = Joint::new(
+                    "j",
+                    kind,
+                    &bodies,
+                    0,
+                    1,
+                    a1,
+                    a2,
+                    v3(&mut rng, 1.0).normalize(),
+                    v3(&mut rng, 1.0).normalize(),
+                );
+                let mut lambda = [0.0; MAX_ROWS];
+                for l in lambda.iter_mut().take(j.rows()) {
+                    *l = rng.random_range(-1.0..1.0);
+                }
+                let (s1, s2) = (Pose::of(&bodies[0]), Pose::of(&bodies[1]));
+                // Torques on both bodies when body `b` ends the step with angular velocity w.
+                let torques = |b: usize, w: &Vector3<f64>| {
+                    let turned = |s: &Pose| Pose::new(s.x, advance_rotation(&s.q, w, 0.5 * h));
+                    let (e1, e2) = if b == 0 {
+                        (turned(&s1), s2)
+                    } else {
+                        (s1, turned(&s2))
+                    };
+                    let mut rows = [Row::default(); MAX_ROWS];
+                    j.jacobian(&s1, &e1, &s2, &e2, &mut rows);
+                    let mut t = [Vector3::zeros(); 2];
+                    for k in 0..j.rows() {
+                        t[0] += rows[k].ang1 * lambda[k];
+                        t[1] += rows[k].ang2 * lambda[k];
+                    }
+                    t[b]
+                };
+                let (k1, k2) = j.turning_stiffness(&s1, &s2, &lambda, h);
+                let eps = 1.0e-6;
+                for (b, k) in [(0, k1), (1, k2)] {
+                    for c in 0..3 {
+                        let e = Vector3::ith(c, eps);
+                        let fd = (torques(b, &e) - torques(b, &-e)) / (2.0 * eps);
+                        let an = k.column(c).into_owned();
+                        assert!(
+                            (fd - an).amax() < 1e-8 * (1.0 + fd.amax()),
+                            "{kind:?} body {b} column {c}: {fd} vs {an}"
+                        );
+                    }
                 }
             }
         }
