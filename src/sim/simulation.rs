@@ -108,6 +108,9 @@ const CHORD_CONTRACTION: f64 = 0.3;
 /// Linearisations before the last row refresh stop once the residual is below this fraction
 /// of the velocity change of the last refresh (or the velocity tolerance, if larger).
 const ROUND_TOLERANCE_FRACTION: f64 = 0.01;
+/// Largest entry of a Newton gain (I − A)⁻¹I that is used (see
+/// `Simulation::update_newton_inertia`).
+const MAX_NEWTON_GAIN: f64 = 10.0;
 /// The most sub-steps a rejected step is split into.
 pub const MAX_STEP_SPLITS: usize = 16;
 /// Below this length (m) a spring has no direction and is skipped for the step.
@@ -1605,30 +1608,29 @@ impl Simulation {
         }
         for (b, body) in self.bodies.iter().enumerate() {
             let a = self.newton_gain[b];
+            self.newton_inv_inertia[b] = self.inv_inertia[b];
+            self.newton_gain[b] = Matrix3::identity();
+            if !body.is_dynamic() || a.amax() == 0.0 {
+                continue;
+            }
             let inertia = self.inertia[b];
+            // The gain needs I − A invertible, and bounded: the previous step's A only
+            // estimates this step's, so a near-singular I − A would amplify its error.
+            if let Some(g) = (inertia - a)
+                .try_inverse()
+                .map(|inv| inv * inertia)
+                .filter(|g| g.amax() <= MAX_NEWTON_GAIN)
+            {
+                self.newton_gain[b] = g;
+                self.newton_active = true;
+            }
+            // The coupled matrix needs a symmetric positive definite I − A: with a margin
+            // of 1/4 for the same reason; otherwise that body keeps I⁻¹ there (a chord).
             let a_sym = (a + a.transpose()) * 0.5;
-            // A margin of 1/4 against an indefinite Newton matrix: the previous step's A
-            // only estimates this step's.
-            let safe = body.is_dynamic()
-                && a.amax() > 0.0
-                && (inertia - a_sym * 1.25).cholesky().is_some();
-            let newton = if safe {
-                (inertia - a_sym)
-                    .cholesky()
-                    .map(|c| c.inverse())
-                    .zip((inertia - a).try_inverse())
-            } else {
-                None
-            };
-            match newton {
-                Some((w, g)) => {
-                    self.newton_inv_inertia[b] = w;
-                    self.newton_gain[b] = g * inertia;
+            if (inertia - a_sym * 1.25).cholesky().is_some() {
+                if let Some(c) = (inertia - a_sym).cholesky() {
+                    self.newton_inv_inertia[b] = c.inverse();
                     self.newton_active = true;
-                }
-                None => {
-                    self.newton_inv_inertia[b] = self.inv_inertia[b];
-                    self.newton_gain[b] = Matrix3::identity();
                 }
             }
         }
