@@ -426,3 +426,137 @@ fn an_out_of_plane_swing_of_the_ten_pendula_keeps_energy_and_joints() {
         s.max_abs_energy_error_rel
     );
 }
+
+// ----- free rigid-body rotation (Euler's equations) -----
+
+/// One free body of inertia `inertia` with no gravity, spinning at body-frame rate `omega`.
+fn free_spinning_body(inertia: Vector3<f64>, omega_in_body: Vector3<f64>) -> Simulation {
+    use ar_multibody::sim::{Body, SolverParams};
+    use nalgebra::{Isometry3, Translation3, UnitQuaternion};
+    // A tilted start pose, so that the body axes are not the world axes.
+    let pose = Isometry3::from_parts(
+        Translation3::new(0.0, 0.0, 0.5),
+        UnitQuaternion::from_euler_angles(0.3, -0.2, 0.7),
+    );
+    let body = Body::new(
+        "spinner",
+        1.0,
+        inertia,
+        UnitQuaternion::identity(),
+        pose,
+        None,
+    );
+    let mut sim = Simulation::new(
+        vec![Body::ground(), body],
+        vec![],
+        vec![],
+        vec![],
+        Vector3::zeros(),
+        SolverParams::default(),
+    )
+    .expect("builds");
+    let omega_in_world = pose.rotation * omega_in_body;
+    sim.set_body_velocity(1, Vector3::zeros(), omega_in_world);
+    sim
+}
+
+fn body_rate_and_momentum(
+    sim: &Simulation,
+    inertia: &Vector3<f64>,
+) -> (Vector3<f64>, Vector3<f64>) {
+    let b = &sim.bodies()[1];
+    let omega_in_body = b
+        .world_from_body_rotation
+        .inverse_transform_vector(&b.angular_velocity_in_world);
+    let momentum_in_world = b.world_from_body_rotation * inertia.component_mul(&omega_in_body);
+    (omega_in_body, momentum_in_world)
+}
+
+/// A torque-free symmetric body (I₁ = I₂) precesses in its own frame: (Ω₁, Ω₂) turns about the
+/// symmetry axis at λ = (I₃ − I₁)/I₁ · Ω₃ while Ω₃ stays constant (Euler's equations). The
+/// world angular momentum and the kinetic energy stay constant. The implicit midpoint rule
+/// turns (Ω₁, Ω₂) by 2·atan(hλ/2) per step, a phase error of (hλ)²/12 = 2e-4 here.
+#[test]
+fn a_free_symmetric_body_precesses_at_the_euler_rate() {
+    let inertia = Vector3::new(2.0e-3, 2.0e-3, 1.0e-3);
+    let omega0 = Vector3::new(1.0, 0.0, 10.0);
+    let mut sim = free_spinning_body(inertia, omega0);
+    let (_, l0) = body_rate_and_momentum(&sim, &inertia);
+    let e0 = sim.kinetic_energy_j();
+    let rate = (inertia.z - inertia.x) / inertia.x * omega0.z;
+    let steps = 200;
+    let mut turned = 0.0_f64;
+    let mut last_angle = 0.0_f64;
+    let mut max_l_drift = 0.0_f64;
+    let mut max_e_drift = 0.0_f64;
+    for _ in 0..steps {
+        sim.step();
+        let (w, l) = body_rate_and_momentum(&sim, &inertia);
+        let angle = w.y.atan2(w.x);
+        let mut d = angle - last_angle;
+        d -= (d / std::f64::consts::TAU).round() * std::f64::consts::TAU;
+        turned += d;
+        last_angle = angle;
+        assert!((w.z - omega0.z).abs() < 1e-9, "Ω₃ drifted to {}", w.z);
+        assert!(
+            (w.xy().norm() - 1.0).abs() < 1e-9,
+            "|Ω⊥| drifted to {}",
+            w.xy().norm()
+        );
+        max_l_drift = max_l_drift.max((l - l0).norm() / l0.norm());
+        max_e_drift = max_e_drift.max((sim.kinetic_energy_j() - e0).abs() / e0);
+    }
+    eprintln!(
+        "drift at most: world angular momentum {max_l_drift:.3e} of |L|, energy {max_e_drift:.3e}"
+    );
+    assert!(
+        max_l_drift < 1e-7,
+        "angular momentum drifted by {max_l_drift}"
+    );
+    assert!(
+        max_e_drift < 1e-9,
+        "kinetic energy drifted by {max_e_drift}"
+    );
+    let t = sim.time_secs();
+    let expected = rate * t;
+    eprintln!("precession: {turned:.6} rad in {t} s, Euler's rate gives {expected:.6} rad");
+    assert!(
+        (turned - expected).abs() < 1e-3 * expected.abs(),
+        "turned {turned} rad, expected {expected} rad"
+    );
+}
+
+/// The tennis-racket (Dzhanibekov) effect: a spin about the intermediate principal axis is
+/// unstable and flips over, a spin about the largest one is stable. Energy and |L| stay.
+#[test]
+fn a_spin_about_the_intermediate_axis_flips_and_about_the_major_axis_does_not() {
+    let inertia = Vector3::new(1.0e-3, 2.0e-3, 3.0e-3);
+    for (omega0, flips) in [
+        (Vector3::new(1.0e-3, 5.0, 1.0e-3), true),
+        (Vector3::new(1.0e-3, 1.0e-3, 5.0), false),
+    ] {
+        let mut sim = free_spinning_body(inertia, omega0);
+        let (_, l0) = body_rate_and_momentum(&sim, &inertia);
+        let e0 = sim.kinetic_energy_j();
+        let axis = if flips { 1 } else { 2 };
+        let mut min_along_axis = f64::INFINITY;
+        for _ in 0..1000 {
+            sim.step();
+            let (w, l) = body_rate_and_momentum(&sim, &inertia);
+            min_along_axis = min_along_axis.min(w[axis]);
+            assert!((l.norm() - l0.norm()).abs() < 1e-9 * l0.norm());
+            assert!((sim.kinetic_energy_j() - e0).abs() < 1e-9 * e0);
+        }
+        if flips {
+            assert!(
+                min_along_axis < -0.9 * omega0[axis],
+                "the intermediate-axis spin did not flip: min {min_along_axis}"
+            );
+        } else {
+            assert!(
+                min_along_axis > 0.99 * omega0[axis],
+                "the major-axis spin wandered: min {min_along_axis}"
+            );
+        }
+    }
+}
