@@ -540,13 +540,20 @@ fn a_spin_about_the_intermediate_axis_flips_and_about_the_major_axis_does_not() 
         let e0 = sim.kinetic_energy_j();
         let axis = if flips { 1 } else { 2 };
         let mut min_along_axis = f64::INFINITY;
+        let (mut max_l_drift, mut max_e_drift) = (0.0_f64, 0.0_f64);
         for _ in 0..1000 {
             sim.step();
             let (w, l) = body_rate_and_momentum(&sim, &inertia);
             min_along_axis = min_along_axis.min(w[axis]);
-            assert!((l.norm() - l0.norm()).abs() < 1e-9 * l0.norm());
-            assert!((sim.kinetic_energy_j() - e0).abs() < 1e-9 * e0);
+            max_l_drift = max_l_drift.max((l.norm() - l0.norm()).abs() / l0.norm());
+            max_e_drift = max_e_drift.max((sim.kinetic_energy_j() - e0).abs() / e0);
         }
+        eprintln!("flips {flips}: drift of |L| {max_l_drift:.3e}, of the energy {max_e_drift:.3e}");
+        // The refreshes stop at the velocity tolerance (1e-6 m/s at a 0.1 m lever arm, 1e-5
+        // rad/s here), so |L| and the energy are kept to that order, not to rounding
+        // (measured 3.6e-9 over the flip).
+        assert!(max_l_drift < 1e-7, "|L| drifted by {max_l_drift}");
+        assert!(max_e_drift < 1e-7, "the energy drifted by {max_e_drift}");
         if flips {
             assert!(
                 min_along_axis < -0.9 * omega0[axis],

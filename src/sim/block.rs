@@ -1,9 +1,12 @@
-//! Small symmetric positive-definite blocks (at most 6×6) and their Cholesky factors.
+//! Small symmetric positive-definite blocks (at most 6×6) and their Cholesky factors, and the
+//! inverse of a symmetric positive-definite 3×3 matrix.
 //!
 //! Every joint solves its own block `J M⁻¹ Jᵀ δ = r` (paper Eq. 17–23); the block is factored
 //! once per step and reused in every Gauss–Seidel sweep, so the factor lives in fixed-size
 //! arrays (no allocation) and the decomposition reports failure through `Option` with an
 //! explicit relative epsilon instead of producing NaNs.
+
+use nalgebra::Matrix3;
 
 /// The largest number of constraint rows one element contributes (a fixed joint).
 pub const MAX_ROWS: usize = 6;
@@ -87,6 +90,38 @@ impl CholeskyBlock {
     }
 }
 
+/// Whether the symmetric 3×3 matrix `m` is positive definite (Sylvester's criterion on the
+/// leading minors; only the lower triangle is read). False for NaN entries.
+pub(crate) fn is_positive_definite3(m: &Matrix3<f64>) -> bool {
+    let minor2 = m[(0, 0)] * m[(1, 1)] - m[(1, 0)] * m[(1, 0)];
+    m[(0, 0)] > 0.0 && minor2 > 0.0 && symmetric_determinant3(m) > 0.0
+}
+
+/// The inverse of a symmetric positive-definite 3×3 matrix (only the lower triangle is read),
+/// or `None` if it is not positive definite. The adjugate over the determinant: cheaper than
+/// a general factorisation for the per-body Newton inertia, which is made every step.
+pub(crate) fn spd_inverse3(m: &Matrix3<f64>) -> Option<Matrix3<f64>> {
+    if !is_positive_definite3(m) {
+        return None;
+    }
+    let (a, b, c) = (m[(0, 0)], m[(1, 0)], m[(2, 0)]);
+    let (d, e, f) = (m[(1, 1)], m[(2, 1)], m[(2, 2)]);
+    let inv_det = 1.0 / symmetric_determinant3(m);
+    let c00 = d * f - e * e;
+    let c10 = c * e - b * f;
+    let c20 = b * e - c * d;
+    let c11 = a * f - c * c;
+    let c21 = b * c - a * e;
+    let c22 = a * d - b * b;
+    Some(Matrix3::new(c00, c10, c20, c10, c11, c21, c20, c21, c22) * inv_det)
+}
+
+fn symmetric_determinant3(m: &Matrix3<f64>) -> f64 {
+    let (a, b, c) = (m[(0, 0)], m[(1, 0)], m[(2, 0)]);
+    let (d, e, f) = (m[(1, 1)], m[(2, 1)], m[(2, 2)]);
+    a * (d * f - e * e) - b * (b * f - c * e) + c * (b * e - c * d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +158,16 @@ mod tests {
         a[1][1] = f64::NAN;
         assert!(CholeskyBlock::factor(&a, 2, 1e-12).is_none());
         assert!(CholeskyBlock::factor(&a, 0, 1e-12).is_none());
+    }
+
+    #[test]
+    fn spd_inverse3_inverts_and_rejects_indefinite_matrices() {
+        let m = Matrix3::new(4.0, 1.0, 0.5, 1.0, 3.0, -0.2, 0.5, -0.2, 2.0);
+        let inv = spd_inverse3(&m).expect("positive definite");
+        assert!((inv * m - Matrix3::identity()).amax() < 1e-14);
+        let indefinite = Matrix3::new(1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+        assert!(spd_inverse3(&indefinite).is_none());
+        assert!(!is_positive_definite3(&(-Matrix3::<f64>::identity())));
+        assert!(!is_positive_definite3(&Matrix3::from_element(f64::NAN)));
     }
 }

@@ -98,20 +98,16 @@ impl Body {
         Point3::from(self.position_in_world + self.world_from_body_rotation * point_in_body)
     }
 
-    /// Inverse inertia tensor in the world frame at the current orientation.
-    pub(crate) fn inv_inertia_in_world(&self) -> Matrix3<f64> {
+    /// Inertia tensor about the centre of mass and its inverse, in the world frame at the
+    /// current orientation.
+    pub(crate) fn inertia_and_inverse_in_world(&self) -> (Matrix3<f64>, Matrix3<f64>) {
         let world_from_principal =
             (self.world_from_body_rotation * self.body_from_principal).to_rotation_matrix();
         let r = world_from_principal.matrix();
-        r * Matrix3::from_diagonal(&self.inv_principal_inertia) * r.transpose()
-    }
-
-    /// Inertia tensor about the centre of mass in the world frame at the current orientation.
-    pub(crate) fn inertia_in_world(&self) -> Matrix3<f64> {
-        let world_from_principal =
-            (self.world_from_body_rotation * self.body_from_principal).to_rotation_matrix();
-        let r = world_from_principal.matrix();
-        r * Matrix3::from_diagonal(&self.principal_inertia_kg_m2) * r.transpose()
+        (
+            r * Matrix3::from_diagonal(&self.principal_inertia_kg_m2) * r.transpose(),
+            r * Matrix3::from_diagonal(&self.inv_principal_inertia) * r.transpose(),
+        )
     }
 
     /// Kinetic energy ½ m v² + ½ ωᵀ I ω (J).

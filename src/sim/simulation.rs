@@ -85,7 +85,9 @@
 
 use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 
-use super::block::{BlockMatrix, BlockVector, CholeskyBlock, MAX_ROWS};
+use super::block::{
+    is_positive_definite3, spd_inverse3, BlockMatrix, BlockVector, CholeskyBlock, MAX_ROWS,
+};
 use super::body::{advance_rotation, Body, BodyId, Pose, GROUND};
 use super::diagnostics::{EnergyLedger, StepDiagnostics, MIN_REFERENCE_ENERGY_J};
 use super::error::SimError;
@@ -913,6 +915,7 @@ impl Simulation {
             self.update_spring_row(i);
         }
         self.apply_accumulated_impulses();
+        self.predict_all();
 
         // 4. Sequential impulses, in outer linearisations: each fixes the midpoint rows J̄
         // and the Baumgarte bias from the predicted end pose, then Gauss–Seidel sweeps solve
@@ -943,12 +946,12 @@ impl Simulation {
         }
         self.update_rows();
         self.reapply_impulses();
-        if guess && self.newton_active {
+        if guess {
             // The rows belong to the guessed velocities: the Newton iterate is taken from
             // there (see the refresh below).
             self.apply_newton_gain();
-            self.predict_all();
         }
+        self.predict_all();
         let mut last_change = f64::INFINITY;
         let mut refreshes = 0;
         loop {
@@ -1016,15 +1019,13 @@ impl Simulation {
             }
             // The refresh is one fixed-point step of ω′ = ω_free + I⁻¹τ(ω′); its Newton
             // step is the gain times its change.
-            if self.newton_active {
-                self.apply_newton_gain();
-                self.predict_all();
-            }
+            self.apply_newton_gain();
+            self.predict_all();
             // (ψ̂ at the new prediction is kept for the next linearisation.)
             residual = self.nonlinear_residual();
             let diverging = change > last_change;
             last_change = change;
-            if change < 0.1 * tolerance && residual < tolerance {
+            if change < tolerance && residual < tolerance {
                 break;
             }
             if diverging {
@@ -1551,8 +1552,8 @@ impl Simulation {
             .zip(self.inertia.iter_mut())
             .zip(&self.bodies)
         {
-            (*m, *i) = if b.is_dynamic() {
-                (b.inv_inertia_in_world(), b.inertia_in_world())
+            (*i, *m) = if b.is_dynamic() {
+                b.inertia_and_inverse_in_world()
             } else {
                 (Matrix3::zeros(), Matrix3::zeros())
             };
@@ -1642,9 +1643,9 @@ impl Simulation {
             // The coupled matrix needs a symmetric positive definite I − A: with a margin
             // of 1/4 for the same reason; otherwise that body keeps I⁻¹ there (a chord).
             let a_sym = (a + a.transpose()) * 0.5;
-            if (inertia - a_sym * 1.25).cholesky().is_some() {
-                if let Some(c) = (inertia - a_sym).cholesky() {
-                    self.newton_inv_inertia[b] = c.inverse();
+            if is_positive_definite3(&(inertia - a_sym * 1.25)) {
+                if let Some(w) = spd_inverse3(&(inertia - a_sym)) {
+                    self.newton_inv_inertia[b] = w;
                     self.newton_active = true;
                 }
             }
@@ -1993,7 +1994,7 @@ impl Simulation {
     }
 
     /// Sets the velocities to v_free + M⁻¹ (J̄ᵀ λ + gyroscopic impulse) along the current
-    /// rows, then re-predicts. The gyroscopic impulse h (I ω̄) × ω̄ of Euler's equation is
+    /// rows (the caller re-predicts). The gyroscopic impulse h (I ω̄) × ω̄ of Euler's equation is
     /// taken at the midpoint of the start and the current angular velocity (the iterate the
     /// rows belong to), so a converged step solves the implicit-midpoint Euler equation
     /// I (ω′ − ω) = h (I ω̄) × ω̄ + impulses, whose gyroscopic part does no work
@@ -2013,7 +2014,7 @@ impl Simulation {
     }
 
     /// Applies every element's accumulated impulse λ along its current rows (joints, active
-    /// springs, the stylus) to the velocities, then re-predicts the end poses.
+    /// springs, the stylus) to the velocities (the caller re-predicts the end poses).
     fn apply_accumulated_impulses(&mut self) {
         for i in 0..self.joints.len() {
             let blk = &self.joint_blocks[i];
@@ -2031,7 +2032,6 @@ impl Simulation {
             let blk = self.stylus_block;
             self.apply_stylus_impulse(s.body, &blk, &blk.lambda);
         }
-        self.predict_all();
     }
 
     /// One nonlinear Gauss–Seidel position projection of joint `i` (poses only).
