@@ -32,8 +32,10 @@ pub struct SimulateArgs {
     /// Baumgarte factor β in (0, 1] (default: the scene's, or 1).
     #[arg(long)]
     pub beta: Option<f64>,
-    /// Most re-evaluations of the midpoint rows per step (default 10; a step stops refreshing
-    /// once converged, usually after 3–5; fewer is faster but leaves the energy balance off).
+    /// Most re-evaluations of the midpoint rows per step (default 10; a step stops once they
+    /// converge, usually after 3). A step that has not converged within a lower cap is split
+    /// into shorter steps, so a lower cap is rarely faster; 0 skips them (fast, but the energy
+    /// balance is then off by several per cent).
     #[arg(long)]
     pub row_refreshes: Option<usize>,
     /// Solve with the paper's Gauss–Seidel sweeps instead of the coupled direct solve.

@@ -1587,7 +1587,11 @@ impl Simulation {
     /// light body) keeps the plain iteration and, if that diverges, the step splitting.
     fn update_newton_inertia(&mut self) {
         self.newton_active = false;
-        if self.params.method != SolverMethod::Direct || !self.impulses_carry_over {
+        // Without row refreshes the rows never turn within a step: nothing to anticipate.
+        if self.params.method != SolverMethod::Direct
+            || !self.impulses_carry_over
+            || self.params.max_row_refreshes == 0
+        {
             return;
         }
         if self.newton_backoff_steps > 0 {
