@@ -352,49 +352,55 @@ mod tests {
         )
     }
 
+    const ALL_KINDS: [JointKind; 5] = [
+        JointKind::Ball,
+        JointKind::Hinge,
+        JointKind::Slot,
+        JointKind::Prismatic,
+        JointKind::Fixed,
+    ];
+
+    /// A unit body at a random pose.
+    fn random_body(rng: &mut ChaCha8Rng) -> Body {
+        Body::new(
+            "b",
+            1.0,
+            Vector3::new(1.0, 1.0, 1.0),
+            UnitQuaternion::identity(),
+            Isometry3::from_parts(
+                Translation3::from(v3(rng, 1.0)),
+                UnitQuaternion::from_scaled_axis(v3(rng, 2.0)),
+            ),
+            None,
+        )
+    }
+
+    /// A joint of `kind` from body 0 to body 1 with the given anchors and random axes.
+    fn random_axes_joint(
+        kind: JointKind,
+        bodies: &[Body],
+        a1: Vector3<f64>,
+        a2: Vector3<f64>,
+        rng: &mut ChaCha8Rng,
+    ) -> Joint {
+        let (axis, hinge_axis) = (v3(rng, 1.0).normalize(), v3(rng, 1.0).normalize());
+        Joint::new("j", kind, bodies, 0, 1, a1, a2, axis, hinge_axis)
+    }
+
     /// The midpoint rows must reproduce the change of ψ over a step exactly (the energy
     /// bookkeeping relies on it), for every kind with point, slide and hinge rows.
     #[test]
     fn midpoint_rows_reproduce_the_change_of_psi() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
-        for kind in [
-            JointKind::Ball,
-            JointKind::Hinge,
-            JointKind::Slot,
-            JointKind::Prismatic,
-            JointKind::Fixed,
-        ] {
+        for kind in ALL_KINDS {
             for _ in 0..20 {
-                let mk = |rng: &mut ChaCha8Rng| {
-                    Body::new(
-                        "b",
-                        1.0,
-                        Vector3::new(1.0, 1.0, 1.0),
-                        UnitQuaternion::identity(),
-                        Isometry3::from_parts(
-                            Translation3::from(v3(rng, 1.0)),
-                            UnitQuaternion::from_scaled_axis(v3(rng, 2.0)),
-                        ),
-                        None,
-                    )
-                };
-                let bodies = vec![mk(&mut rng), mk(&mut rng)];
+                let bodies = vec![random_body(&mut rng), random_body(&mut rng)];
                 let a1 = v3(&mut rng, 0.3);
                 let a2 = bodies[1]
                     .world_from_body()
                     .inverse_transform_point(&bodies[0].point_in_world(&a1))
                     .coords;
-                let j = Joint::new(
-                    "j",
-                    kind,
-                    &bodies,
-                    0,
-                    1,
-                    a1,
-                    a2,
-                    v3(&mut rng, 1.0).normalize(),
-                    v3(&mut rng, 1.0).normalize(),
-                );
+                let j = random_axes_joint(kind, &bodies, a1, a2, &mut rng);
                 let h = 0.01;
                 let (v1, w1, v2, w2) = (
                     v3(&mut rng, 1.0),
@@ -434,41 +440,12 @@ mod tests {
     fn turning_stiffness_is_the_derivative_of_the_midpoint_torques() {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let h = 0.01;
-        for kind in [
-            JointKind::Ball,
-            JointKind::Hinge,
-            JointKind::Slot,
-            JointKind::Prismatic,
-            JointKind::Fixed,
-        ] {
+        for kind in ALL_KINDS {
             for _ in 0..10 {
-                let mk = |rng: &mut ChaCha8Rng| {
-                    Body::new(
-                        "b",
-                        1.0,
-                        Vector3::new(1.0, 1.0, 1.0),
-                        UnitQuaternion::identity(),
-                        Isometry3::from_parts(
-                            Translation3::from(v3(rng, 1.0)),
-                            UnitQuaternion::from_scaled_axis(v3(rng, 2.0)),
-                        ),
-                        None,
-                    )
-                };
-                let bodies = vec![mk(&mut rng), mk(&mut rng)];
+                let bodies = vec![random_body(&mut rng), random_body(&mut rng)];
                 let a1 = v3(&mut rng, 0.3);
                 let a2 = v3(&mut rng, 0.3);
-                let j = Joint::new(
-                    "j",
-                    kind,
-                    &bodies,
-                    0,
-                    1,
-                    a1,
-                    a2,
-                    v3(&mut rng, 1.0).normalize(),
-                    v3(&mut rng, 1.0).normalize(),
-                );
+                let j = random_axes_joint(kind, &bodies, a1, a2, &mut rng);
                 let mut lambda = [0.0; MAX_ROWS];
                 for l in lambda.iter_mut().take(j.rows()) {
                     *l = rng.random_range(-1.0..1.0);
