@@ -45,25 +45,24 @@
 //!    Linearisations repeat (Newton) until the nonlinear residual is below the round's
 //!    tolerance (m/s; ψ error / h). Then the rows are re-evaluated at the new prediction and
 //!    the impulses re-applied along them, until that changes the velocities by less than
-//!    `velocity_tolerance`/10 (at most `max_row_refreshes`, 10, times), so that the
-//!    exact-work identities hold at the end pose. Rounds before the last refresh are solved
-//!    only to 1/100 of the velocity change of the last refresh (inexact Newton: rows that are
-//!    about to change need no exact solution).
+//!    `velocity_tolerance` (at most `max_row_refreshes`, 10, times), so that the exact-work
+//!    identities hold at the end pose. Rounds before the last refresh are solved only to
+//!    1/100 of the velocity change of the last refresh (inexact Newton: rows that are about to
+//!    change need no exact solution).
 //!
 //!    The refreshes solve ω′ = ω_free + I⁻¹τ(ω′), whose torques turn with the end pose (and
-//!    whose gyroscopic part depends on ω̄). Done
-//!    as a plain fixed-point iteration they contract only by 0.25–0.4 per refresh on the
-//!    swinging chain; three refreshes left the identities off by up to 5e-2 m/s and the
-//!    energy of a long free swing drifted (16 % after 60 s, then blow-up). So each body's
-//!    change is multiplied by the Newton gain (I − A)⁻¹I, A = ∂τ/∂ω′ from the last step's
-//!    impulses, and the coupled matrix uses (I − A)⁻¹ for I⁻¹
-//!    (`Simulation::update_newton_inertia`); the first rows are taken at the end pose the
-//!    last step's constraint velocity change predicts. A planar swing then converges in 4–5
-//!    solves per step. After a jump in the loads (clip, release, a split step) the step
-//!    starts plain. A step whose last refresh still moved the velocities by more than 100×
-//!    the tolerance is rejected and split (see [`Simulation::step`]): a violent motion that
-//!    the step cannot resolve is then computed with shorter steps instead of gaining
-//!    energy.
+//!    whose gyroscopic part depends on ω̄). Done as a plain fixed-point iteration they
+//!    contract only by 0.25–0.4 per refresh on the swinging chain; three refreshes left the
+//!    identities off by up to 5e-2 m/s and the energy of a long free swing drifted (16 %
+//!    after 60 s, then blow-up). So each body's change is multiplied by the Newton gain
+//!    (I − A)⁻¹I, A = ∂τ/∂ω′ from the last step's impulses, and the coupled matrix uses
+//!    (I − A)⁻¹ for I⁻¹ (`Simulation::update_newton_inertia`); the first rows are taken at
+//!    the end pose the last step's constraint velocity change predicts. A planar swing then
+//!    needs about 4 solves per step. After a jump in the loads (clip, release, a split step)
+//!    the step starts plain, and after the gain has made a refresh diverge the next 20 steps
+//!    do. A step whose last refresh still moved the velocities by more than 100× the
+//!    tolerance is rejected and split (see [`Simulation::step`]): a violent motion that the
+//!    step cannot resolve is then computed with shorter steps instead of gaining energy.
 //! 5. **Integrate positions**: x += h v̄, q ← normalise(q + h/2 ω̄ ⊗ q); the angular velocity
 //!    turns with the body (ω ← R₂R₁ᵀω: the body-frame rate is the state, see the stage's
 //!    comment).
@@ -1438,9 +1437,9 @@ impl Simulation {
             + rate * (h * s.damping_n_s_per_m)
     }
 
-    /// Fixes the midpoint rows of every element at the current prediction (once per step:
-    /// re-evaluating them between linearisations is a fixed-point iteration that diverges
-    /// for light bodies under large impulses) and factors the per-element blocks.
+    /// Evaluates the midpoint rows of every element at the current prediction (before the
+    /// first linearisation and at each row refresh); for the sweeps it also factors the
+    /// per-element blocks.
     fn update_rows(&mut self) {
         for i in 0..self.joints.len() {
             self.update_joint_rows(i);
