@@ -579,6 +579,8 @@ impl Simulation {
         }
         self.bodies[body].linear_velocity_in_world = linear_in_world;
         self.bodies[body].angular_velocity_in_world = angular_in_world;
+        // The last step's impulses no longer describe this motion.
+        self.impulses_carry_over = false;
         if self.time_secs == 0.0 {
             self.ledger.initial_j =
                 self.kinetic_energy_j() + self.ledger.potential_end_j + self.ledger.elastic_end_j;
