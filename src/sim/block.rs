@@ -93,20 +93,25 @@ impl CholeskyBlock {
 /// Whether the symmetric 3×3 matrix `m` is positive definite (Sylvester's criterion on the
 /// leading minors; only the lower triangle is read). False for NaN entries.
 pub(crate) fn is_positive_definite3(m: &Matrix3<f64>) -> bool {
-    let minor2 = m[(0, 0)] * m[(1, 1)] - m[(1, 0)] * m[(1, 0)];
-    m[(0, 0)] > 0.0 && minor2 > 0.0 && symmetric_determinant3(m) > 0.0
+    positive_definite_determinant3(m).is_some()
+}
+
+/// The determinant of the symmetric 3×3 matrix `m` if `m` is positive definite (Sylvester's
+/// criterion: the leading minors, the determinant last, are positive).
+fn positive_definite_determinant3(m: &Matrix3<f64>) -> Option<f64> {
+    let (a, b, c) = (m[(0, 0)], m[(1, 0)], m[(2, 0)]);
+    let (d, e, f) = (m[(1, 1)], m[(2, 1)], m[(2, 2)]);
+    let det = a * (d * f - e * e) - b * (b * f - c * e) + c * (b * e - c * d);
+    (a > 0.0 && a * d - b * b > 0.0 && det > 0.0).then_some(det)
 }
 
 /// The inverse of a symmetric positive-definite 3×3 matrix (only the lower triangle is read),
 /// or `None` if it is not positive definite. The adjugate over the determinant: cheaper than
 /// a general factorisation for the per-body Newton inertia, which is made every step.
 pub(crate) fn spd_inverse3(m: &Matrix3<f64>) -> Option<Matrix3<f64>> {
-    if !is_positive_definite3(m) {
-        return None;
-    }
+    let inv_det = 1.0 / positive_definite_determinant3(m)?;
     let (a, b, c) = (m[(0, 0)], m[(1, 0)], m[(2, 0)]);
     let (d, e, f) = (m[(1, 1)], m[(2, 1)], m[(2, 2)]);
-    let inv_det = 1.0 / symmetric_determinant3(m);
     let c00 = d * f - e * e;
     let c10 = c * e - b * f;
     let c20 = b * e - c * d;
@@ -114,12 +119,6 @@ pub(crate) fn spd_inverse3(m: &Matrix3<f64>) -> Option<Matrix3<f64>> {
     let c21 = b * c - a * e;
     let c22 = a * d - b * b;
     Some(Matrix3::new(c00, c10, c20, c10, c11, c21, c20, c21, c22) * inv_det)
-}
-
-fn symmetric_determinant3(m: &Matrix3<f64>) -> f64 {
-    let (a, b, c) = (m[(0, 0)], m[(1, 0)], m[(2, 0)]);
-    let (d, e, f) = (m[(1, 1)], m[(2, 1)], m[(2, 2)]);
-    a * (d * f - e * e) - b * (b * f - c * e) + c * (b * e - c * d)
 }
 
 #[cfg(test)]

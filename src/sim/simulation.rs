@@ -345,8 +345,6 @@ pub struct Simulation {
     newton_backoff_steps: usize,
     /// Whether any body has a Newton gain other than the identity this step.
     newton_active: bool,
-    /// Angular velocities before a velocity update, to apply the Newton gain to its change.
-    omega_before: Vec<Vector3<f64>>,
     start: Vec<Pose>,
     predicted: Vec<Pose>,
     v_start: Vec<Vector3<f64>>,
@@ -430,7 +428,6 @@ impl Simulation {
             newton_backoff_steps: 0,
             impulses_carry_over: false,
             constraint_velocity_change: vec![(Vector3::zeros(), Vector3::zeros()); n],
-            omega_before: vec![Vector3::zeros(); n],
             start: bodies.iter().map(Pose::of).collect(),
             predicted: bodies.iter().map(Pose::of).collect(),
             v_start: vec![Vector3::zeros(); n],
@@ -950,7 +947,7 @@ impl Simulation {
                 }
             }
             self.predict_all();
-            self.save_omega();
+            self.save_velocities();
         }
         self.update_rows();
         self.reapply_impulses();
@@ -1013,10 +1010,7 @@ impl Simulation {
                 break;
             }
             refreshes += 1;
-            for (snap, b) in self.velocity_snapshot.iter_mut().zip(&self.bodies) {
-                *snap = (b.linear_velocity_in_world, b.angular_velocity_in_world);
-            }
-            self.save_omega();
+            self.save_velocities();
             self.update_rows();
             self.reapply_impulses();
             let mut change = 0.0_f64;
@@ -1249,7 +1243,9 @@ impl Simulation {
         // Along the current rows, which may have been refreshed since the factorisation, so
         // that v = v_free + M⁻¹ J̄ᵀ λ holds for the rows the work identities use, up to the
         // Newton gain's anticipation of the rows' turning (removed by the next refresh).
-        self.save_omega();
+        if self.newton_active {
+            self.save_velocities();
+        }
         let mut a = 0;
         for (j, blk) in self.joints.iter().zip(self.joint_blocks.iter_mut()) {
             let rows = j.rows();
@@ -1671,16 +1667,16 @@ impl Simulation {
         }
     }
 
-    /// Replaces each body's angular-velocity change since `omega_before` by its Newton
+    /// Replaces each body's angular-velocity change since `velocity_snapshot` by its Newton
     /// change G Δω (see [`Self::update_newton_inertia`]).
     fn apply_newton_gain(&mut self) {
         if !self.newton_active {
             return;
         }
-        for ((b, w0), g) in self
+        for ((b, (_, w0)), g) in self
             .bodies
             .iter_mut()
-            .zip(&self.omega_before)
+            .zip(&self.velocity_snapshot)
             .zip(&self.newton_gain)
         {
             if b.is_dynamic() {
@@ -1689,12 +1685,11 @@ impl Simulation {
         }
     }
 
-    fn save_omega(&mut self) {
-        if !self.newton_active {
-            return;
-        }
-        for (w, b) in self.omega_before.iter_mut().zip(&self.bodies) {
-            *w = b.angular_velocity_in_world;
+    /// Keeps the velocities before an update: the row refresh measures its change from them,
+    /// and the Newton gain replaces the angular part of any update's change.
+    fn save_velocities(&mut self) {
+        for (snap, b) in self.velocity_snapshot.iter_mut().zip(&self.bodies) {
+            *snap = (b.linear_velocity_in_world, b.angular_velocity_in_world);
         }
     }
 
