@@ -917,8 +917,13 @@ impl Simulation {
         for i in 0..self.springs.len() {
             self.update_spring_row(i);
         }
-        self.apply_accumulated_impulses();
-        self.predict_all();
+        if self.params.method == SolverMethod::GaussSeidel {
+            self.apply_accumulated_impulses();
+        }
+        // (With the guess below, the first prediction is made from the guessed velocities.)
+        if !self.newton_active {
+            self.predict_all();
+        }
 
         // 4. Sequential impulses, in outer linearisations: each fixes the midpoint rows J̄
         // and the Baumgarte bias from the predicted end pose, then Gauss–Seidel sweeps solve
@@ -1021,6 +1026,9 @@ impl Simulation {
             }
             // The refresh is one fixed-point step of ω′ = ω_free + I⁻¹τ(ω′); its Newton
             // step is the gain times its change.
+            if refreshes == 1 && self.newton_active {
+                self.renew_newton_gain();
+            }
             self.apply_newton_gain();
             self.predict_all();
             // (ψ̂ at the new prediction is kept for the next linearisation.)
@@ -1595,8 +1603,45 @@ impl Simulation {
             self.newton_backoff_steps -= 1;
             return;
         }
-        let h = self.params.dt_secs;
         // `newton_gain` collects A first.
+        self.collect_turning_stiffness();
+        self.newton_active = self.newton_from_turning_stiffness();
+    }
+
+    /// Turns each body's A (in `newton_gain`, from [`Self::collect_turning_stiffness`]) into
+    /// its Newton gain (I − A)⁻¹I and its coupled-matrix inertia (I − A)⁻¹; a body for which
+    /// either is unsafe keeps the identity gain or I⁻¹. Returns whether any body got either.
+    fn newton_from_turning_stiffness(&mut self) -> bool {
+        let mut any = false;
+        for (b, body) in self.bodies.iter().enumerate() {
+            let a = self.newton_gain[b];
+            self.newton_inv_inertia[b] = self.inv_inertia[b];
+            self.newton_gain[b] = Matrix3::identity();
+            if !body.is_dynamic() || a.amax() == 0.0 {
+                continue;
+            }
+            let inertia = self.inertia[b];
+            if let Some(g) = newton_gain_of(&inertia, &a) {
+                self.newton_gain[b] = g;
+                any = true;
+            }
+            // The coupled matrix needs a symmetric positive definite I − A: with a margin
+            // of 1/4 for the same reason; otherwise that body keeps I⁻¹ there (a chord).
+            let a_sym = (a + a.transpose()) * 0.5;
+            if is_positive_definite3(&(inertia - a_sym * 1.25)) {
+                if let Some(w) = spd_inverse3(&(inertia - a_sym)) {
+                    self.newton_inv_inertia[b] = w;
+                    any = true;
+                }
+            }
+        }
+        any
+    }
+
+    /// Sets `newton_gain` to each body's A = ∂τ/∂ω′ for the impulses the elements hold now,
+    /// at the start poses (see [`Self::update_newton_inertia`]).
+    fn collect_turning_stiffness(&mut self) {
+        let h = self.params.dt_secs;
         for a in &mut self.newton_gain {
             *a = Matrix3::zeros();
         }
@@ -1637,34 +1682,22 @@ impl Simulation {
             self.newton_gain[s.body] +=
                 self.stylus_block.lambda.cross_matrix() * arm.cross_matrix() * q;
         }
-        for (b, body) in self.bodies.iter().enumerate() {
-            let a = self.newton_gain[b];
-            self.newton_inv_inertia[b] = self.inv_inertia[b];
-            self.newton_gain[b] = Matrix3::identity();
-            if !body.is_dynamic() || a.amax() == 0.0 {
-                continue;
-            }
-            let inertia = self.inertia[b];
-            // The gain needs I − A invertible, and bounded: the previous step's A only
-            // estimates this step's, so a near-singular I − A would amplify its error.
-            if let Some(g) = (inertia - a)
-                .try_inverse()
-                .map(|inv| inv * inertia)
-                .filter(|g| g.amax() <= MAX_NEWTON_GAIN)
-            {
-                self.newton_gain[b] = g;
-                self.newton_active = true;
-            }
-            // The coupled matrix needs a symmetric positive definite I − A: with a margin
-            // of 1/4 for the same reason; otherwise that body keeps I⁻¹ there (a chord).
-            let a_sym = (a + a.transpose()) * 0.5;
-            if is_positive_definite3(&(inertia - a_sym * 1.25)) {
-                if let Some(w) = spd_inverse3(&(inertia - a_sym)) {
-                    self.newton_inv_inertia[b] = w;
-                    self.newton_active = true;
-                }
-            }
-        }
+    }
+
+    /// Renews the Newton gain and inertia from this step's impulses, once the first solve has
+    /// found them.
+    ///
+    /// The previous step's impulses estimate A only roughly: on the swinging ten pendula the
+    /// joints' impulses change by 4–11 % from one step to the next (neither their trend
+    /// 2λₙ₋₁ − λₙ₋₂ nor their mean predicted them better), and the refreshes then contracted by
+    /// ~0.03 each; in the chaotic phase of a long free swing the stale gain made most steps
+    /// fail to converge and split. With A from the first solve's impulses the refreshes
+    /// contract by ~0.005. The current factor keeps the step's first (I − A)⁻¹ (a chord: a
+    /// refactorisation costs more than the solves it would save); a refactorisation, when the
+    /// chord contracts too slowly, takes the renewed one.
+    fn renew_newton_gain(&mut self) {
+        self.collect_turning_stiffness();
+        self.newton_from_turning_stiffness();
     }
 
     /// Replaces each body's angular-velocity change since `velocity_snapshot` by its Newton
@@ -2119,6 +2152,15 @@ impl Simulation {
             }
         }
     }
+}
+
+/// The Newton gain (I − A)⁻¹ I of a body, if I − A is invertible and the gain bounded (the
+/// A it is made from is only an estimate, so a near-singular I − A would amplify its error).
+fn newton_gain_of(inertia: &Matrix3<f64>, a: &Matrix3<f64>) -> Option<Matrix3<f64>> {
+    (inertia - a)
+        .try_inverse()
+        .map(|inv| inv * inertia)
+        .filter(|g| g.amax() <= MAX_NEWTON_GAIN)
 }
 
 /// Σ ψₖ² over the rows of `joint`.
