@@ -55,8 +55,9 @@ pub struct StepDiagnostics {
     /// converge, see [`super::simulation::Simulation::step`]). Counts above are summed over them.
     pub substeps: usize,
     /// How much the last re-evaluation of the midpoint rows changed the velocities (m/s;
-    /// angular changes at a 0.1 m lever; infinite when the rows were not re-evaluated). Small
-    /// means the rows are consistent with the step and the work identities hold.
+    /// angular changes at a 0.1 m lever; infinite when the rows were not re-evaluated), or the
+    /// estimate of the next one's change when the refreshes stopped on their contraction rate.
+    /// Small means the rows are consistent with the step and the work identities hold.
     pub row_refresh_change: f64,
 }
 

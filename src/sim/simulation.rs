@@ -963,6 +963,7 @@ impl Simulation {
         }
         self.predict_all();
         let mut last_change = f64::INFINITY;
+        let mut change_before = f64::INFINITY;
         let mut refreshes = 0;
         loop {
             for _outer in 0..MAX_LINEARISATIONS {
@@ -1008,7 +1009,19 @@ impl Simulation {
             }
             // Re-evaluate the midpoint rows at the converged prediction, for the exact work
             // identities; stop when they no longer move the velocities, or when refreshing
-            // stops converging (light bodies under large impulses), or at the caps.
+            // stops converging (light bodies under large impulses), or at the caps. Once two
+            // refreshes have shown how fast they contract (θ), the next one's change is
+            // estimated as θ/(1 − θ) times the last (the stopping rule of simplified Newton
+            // iterations, Hairer & Wanner, Solving ODEs II, IV.8): when that is under the
+            // tolerance and ψ is closed, the refresh is not needed.
+            if refreshes >= 2 && residual < tolerance && last_change < change_before {
+                let theta = last_change / change_before;
+                let estimate = theta / (1.0 - theta) * last_change;
+                if estimate < tolerance {
+                    last_change = estimate;
+                    break;
+                }
+            }
             if refreshes >= self.params.max_row_refreshes
                 || iterations >= self.params.max_iterations
             {
@@ -1034,6 +1047,7 @@ impl Simulation {
             // (ψ̂ at the new prediction is kept for the next linearisation.)
             residual = self.nonlinear_residual();
             let diverging = change > last_change;
+            change_before = last_change;
             last_change = change;
             if change < tolerance && residual < tolerance {
                 break;
