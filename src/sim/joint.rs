@@ -289,9 +289,9 @@ impl Joint {
         match self.kind {
             JointKind::Ball | JointKind::Hinge | JointKind::Fixed => {
                 // τ₁ = r̄₁ × Λ, τ₂ = r̄₂ × (−Λ).
-                let f = Vector3::new(lambda[0], lambda[1], lambda[2]).cross_matrix();
-                a1 += f * r1.cross_matrix();
-                a2 -= f * r2.cross_matrix();
+                let f = Vector3::new(lambda[0], lambda[1], lambda[2]);
+                a1 += cross_cross(&f, &r1);
+                a2 -= cross_cross(&f, &r2);
                 i = 3;
             }
             JointKind::Prismatic | JointKind::Slot => {
@@ -303,26 +303,35 @@ impl Joint {
                     i += 1;
                 }
                 let p = p2.x + r2 - p1.x;
-                a1 += p.cross_matrix() * b.cross_matrix();
-                a2 += b.cross_matrix() * r2.cross_matrix();
+                a1 += cross_cross(&p, &b);
+                a2 += cross_cross(&b, &r2);
             }
         }
         if matches!(self.kind, JointKind::Hinge | JointKind::Slot) {
             // τ₁ = ā × U, τ₂ = −ā × U with U = Σ μₖ ūₖ; ā turns with body 1, ūₖ with body 2.
-            let a = (p1.r * self.hinge_axis_in_body1).cross_matrix();
+            let a = p1.r * self.hinge_axis_in_body1;
             let mut u = Vector3::zeros();
             for perp in &self.hinge_perp_in_body2 {
                 u += (p2.r * perp) * lambda[i];
                 i += 1;
             }
-            let u = u.cross_matrix();
-            a1 += u * a;
-            a2 += a * u;
+            a1 += cross_cross(&u, &a);
+            a2 += cross_cross(&a, &u);
         }
         // Lock rows have constant Jacobians: no turning stiffness.
         let q = 0.25 * dt_secs;
         (a1 * q, a2 * q)
     }
+}
+
+/// [x]×[y]× = y xᵀ − (x·y) I, without forming the two cross-product matrices.
+pub(crate) fn cross_cross(x: &Vector3<f64>, y: &Vector3<f64>) -> Matrix3<f64> {
+    let mut m = y * x.transpose();
+    let d = x.dot(y);
+    m[(0, 0)] -= d;
+    m[(1, 1)] -= d;
+    m[(2, 2)] -= d;
+    m
 }
 
 /// Relative-orientation error 2·vec(q₁ q₀ q₂⁻¹), whose rate is ω₁ − ω₂ near zero error.

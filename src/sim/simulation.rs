@@ -91,7 +91,7 @@ use super::body::{advance_rotation, Body, BodyId, Pose, GROUND};
 use super::diagnostics::{EnergyLedger, StepDiagnostics, MIN_REFERENCE_ENERGY_J};
 use super::error::SimError;
 use super::grab::GrabPoint;
-use super::joint::{Joint, Row};
+use super::joint::{cross_cross, Joint, Row};
 use super::spring::Spring;
 use super::stylus::{StylusAttachment, StylusTarget};
 
@@ -334,6 +334,11 @@ pub struct Simulation {
     /// change into a Newton one (see [`Self::update_newton_inertia`]).
     newton_inv_inertia: Vec<Matrix3<f64>>,
     newton_gain: Vec<Matrix3<f64>>,
+    /// Per body, A = ∂τ/∂ω′ that the Newton gain and inertia were made from.
+    turning: Vec<Matrix3<f64>>,
+    /// Whether `newton_inv_inertia` is older than `turning` (made again at the next
+    /// factorisation).
+    newton_inertia_stale: bool,
     /// Per body, the velocity change the constraints made in the last step (linear,
     /// angular): the first prediction of the next.
     constraint_velocity_change: Vec<(Vector3<f64>, Vector3<f64>)>,
@@ -423,6 +428,8 @@ impl Simulation {
             inv_inertia: vec![Matrix3::zeros(); n],
             inertia: vec![Matrix3::zeros(); n],
             newton_inv_inertia: vec![Matrix3::zeros(); n],
+            turning: vec![Matrix3::zeros(); n],
+            newton_inertia_stale: false,
             newton_gain: vec![Matrix3::identity(); n],
             newton_active: false,
             newton_backoff_steps: 0,
@@ -1366,6 +1373,9 @@ impl Simulation {
         }
         let n = self.global_rows.len();
         if self.newton_active {
+            if self.newton_inertia_stale {
+                self.newton_inertia_from_turning();
+            }
             for gr in &mut self.global_rows {
                 gr.ang1w = self.newton_inv_inertia[gr.b1] * gr.row.ang1;
                 gr.ang2w = self.newton_inv_inertia[gr.b2] * gr.row.ang2;
@@ -1617,30 +1627,43 @@ impl Simulation {
             self.newton_backoff_steps -= 1;
             return;
         }
-        // `newton_gain` collects A first.
         self.collect_turning_stiffness();
-        self.newton_active = self.newton_from_turning_stiffness();
+        let gain = self.newton_gain_from_turning();
+        let inertia = self.newton_inertia_from_turning();
+        self.newton_active = gain || inertia;
     }
 
-    /// Turns each body's A (in `newton_gain`, from [`Self::collect_turning_stiffness`]) into
-    /// its Newton gain (I − A)⁻¹I and its coupled-matrix inertia (I − A)⁻¹; a body for which
-    /// either is unsafe keeps the identity gain or I⁻¹. Returns whether any body got either.
-    fn newton_from_turning_stiffness(&mut self) -> bool {
+    /// Sets each body's Newton gain (I − A)⁻¹I from its A (`turning`); a body for which it is
+    /// unsafe keeps the identity. Returns whether any body got a gain.
+    fn newton_gain_from_turning(&mut self) -> bool {
         let mut any = false;
         for (b, body) in self.bodies.iter().enumerate() {
-            let a = self.newton_gain[b];
-            self.newton_inv_inertia[b] = self.inv_inertia[b];
+            let a = &self.turning[b];
             self.newton_gain[b] = Matrix3::identity();
             if !body.is_dynamic() || a.amax() == 0.0 {
                 continue;
             }
-            let inertia = self.inertia[b];
-            if let Some(g) = newton_gain_of(&inertia, &a) {
+            if let Some(g) = newton_gain_of(&self.inertia[b], a) {
                 self.newton_gain[b] = g;
                 any = true;
             }
+        }
+        any
+    }
+
+    /// Sets each body's coupled-matrix inertia (I − A_sym)⁻¹ from its A (`turning`); a body
+    /// for which it is unsafe keeps I⁻¹. Returns whether any body got one.
+    fn newton_inertia_from_turning(&mut self) -> bool {
+        let mut any = false;
+        for (b, body) in self.bodies.iter().enumerate() {
+            let a = &self.turning[b];
+            self.newton_inv_inertia[b] = self.inv_inertia[b];
+            if !body.is_dynamic() || a.amax() == 0.0 {
+                continue;
+            }
+            let inertia = self.inertia[b];
             // The coupled matrix needs a symmetric positive definite I − A: with a margin
-            // of 1/4 for the same reason; otherwise that body keeps I⁻¹ there (a chord).
+            // of 1/4, as A is an estimate; otherwise that body keeps I⁻¹ there (a chord).
             let a_sym = (a + a.transpose()) * 0.5;
             if is_positive_definite3(&(inertia - a_sym * 1.25)) {
                 if let Some(w) = spd_inverse3(&(inertia - a_sym)) {
@@ -1649,26 +1672,27 @@ impl Simulation {
                 }
             }
         }
+        self.newton_inertia_stale = false;
         any
     }
 
-    /// Sets `newton_gain` to each body's A = ∂τ/∂ω′ for the impulses the elements hold now,
-    /// at the start poses (see [`Self::update_newton_inertia`]).
+    /// Sets `turning` to each body's A = ∂τ/∂ω′ for the impulses the elements hold now, at the
+    /// start poses (see [`Self::update_newton_inertia`]).
     fn collect_turning_stiffness(&mut self) {
         let h = self.params.dt_secs;
-        for a in &mut self.newton_gain {
+        for a in &mut self.turning {
             *a = Matrix3::zeros();
         }
         for (j, blk) in self.joints.iter().zip(&self.joint_blocks) {
             let (a1, a2) =
                 j.turning_stiffness(&self.start[j.body1], &self.start[j.body2], &blk.lambda, h);
-            self.newton_gain[j.body1] += a1;
-            self.newton_gain[j.body2] += a2;
+            self.turning[j.body1] += a1;
+            self.turning[j.body2] += a2;
         }
         // The gyroscopic impulse h (I ω̄) × ω̄, ω̄ = (ω₀ + ω′)/2, at ω̄ ≈ ω₀:
         // A = (h/2)([I ω̄]× − [ω̄]× I).
         for ((a, b), (inertia, w)) in self
-            .newton_gain
+            .turning
             .iter_mut()
             .zip(&self.bodies)
             .zip(self.inertia.iter().zip(&self.w_start))
@@ -1687,14 +1711,13 @@ impl Simulation {
                 continue;
             }
             // Force n λ on body 2, −n λ on body 1.
-            let f = (d * (r.lambda / len)).cross_matrix() * q;
-            self.newton_gain[s.body1] -= f * r1.cross_matrix();
-            self.newton_gain[s.body2] += f * r2.cross_matrix();
+            let f = d * (r.lambda / len);
+            self.turning[s.body1] -= cross_cross(&f, &r1) * q;
+            self.turning[s.body2] += cross_cross(&f, &r2) * q;
         }
         if let Some(s) = self.stylus {
             let arm = self.start[s.body].r * s.point_in_body;
-            self.newton_gain[s.body] +=
-                self.stylus_block.lambda.cross_matrix() * arm.cross_matrix() * q;
+            self.turning[s.body] += cross_cross(&self.stylus_block.lambda, &arm) * q;
         }
     }
 
@@ -1711,7 +1734,8 @@ impl Simulation {
     /// chord contracts too slowly, takes the renewed one.
     fn renew_newton_gain(&mut self) {
         self.collect_turning_stiffness();
-        self.newton_from_turning_stiffness();
+        self.newton_gain_from_turning();
+        self.newton_inertia_stale = true;
     }
 
     /// Replaces each body's angular-velocity change since `velocity_snapshot` by its Newton
