@@ -33,7 +33,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub beta: Option<f64>,
     /// Most re-evaluations of the midpoint rows per step (default 10; a step stops once they
-    /// converge, usually after 3). A step that has not converged within a lower cap is split
+    /// converge, usually after 2 or 3). A step that has not converged within a lower cap is split
     /// into shorter steps, so a lower cap is rarely faster; 0 skips them (fast, but the energy
     /// balance is then off by several per cent).
     #[arg(long)]
