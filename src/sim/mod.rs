@@ -47,8 +47,8 @@
 //!   ([`JointReaction`], same order as [`Simulation::joints`], whose `name` is the joint name).
 
 pub mod block;
+pub mod block_cholesky;
 pub mod body;
-pub mod dense;
 pub mod diagnostics;
 pub mod error;
 pub mod grab;

@@ -35,8 +35,8 @@
 //!    - [`SolverMethod::GaussSeidel`]: the paper's sequential impulses, sweeps in which each
 //!      joint solves its own block (over-relaxed by `relaxation`), until the largest
 //!      row-velocity correction is below `velocity_tolerance`, or
-//!    - [`SolverMethod::Direct`] (default): the same rows coupled in one envelope Cholesky
-//!      factorisation ([`super::dense`]), one solve. The matrix is factored once per step,
+//!    - [`SolverMethod::Direct`] (default): the same rows coupled in one block-profile
+//!      Cholesky factorisation ([`super::block_cholesky`], a block per element), one solve. The matrix is factored once per step,
 //!      at the first rows; later linearisations, whose rows have been refreshed, reuse that
 //!      factor (a chord, or simplified Newton, iteration: the rows move by O(h·ω) within a
 //!      step) and factor again only when a solve reduced the nonlinear residual by less than
@@ -91,6 +91,7 @@ use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 use super::block::{
     is_positive_definite3, spd_inverse3, BlockMatrix, BlockVector, CholeskyBlock, MAX_ROWS,
 };
+use super::block_cholesky::{Block, BlockCholesky, Lanes, BLOCK};
 use super::body::{advance_rotation, Body, BodyId, Pose, GROUND};
 use super::diagnostics::{EnergyLedger, StepDiagnostics, MIN_REFERENCE_ENERGY_J};
 use super::error::SimError;
@@ -238,26 +239,118 @@ impl JointBlock {
     }
 }
 
-/// Who owns a row of the coupled (direct) system.
+/// Whose rows a block of the coupled (direct) system holds.
 #[derive(Clone, Copy, Debug)]
-enum RowOwner {
-    Joint,
+enum BlockOwner {
+    Joint(usize),
     Spring(usize),
-    Stylus(usize),
+    Stylus,
 }
 
-/// One row of the coupled system: its Jacobian, M⁻¹-weighted angular parts, and for soft
-/// rows 1/soft (0 for joints).
+/// One element's rows in the coupled system, by components (x, y, z) of lanes (rows; the
+/// ones past `rows` are zero): Jacobian parts, M⁻¹-weighted angular parts, and for soft rows
+/// 1/soft (0 for joints).
 #[derive(Clone, Copy, Debug)]
-struct GlobalRow {
-    owner: RowOwner,
+struct GlobalBlock {
+    owner: BlockOwner,
     b1: BodyId,
     b2: BodyId,
-    row: Row,
-    ang1w: Vector3<f64>,
-    ang2w: Vector3<f64>,
-    inv_soft: f64,
+    rows: usize,
+    /// Rows up to the last one with a linear part (the rest are angular only).
+    lin_rows: usize,
+    lin: [Lanes; 3],
+    ang1: [Lanes; 3],
+    ang2: [Lanes; 3],
+    w1: [Lanes; 3],
+    w2: [Lanes; 3],
+    inv_soft: Lanes,
 }
+
+impl GlobalBlock {
+    fn new(owner: BlockOwner, b1: BodyId, b2: BodyId) -> Self {
+        let zero = [[0.0; BLOCK]; 3];
+        Self {
+            owner,
+            b1,
+            b2,
+            rows: 0,
+            lin_rows: 0,
+            lin: zero,
+            ang1: zero,
+            ang2: zero,
+            w1: zero,
+            w2: zero,
+            inv_soft: [0.0; BLOCK],
+        }
+    }
+
+    /// Appends a row.
+    fn push(&mut self, row: &Row, w1: &Vector3<f64>, w2: &Vector3<f64>, inv_soft: f64) {
+        let k = self.rows;
+        for d in 0..3 {
+            self.lin[d][k] = row.lin[d];
+            self.ang1[d][k] = row.ang1[d];
+            self.ang2[d][k] = row.ang2[d];
+            self.w1[d][k] = w1[d];
+            self.w2[d][k] = w2[d];
+        }
+        self.inv_soft[k] = inv_soft;
+        self.rows += 1;
+        if row.lin != Vector3::zeros() {
+            self.lin_rows = self.rows;
+        }
+    }
+}
+
+/// out[r][c] += Σ_d x[d][r] · y[d][c] · scale, for the first `rows` rows r (x is zero past
+/// them).
+#[inline]
+fn add_outer(out: &mut Block, x: &[Lanes; 3], rows: usize, y: &[Lanes; 3], scale: f64) {
+    for d in 0..3 {
+        for (o, xr) in out.iter_mut().zip(&x[d]).take(rows) {
+            let xs = xr * scale;
+            for (oc, yc) in o.iter_mut().zip(&y[d]) {
+                *oc += xs * yc;
+            }
+        }
+    }
+}
+
+/// Block (a, c) of J M⁻¹ Jᵀ: the sum over the moving bodies the two elements share.
+fn coupling_block(out: &mut Block, a: &GlobalBlock, c: &GlobalBlock, im1: f64, im2: f64) {
+    *out = [[0.0; BLOCK]; BLOCK];
+    let (s11, s12, s21, s22) = (a.b1 == c.b1, a.b1 == c.b2, a.b2 == c.b1, a.b2 == c.b2);
+    let mut lin = 0.0;
+    if s11 {
+        lin += im1;
+    }
+    if s12 {
+        lin -= im1;
+    }
+    if s21 {
+        lin -= im2;
+    }
+    if s22 {
+        lin += im2;
+    }
+    if lin != 0.0 {
+        add_outer(out, &a.lin, a.lin_rows, &c.lin, lin);
+    }
+    if s11 {
+        add_outer(out, &a.ang1, a.rows, &c.w1, 1.0);
+    }
+    if s12 {
+        add_outer(out, &a.ang1, a.rows, &c.w2, 1.0);
+    }
+    if s21 {
+        add_outer(out, &a.ang2, a.rows, &c.w1, 1.0);
+    }
+    if s22 {
+        add_outer(out, &a.ang2, a.rows, &c.w2, 1.0);
+    }
+}
+
+const _: () = assert!(MAX_ROWS == BLOCK, "a joint's rows fill one block");
 
 #[derive(Clone, Copy, Debug, Default)]
 struct SoftRow {
@@ -363,17 +456,16 @@ pub struct Simulation {
     external_force: Vec<Vector3<f64>>,
     external_torque: Vec<Vector3<f64>>,
     joint_blocks: Vec<JointBlock>,
-    global_rows: Vec<GlobalRow>,
+    global_blocks: Vec<GlobalBlock>,
     velocity_snapshot: Vec<(Vector3<f64>, Vector3<f64>)>,
-    dense: Vec<f64>,
-    dense_rhs: Vec<f64>,
-    dense_inv_diag: Vec<f64>,
+    dense: BlockCholesky,
+    dense_rhs: Vec<Lanes>,
     dense_first: Vec<usize>,
     dense_factored: bool,
     /// Factorisations in the current (sub-)step.
     factorisations: usize,
-    /// Per body, the first global row that acts on it (envelope of the coupled matrix).
-    body_first_row: Vec<usize>,
+    /// Per body, the first block of the coupled system that acts on it (its profile).
+    body_first_block: Vec<usize>,
     /// Whether every joint's own block factor belongs to its current rows' step.
     joint_factors_valid: bool,
     /// Whether every joint's `psi_pred` belongs to the current predicted poses.
@@ -427,7 +519,7 @@ impl Simulation {
         for g in &grab_points {
             check("grab point", &g.name, g.body)?;
         }
-        let max_rows = joints.iter().map(Joint::rows).sum::<usize>() + springs.len() + 3;
+        let max_blocks = joints.len() + springs.len() + 1;
         let mut sim = Self {
             inv_inertia: vec![Matrix3::zeros(); n],
             inertia: vec![Matrix3::zeros(); n],
@@ -448,15 +540,14 @@ impl Simulation {
             external_force: vec![Vector3::zeros(); n],
             external_torque: vec![Vector3::zeros(); n],
             joint_blocks: vec![JointBlock::default(); joints.len()],
-            global_rows: Vec::with_capacity(max_rows),
+            global_blocks: Vec::with_capacity(max_blocks),
             velocity_snapshot: vec![(Vector3::zeros(), Vector3::zeros()); n],
-            dense: vec![0.0; max_rows * max_rows],
-            dense_rhs: vec![0.0; max_rows],
-            dense_inv_diag: vec![0.0; max_rows],
-            dense_first: vec![0; max_rows],
+            dense: BlockCholesky::with_capacity(max_blocks),
+            dense_rhs: vec![[0.0; BLOCK]; max_blocks],
+            dense_first: vec![0; max_blocks],
             dense_factored: false,
             factorisations: 0,
-            body_first_row: vec![usize::MAX; n],
+            body_first_block: vec![usize::MAX; n],
             psi_pred_valid: false,
             joint_factors_valid: false,
             spring_rows: vec![SoftRow::default(); springs.len()],
@@ -1231,169 +1322,154 @@ impl Simulation {
             self.assemble_and_factor()?;
             self.dense_factored = true;
         }
-        let n = self.global_rows.len();
-        if n == 0 {
+        let nb = self.global_blocks.len();
+        if nb == 0 {
             return Some(0.0);
         }
         let h = self.params.dt_secs;
         let keep = 1.0 - self.params.beta;
         // Right-hand sides. A joint row's is its target minus its rate; the target is that
-        // rate plus 2((1 − β)ψₙ − ψ̂)/h at the same velocities, so the rate cancels. The
-        // joints' rows come first, in joint order (see `assemble_and_factor`).
+        // rate plus 2((1 − β)ψₙ − ψ̂)/h at the same velocities, so the rate cancels.
         let mut residual = 0.0_f64;
-        let mut a = 0;
-        for (j, blk) in self.joints.iter().zip(&self.joint_blocks) {
-            for k in 0..j.rows() {
-                let r = 2.0 * blk.closure_error(k, keep) / h;
-                residual = residual.max(0.5 * r.abs());
-                self.dense_rhs[a] = r;
-                a += 1;
-            }
-        }
-        let joint_rows = a;
         let stylus_g = self.stylus_residual_impulse();
-        for a in joint_rows..n {
-            let gr = &self.global_rows[a];
-            self.dense_rhs[a] = match gr.owner {
-                RowOwner::Joint => unreachable!("joint rows come first"),
-                RowOwner::Spring(i) => {
+        for a in 0..nb {
+            let gb = &self.global_blocks[a];
+            let mut rhs = [0.0; BLOCK];
+            match gb.owner {
+                BlockOwner::Joint(i) => {
+                    let blk = &self.joint_blocks[i];
+                    for (k, r) in rhs.iter_mut().enumerate().take(gb.rows) {
+                        *r = 2.0 * blk.closure_error(k, keep) / h;
+                        residual = residual.max(0.5 * r.abs());
+                    }
+                }
+                BlockOwner::Spring(i) => {
                     let g = self.spring_residual_impulse(i);
                     let w = self.spring_rows[i].w;
-                    residual = residual
-                        .max((0.5 * g * w * gr.inv_soft / (1.0 + w * gr.inv_soft.recip())).abs());
-                    -g * gr.inv_soft
+                    let inv_soft = gb.inv_soft[0];
+                    residual =
+                        residual.max((0.5 * g * w * inv_soft / (1.0 + w * inv_soft.recip())).abs());
+                    rhs[0] = -g * inv_soft;
                 }
-                RowOwner::Stylus(k) => -stylus_g[k] * gr.inv_soft,
-            };
+                BlockOwner::Stylus => {
+                    for k in 0..3 {
+                        rhs[k] = -stylus_g[k] * gb.inv_soft[k];
+                    }
+                }
+            }
+            self.dense_rhs[a] = rhs;
         }
-        super::dense::solve_in_place(
-            &self.dense,
-            &self.dense_inv_diag,
-            &self.dense_first,
-            n,
-            &mut self.dense_rhs,
-        );
+        self.dense.solve(&mut self.dense_rhs[..nb]);
         // Along the current rows, which may have been refreshed since the factorisation, so
         // that v = v_free + M⁻¹ J̄ᵀ λ holds for the rows the work identities use, up to the
         // Newton gain's anticipation of the rows' turning (removed by the next refresh).
         if self.newton_active {
             self.save_velocities();
         }
-        let mut a = 0;
-        for (j, blk) in self.joints.iter().zip(self.joint_blocks.iter_mut()) {
-            let rows = j.rows();
-            let mut delta: BlockVector = [0.0; MAX_ROWS];
-            delta[..rows].copy_from_slice(&self.dense_rhs[a..a + rows]);
-            for k in 0..rows {
-                blk.lambda[k] += delta[k];
-            }
-            apply_joint_impulse(&mut self.bodies, j, blk, &delta);
-            a += rows;
-        }
-        for a in joint_rows..n {
-            let gr = &self.global_rows[a];
-            let d = self.dense_rhs[a];
-            let (lin, ang1w, ang2w) = match gr.owner {
-                RowOwner::Joint => unreachable!("joint rows come first"),
-                RowOwner::Spring(i) => {
+        for (rhs, gb) in self.dense_rhs.iter().zip(&self.global_blocks) {
+            match gb.owner {
+                BlockOwner::Joint(i) => {
+                    let (j, blk) = (&self.joints[i], &mut self.joint_blocks[i]);
+                    let mut delta: BlockVector = [0.0; MAX_ROWS];
+                    delta[..gb.rows].copy_from_slice(&rhs[..gb.rows]);
+                    for k in 0..gb.rows {
+                        blk.lambda[k] += delta[k];
+                    }
+                    apply_joint_impulse(&mut self.bodies, j, blk, &delta);
+                }
+                BlockOwner::Spring(i) => {
+                    let d = rhs[0];
                     let r = &mut self.spring_rows[i];
                     r.lambda += d;
-                    (r.row.lin, r.ang1w, r.ang2w)
+                    let (lin, ang1w, ang2w) = (r.row.lin, r.ang1w, r.ang2w);
+                    apply_row_impulse(&mut self.bodies, gb.b1, gb.b2, &lin, &ang1w, &ang2w, d);
                 }
-                RowOwner::Stylus(k) => {
-                    let blk = &mut self.stylus_block;
-                    blk.lambda[k] += d;
-                    (Vector3::ith(k, 1.0), blk.ang_w[k], Vector3::zeros())
+                BlockOwner::Stylus => {
+                    for (k, d) in rhs.iter().enumerate().take(3) {
+                        let blk = &mut self.stylus_block;
+                        blk.lambda[k] += d;
+                        let (lin, ang1w) = (Vector3::ith(k, 1.0), blk.ang_w[k]);
+                        apply_row_impulse(
+                            &mut self.bodies,
+                            gb.b1,
+                            gb.b2,
+                            &lin,
+                            &ang1w,
+                            &Vector3::zeros(),
+                            *d,
+                        );
+                    }
                 }
-            };
-            let b1 = &mut self.bodies[gr.b1];
-            if b1.is_dynamic() {
-                b1.linear_velocity_in_world += lin * (d * b1.inv_mass);
-                b1.angular_velocity_in_world += ang1w * d;
-            }
-            let b2 = &mut self.bodies[gr.b2];
-            if b2.is_dynamic() {
-                b2.linear_velocity_in_world -= lin * (d * b2.inv_mass);
-                b2.angular_velocity_in_world += ang2w * d;
             }
         }
         self.apply_newton_gain();
         Some(residual)
     }
 
-    /// Collects the rows of all elements (current rows) and factors J M⁻¹ Jᵀ + diag(1/soft)
-    /// within its envelope.
+    /// Collects the rows of all elements (current rows), a block per element, and factors
+    /// J M⁻¹ Jᵀ + diag(1/soft) within its block profile.
     fn assemble_and_factor(&mut self) -> Option<()> {
         let h = self.params.dt_secs;
-        self.global_rows.clear();
+        self.global_blocks.clear();
+        let newton = self.newton_active;
+        if newton && self.newton_inertia_stale {
+            self.newton_inertia_from_turning();
+        }
+        let weight = |b: BodyId, ang: &Vector3<f64>, plain: &Vector3<f64>| {
+            if newton {
+                self.newton_inv_inertia[b] * ang
+            } else {
+                *plain
+            }
+        };
         for (i, j) in self.joints.iter().enumerate() {
             let blk = &self.joint_blocks[i];
+            self.global_blocks
+                .push(GlobalBlock::new(BlockOwner::Joint(i), j.body1, j.body2));
+            let gb = self.global_blocks.last_mut().expect("just pushed");
             for k in 0..j.rows() {
-                self.global_rows.push(GlobalRow {
-                    owner: RowOwner::Joint,
-                    b1: j.body1,
-                    b2: j.body2,
-                    row: blk.rows[k],
-                    ang1w: blk.ang1w[k],
-                    ang2w: blk.ang2w[k],
-                    inv_soft: 0.0,
-                });
+                let row = &blk.rows[k];
+                let w1 = weight(j.body1, &row.ang1, &blk.ang1w[k]);
+                let w2 = weight(j.body2, &row.ang2, &blk.ang2w[k]);
+                gb.push(row, &w1, &w2, 0.0);
             }
         }
         for (i, s) in self.springs.iter().enumerate() {
             let r = &self.spring_rows[i];
             let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
             if r.active && soft > 0.0 {
-                self.global_rows.push(GlobalRow {
-                    owner: RowOwner::Spring(i),
-                    b1: s.body1,
-                    b2: s.body2,
-                    row: r.row,
-                    ang1w: r.ang1w,
-                    ang2w: r.ang2w,
-                    inv_soft: 1.0 / soft,
-                });
+                let mut gb = GlobalBlock::new(BlockOwner::Spring(i), s.body1, s.body2);
+                let w1 = weight(s.body1, &r.row.ang1, &r.ang1w);
+                let w2 = weight(s.body2, &r.row.ang2, &r.ang2w);
+                gb.push(&r.row, &w1, &w2, 1.0 / soft);
+                self.global_blocks.push(gb);
             }
         }
         if let Some(s) = self.stylus {
             let blk = &self.stylus_block;
             let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
+            let mut gb = GlobalBlock::new(BlockOwner::Stylus, s.body, GROUND);
             for k in 0..3 {
                 let e = Vector3::ith(k, 1.0);
-                self.global_rows.push(GlobalRow {
-                    owner: RowOwner::Stylus(k),
-                    b1: s.body,
-                    b2: GROUND,
-                    row: Row {
-                        lin: e,
-                        ang1: blk.arm.cross(&e),
-                        ang2: Vector3::zeros(),
-                    },
-                    ang1w: blk.ang_w[k],
-                    ang2w: Vector3::zeros(),
-                    inv_soft: 1.0 / soft,
-                });
+                let row = Row {
+                    lin: e,
+                    ang1: blk.arm.cross(&e),
+                    ang2: Vector3::zeros(),
+                };
+                let w1 = weight(s.body, &row.ang1, &blk.ang_w[k]);
+                gb.push(&row, &w1, &Vector3::zeros(), 1.0 / soft);
             }
+            self.global_blocks.push(gb);
         }
-        let n = self.global_rows.len();
-        if self.newton_active {
-            if self.newton_inertia_stale {
-                self.newton_inertia_from_turning();
-            }
-            for gr in &mut self.global_rows {
-                gr.ang1w = self.newton_inv_inertia[gr.b1] * gr.row.ang1;
-                gr.ang2w = self.newton_inv_inertia[gr.b2] * gr.row.ang2;
-            }
-        }
-        // The envelope: a row couples back to the first earlier row that acts on one of its
-        // moving bodies.
-        self.body_first_row.fill(usize::MAX);
-        for a in 0..n {
-            let ra = self.global_rows[a];
+        let nb = self.global_blocks.len();
+        // The profile: a block couples back to the first earlier block that acts on one of
+        // its moving bodies.
+        self.body_first_block.fill(usize::MAX);
+        for (a, gb) in self.global_blocks.iter().enumerate() {
             let mut first = a;
-            for b in [ra.b1, ra.b2] {
+            for b in [gb.b1, gb.b2] {
                 if self.bodies[b].is_dynamic() {
-                    let f = &mut self.body_first_row[b];
+                    let f = &mut self.body_first_block[b];
                     if *f == usize::MAX {
                         *f = a;
                     }
@@ -1402,38 +1478,33 @@ impl Simulation {
             }
             self.dense_first[a] = first;
         }
-        // Matrix (lower triangle is enough for the factorisation).
-        for a in 0..n {
-            let ra = self.global_rows[a];
-            let (im1, im2) = (self.bodies[ra.b1].inv_mass, self.bodies[ra.b2].inv_mass);
-            let row_a = &mut self.dense[a * n..a * n + n];
-            for c in self.dense_first[a]..=a {
-                let rc = &self.global_rows[c];
-                let ll = ra.row.lin.dot(&rc.row.lin);
-                let mut v = 0.0;
-                if ra.b1 == rc.b1 {
-                    v += im1 * ll + ra.row.ang1.dot(&rc.ang1w);
+        self.dense
+            .begin(nb, |a| self.dense_first[a], |a| self.global_blocks[a].rows);
+        let blocks = &self.global_blocks;
+        for (a, ga) in blocks.iter().enumerate() {
+            for (c, gc) in blocks
+                .iter()
+                .enumerate()
+                .take(a + 1)
+                .skip(self.dense_first[a])
+            {
+                // Off-diagonal blocks go in transposed: block (c, a) of the matrix.
+                let block = self.dense.block_mut(a, c);
+                let (im1, im2) = (self.bodies[gc.b1].inv_mass, self.bodies[gc.b2].inv_mass);
+                coupling_block(block, gc, ga, im1, im2);
+                if c == a {
+                    for (r, row) in block.iter_mut().enumerate() {
+                        // Padding rows are decoupled unit rows.
+                        row[r] = if r < ga.rows {
+                            row[r] + ga.inv_soft[r]
+                        } else {
+                            1.0
+                        };
+                    }
                 }
-                if ra.b1 == rc.b2 {
-                    v += ra.row.ang1.dot(&rc.ang2w) - im1 * ll;
-                }
-                if ra.b2 == rc.b1 {
-                    v += ra.row.ang2.dot(&rc.ang1w) - im2 * ll;
-                }
-                if ra.b2 == rc.b2 {
-                    v += im2 * ll + ra.row.ang2.dot(&rc.ang2w);
-                }
-                row_a[c] = v;
             }
-            row_a[a] += ra.inv_soft;
         }
-        super::dense::factor_in_place(
-            &mut self.dense,
-            &self.dense_first,
-            n,
-            DENSE_REGULARISATION,
-            &mut self.dense_inv_diag,
-        )
+        self.dense.factor(DENSE_REGULARISATION)
     }
 
     /// The spring residual g(λ) of the current linearisation (an impulse, N·s).
@@ -2208,6 +2279,29 @@ fn newton_gain_of(inertia: &Matrix3<f64>, a: &Matrix3<f64>) -> Option<Matrix3<f6
 /// Σ ψₖ² over the rows of `joint`.
 fn squared_norm(joint: &Joint, psi: &BlockVector) -> f64 {
     psi[..joint.rows()].iter().map(|v| v * v).sum()
+}
+
+/// Applies the impulse `d` along one row (linear part `lin`, M⁻¹-weighted angular parts) to
+/// its two bodies.
+fn apply_row_impulse(
+    bodies: &mut [Body],
+    b1: BodyId,
+    b2: BodyId,
+    lin: &Vector3<f64>,
+    ang1w: &Vector3<f64>,
+    ang2w: &Vector3<f64>,
+    d: f64,
+) {
+    let body1 = &mut bodies[b1];
+    if body1.is_dynamic() {
+        body1.linear_velocity_in_world += lin * (d * body1.inv_mass);
+        body1.angular_velocity_in_world += ang1w * d;
+    }
+    let body2 = &mut bodies[b2];
+    if body2.is_dynamic() {
+        body2.linear_velocity_in_world -= lin * (d * body2.inv_mass);
+        body2.angular_velocity_in_world += ang2w * d;
+    }
 }
 
 /// Applies a joint's impulse `delta` (one entry per row) along its rows to its two bodies.
