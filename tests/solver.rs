@@ -496,6 +496,39 @@ struct Precession {
     max_energy_drift: f64,
 }
 
+impl Precession {
+    /// Asserts the body rates drifted by less than `rate_rad_per_s`, |L| and the energy by less
+    /// than `relative`, and the precession angle is within 1e-3 of Euler's rate.
+    fn assert_within(&self, rate_rad_per_s: f64, relative: f64) {
+        assert!(
+            self.max_axial_rate_drift < rate_rad_per_s,
+            "Ω₃ drifted by {}",
+            self.max_axial_rate_drift
+        );
+        assert!(
+            self.max_transverse_rate_drift < rate_rad_per_s,
+            "|Ω⊥| drifted by {}",
+            self.max_transverse_rate_drift
+        );
+        assert!(
+            self.max_momentum_drift < relative,
+            "|L| drifted by {}",
+            self.max_momentum_drift
+        );
+        assert!(
+            self.max_energy_drift < relative,
+            "the energy drifted by {}",
+            self.max_energy_drift
+        );
+        assert!(
+            (self.turned_rad - self.expected_rad).abs() < 1e-3 * self.expected_rad.abs(),
+            "turned {} rad, expected {} rad",
+            self.turned_rad,
+            self.expected_rad
+        );
+    }
+}
+
 fn precess(params: ar_multibody::sim::SolverParams, steps: usize) -> Precession {
     let inertia = Vector3::new(2.0e-3, 2.0e-3, 1.0e-3);
     let omega0 = Vector3::new(1.0, 0.0, 10.0);
@@ -558,60 +591,9 @@ fn a_free_symmetric_body_precesses_at_the_euler_rate() {
         ..SolverParams::default()
     };
     let p = precess(tight, 200);
-    assert!(
-        p.max_axial_rate_drift < 1e-9,
-        "Ω₃ drifted by {}",
-        p.max_axial_rate_drift
-    );
-    assert!(
-        p.max_transverse_rate_drift < 1e-9,
-        "|Ω⊥| drifted by {}",
-        p.max_transverse_rate_drift
-    );
-    assert!(
-        p.max_momentum_drift < 1e-9,
-        "|L| drifted by {}",
-        p.max_momentum_drift
-    );
-    assert!(
-        p.max_energy_drift < 1e-9,
-        "the energy drifted by {}",
-        p.max_energy_drift
-    );
-    assert!(
-        (p.turned_rad - p.expected_rad).abs() < 1e-3 * p.expected_rad.abs(),
-        "turned {} rad, expected {} rad",
-        p.turned_rad,
-        p.expected_rad
-    );
-
+    p.assert_within(1e-9, 1e-9);
     let p = precess(SolverParams::default(), 200);
-    assert!(
-        p.max_axial_rate_drift < 1e-5,
-        "Ω₃ drifted by {}",
-        p.max_axial_rate_drift
-    );
-    assert!(
-        p.max_transverse_rate_drift < 1e-5,
-        "|Ω⊥| drifted by {}",
-        p.max_transverse_rate_drift
-    );
-    assert!(
-        p.max_momentum_drift < 1e-6,
-        "|L| drifted by {}",
-        p.max_momentum_drift
-    );
-    assert!(
-        p.max_energy_drift < 1e-6,
-        "the energy drifted by {}",
-        p.max_energy_drift
-    );
-    assert!(
-        (p.turned_rad - p.expected_rad).abs() < 1e-3 * p.expected_rad.abs(),
-        "turned {} rad, expected {} rad",
-        p.turned_rad,
-        p.expected_rad
-    );
+    p.assert_within(1e-5, 1e-6);
 }
 
 /// The tennis-racket (Dzhanibekov) effect: a spin about the intermediate principal axis is

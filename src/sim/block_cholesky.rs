@@ -22,7 +22,8 @@ pub type Block = [[f64; BLOCK]; BLOCK];
 /// A vector of one block's rows.
 pub type Lanes = [f64; BLOCK];
 
-const ZERO: Block = [[0.0; BLOCK]; BLOCK];
+/// The zero block.
+pub const ZERO: Block = [[0.0; BLOCK]; BLOCK];
 
 /// The matrix, then its factor, by blocks. Nothing is allocated after
 /// [`BlockCholesky::with_capacity`].
@@ -53,21 +54,12 @@ impl BlockCholesky {
         }
     }
 
-    /// Number of block rows of the current system.
-    pub fn len(&self) -> usize {
-        self.nb
-    }
-
-    /// Whether the current system has no blocks.
-    pub fn is_empty(&self) -> bool {
-        self.nb == 0
-    }
-
     /// Starts a system of `nb` block rows (at most the capacity) whose block row i is non-zero
     /// from block column `first(i)` (at most i) and has `size(i)` rows; the rest of its
-    /// [`BLOCK`] rows are padding, with zero entries and a unit diagonal. Every block inside the profile must then be
-    /// set with [`Self::block_mut`] before [`Self::factor`]: the diagonal blocks as they are,
-    /// the off-diagonal ones transposed (block (i, j) gets A_ijᵀ).
+    /// [`BLOCK`] rows are padding, with zero entries and a unit diagonal. Every block inside
+    /// the profile must then be set with [`Self::block_mut`] before [`Self::factor`]: the
+    /// diagonal blocks as they are, the off-diagonal ones transposed (block (i, j) gets
+    /// A_ijᵀ).
     pub fn begin(
         &mut self,
         nb: usize,
@@ -82,12 +74,6 @@ impl BlockCholesky {
             self.size[i] = size(i).min(BLOCK);
             self.offset[i + 1] = self.offset[i] + (i - self.first[i] + 1);
         }
-    }
-
-    /// First block column of block row `i`.
-    #[inline]
-    pub fn first(&self, i: usize) -> usize {
-        self.first[i]
     }
 
     /// Block (i, j) of the matrix, for `first(i) ≤ j ≤ i`.

@@ -36,11 +36,11 @@
 //!      joint solves its own block (over-relaxed by `relaxation`), until the largest
 //!      row-velocity correction is below `velocity_tolerance`, or
 //!    - [`SolverMethod::Direct`] (default): the same rows coupled in one block-profile
-//!      Cholesky factorisation ([`super::block_cholesky`], a block per element), one solve. The matrix is factored once per step,
-//!      at the first rows; later linearisations, whose rows have been refreshed, reuse that
-//!      factor (a chord, or simplified Newton, iteration: the rows move by O(h·ω) within a
-//!      step) and factor again only when a solve reduced the nonlinear residual by less than
-//!      `CHORD_CONTRACTION`. The increments are always applied along the current rows.
+//!      Cholesky factorisation ([`super::block_cholesky`], a block per element), one solve.
+//!      The matrix is factored once per step, at the first rows; later linearisations, whose
+//!      rows have been refreshed, reuse that factor (a chord, or simplified Newton,
+//!      iteration: the rows move by O(h·ω) within a step) and factor again only when a solve
+//!      reduced the nonlinear residual by less than `CHORD_CONTRACTION`. The increments are always applied along the current rows.
 //!
 //!    Linearisations repeat (Newton) until the nonlinear residual is below the round's
 //!    tolerance (m/s; ψ error / h). Then the rows are re-evaluated at the new prediction and
@@ -62,9 +62,8 @@
 //!    refreshes have shown their contraction θ, the last refresh is skipped when θ/(1 − θ)
 //!    times the last change is under the tolerance and ψ is closed (the stopping rule of
 //!    simplified Newton iterations). A planar swing then needs about 3.5 solves per step.
-//!    After a jump in the loads (clip, release, a split step)
-//!    the step starts plain, and after the gain has made a refresh diverge the next 20 steps
-//!    do. A step whose last refresh still moved the velocities by more than 100× the
+//!    After a jump in the loads (clip, release, a split step) the step starts plain, and
+//!    after the gain has made a refresh diverge the next 20 steps do. A step whose last refresh still moved the velocities by more than 100× the
 //!    tolerance is rejected and split (see [`Simulation::step`]): a violent motion that the
 //!    step cannot resolve is then computed with shorter steps instead of gaining energy.
 //! 5. **Integrate positions**: x += h v̄, q ← normalise(q + h/2 ω̄ ⊗ q); the angular velocity
@@ -91,7 +90,7 @@ use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 use super::block::{
     is_positive_definite3, spd_inverse3, BlockMatrix, BlockVector, CholeskyBlock, MAX_ROWS,
 };
-use super::block_cholesky::{Block, BlockCholesky, Lanes, BLOCK};
+use super::block_cholesky::{Block, BlockCholesky, Lanes, BLOCK, ZERO};
 use super::body::{advance_rotation, Body, BodyId, Pose, GROUND};
 use super::diagnostics::{EnergyLedger, StepDiagnostics, MIN_REFERENCE_ENERGY_J};
 use super::error::SimError;
@@ -318,7 +317,7 @@ fn add_outer(out: &mut Block, x: &[Lanes; 3], rows: usize, y: &[Lanes; 3], scale
 
 /// Block (a, c) of J M⁻¹ Jᵀ: the sum over the moving bodies the two elements share.
 fn coupling_block(out: &mut Block, a: &GlobalBlock, c: &GlobalBlock, im1: f64, im2: f64) {
-    *out = [[0.0; BLOCK]; BLOCK];
+    *out = ZERO;
     let (s11, s12, s21, s22) = (a.b1 == c.b1, a.b1 == c.b2, a.b2 == c.b1, a.b2 == c.b2);
     let mut lin = 0.0;
     if s11 {
@@ -1381,8 +1380,15 @@ impl Simulation {
                     let d = rhs[0];
                     let r = &mut self.spring_rows[i];
                     r.lambda += d;
-                    let (lin, ang1w, ang2w) = (r.row.lin, r.ang1w, r.ang2w);
-                    apply_row_impulse(&mut self.bodies, gb.b1, gb.b2, &lin, &ang1w, &ang2w, d);
+                    apply_row_impulse(
+                        &mut self.bodies,
+                        gb.b1,
+                        gb.b2,
+                        &r.row.lin,
+                        &r.ang1w,
+                        &r.ang2w,
+                        d,
+                    );
                 }
                 BlockOwner::Stylus => {
                     for (k, d) in rhs.iter().enumerate().take(3) {
@@ -2054,16 +2060,15 @@ impl Simulation {
     }
 
     fn apply_soft_impulse(&mut self, b1: BodyId, b2: BodyId, r: &SoftRow, delta: f64) {
-        let body1 = &mut self.bodies[b1];
-        if body1.is_dynamic() {
-            body1.linear_velocity_in_world += r.row.lin * (delta * body1.inv_mass);
-            body1.angular_velocity_in_world += r.ang1w * delta;
-        }
-        let body2 = &mut self.bodies[b2];
-        if body2.is_dynamic() {
-            body2.linear_velocity_in_world -= r.row.lin * (delta * body2.inv_mass);
-            body2.angular_velocity_in_world += r.ang2w * delta;
-        }
+        apply_row_impulse(
+            &mut self.bodies,
+            b1,
+            b2,
+            &r.row.lin,
+            &r.ang1w,
+            &r.ang2w,
+            delta,
+        );
     }
 
     fn apply_stylus_impulse(&mut self, body: BodyId, blk: &StylusBlock, delta: &Vector3<f64>) {
