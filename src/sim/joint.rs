@@ -149,13 +149,41 @@ impl Joint {
         self.kind.rows()
     }
 
+    /// The joint's attachment vectors in the world at the poses `p1`, `p2`.
+    pub(crate) fn geometry(&self, p1: &Pose, p2: &Pose) -> JointGeometry {
+        let mut g = JointGeometry {
+            x1: p1.x,
+            x2: p2.x,
+            r1: p1.r * self.anchor1_in_body1,
+            r2: p2.r * self.anchor2_in_body2,
+            ..JointGeometry::default()
+        };
+        if matches!(self.kind, JointKind::Prismatic | JointKind::Slot) {
+            g.slide_perp = self.slide_perp_in_body1.map(|b| p1.r * b);
+        }
+        match self.kind {
+            JointKind::Hinge | JointKind::Slot => {
+                g.axis = p1.r * self.hinge_axis_in_body1;
+                g.hinge_perp = self.hinge_perp_in_body2.map(|u| p2.r * u);
+            }
+            JointKind::Prismatic | JointKind::Fixed => {
+                g.lock = lock_error(&p1.q, &self.body1_from_body2_rotation, &p2.q);
+            }
+            JointKind::Ball => {}
+        }
+        g
+    }
+
     /// Position-level constraint ψ at the given poses (first `rows()` entries).
     pub(crate) fn psi(&self, p1: &Pose, p2: &Pose) -> BlockVector {
+        self.psi_of(&self.geometry(p1, p2))
+    }
+
+    /// Position-level constraint ψ of the geometry `g` (first `rows()` entries).
+    pub(crate) fn psi_of(&self, g: &JointGeometry) -> BlockVector {
         let mut psi = [0.0; MAX_ROWS];
-        let r1 = p1.r * self.anchor1_in_body1;
-        let r2 = p2.r * self.anchor2_in_body2;
-        let a1 = p1.x + r1;
-        let a2 = p2.x + r2;
+        let a1 = g.x1 + g.r1;
+        let a2 = g.x2 + g.r2;
         let mut i = 0;
         match self.kind {
             JointKind::Ball | JointKind::Hinge | JointKind::Fixed => {
@@ -167,38 +195,31 @@ impl Joint {
             }
             JointKind::Prismatic | JointKind::Slot => {
                 let d = a2 - a1;
-                for b in &self.slide_perp_in_body1 {
-                    psi[i] = d.dot(&(p1.r * b));
+                for b in &g.slide_perp {
+                    psi[i] = d.dot(b);
                     i += 1;
                 }
             }
         }
         match self.kind {
             JointKind::Hinge | JointKind::Slot => {
-                let a = p1.r * self.hinge_axis_in_body1;
-                for u in &self.hinge_perp_in_body2 {
-                    psi[i] = a.dot(&(p2.r * u));
+                for u in &g.hinge_perp {
+                    psi[i] = g.axis.dot(u);
                     i += 1;
                 }
             }
             JointKind::Prismatic | JointKind::Fixed => {
-                let e = lock_error(&p1.q, &self.body1_from_body2_rotation, &p2.q);
-                psi[i] = e.x;
-                psi[i + 1] = e.y;
-                psi[i + 2] = e.z;
+                psi[i] = g.lock.x;
+                psi[i + 1] = g.lock.y;
+                psi[i + 2] = g.lock.z;
             }
             JointKind::Ball => {}
         }
         psi
     }
 
-    /// Jacobian rows for the step from poses `s` (start) to `e` (end), built from the mean of
-    /// the start and end world vectors (anchor arms, axes). Because the solver turns bodies
-    /// with the Cayley map (see [`super::body::advance_rotation`]), for which
-    /// R' r − R r = h ω̄ × (R r + R' r)/2 holds exactly, these rows satisfy
-    /// ψ(e) − ψ(s) = h J v̄ exactly for point, slide and hinge rows: the constraint impulses
-    /// then do no work over a step in which ψ stays zero, which is what keeps the energy
-    /// balance exact. With `s == e` they are the ordinary Jacobian at that pose.
+    /// Jacobian rows for the step from poses `s` (start) to `e` (end); see [`Self::rows_of`].
+    #[cfg(test)]
     pub(crate) fn jacobian(
         &self,
         p1s: &Pose,
@@ -207,8 +228,19 @@ impl Joint {
         p2e: &Pose,
         rows: &mut [Row; MAX_ROWS],
     ) {
-        let r1 = (p1s.r * self.anchor1_in_body1 + p1e.r * self.anchor1_in_body1) * 0.5;
-        let r2 = (p2s.r * self.anchor2_in_body2 + p2e.r * self.anchor2_in_body2) * 0.5;
+        self.rows_of(&self.geometry(p1s, p2s), &self.geometry(p1e, p2e), rows);
+    }
+
+    /// Jacobian rows for the step from geometry `s` (start) to `e` (end), built from the mean
+    /// of the start and end world vectors (anchor arms, axes). Because the solver turns
+    /// bodies with the Cayley map (see [`super::body::advance_rotation`]), for which
+    /// R' r − R r = h ω̄ × (R r + R' r)/2 holds exactly, these rows satisfy
+    /// ψ(e) − ψ(s) = h J v̄ exactly for point, slide and hinge rows: the constraint impulses
+    /// then do no work over a step in which ψ stays zero, which is what keeps the energy
+    /// balance exact. With `s == e` they are the ordinary Jacobian at that pose.
+    pub(crate) fn rows_of(&self, s: &JointGeometry, e: &JointGeometry, rows: &mut [Row; MAX_ROWS]) {
+        let r1 = (s.r1 + e.r1) * 0.5;
+        let r2 = (s.r2 + e.r2) * 0.5;
         let mut i = 0;
         match self.kind {
             JointKind::Ball | JointKind::Hinge | JointKind::Fixed => {
@@ -224,9 +256,9 @@ impl Joint {
             }
             JointKind::Prismatic | JointKind::Slot => {
                 // d = p₂ − p₁ also turns with body 1, hence the extra term in ang1.
-                let d = ((p2s.x - p1s.x) + (p2e.x - p1e.x)) * 0.5 + r2 - r1;
-                for b in &self.slide_perp_in_body1 {
-                    let b = (p1s.r * b + p1e.r * b) * 0.5;
+                let d = ((s.x2 - s.x1) + (e.x2 - e.x1)) * 0.5 + r2 - r1;
+                for (bs, be) in s.slide_perp.iter().zip(&e.slide_perp) {
+                    let b = (bs + be) * 0.5;
                     rows[i] = Row {
                         lin: -b,
                         ang1: -(r1 + d).cross(&b),
@@ -238,9 +270,9 @@ impl Joint {
         }
         match self.kind {
             JointKind::Hinge | JointKind::Slot => {
-                let a = (p1s.r * self.hinge_axis_in_body1 + p1e.r * self.hinge_axis_in_body1) * 0.5;
-                for u in &self.hinge_perp_in_body2 {
-                    let c = a.cross(&((p2s.r * u + p2e.r * u) * 0.5));
+                let a = (s.axis + e.axis) * 0.5;
+                for (us, ue) in s.hinge_perp.iter().zip(&e.hinge_perp) {
+                    let c = a.cross(&((us + ue) * 0.5));
                     rows[i] = Row {
                         lin: Vector3::zeros(),
                         ang1: c,
@@ -267,22 +299,21 @@ impl Joint {
 
 impl Joint {
     /// How the torques of this joint's impulses `lambda` on its two bodies change with each
-    /// body's own end-of-step angular velocity, (∂τ₁/∂ω₁′, ∂τ₂/∂ω₂′), at the poses `p1`, `p2`
-    /// (N·m·s per rad/s). The midpoint arms and axes turn with the body: r̄ = (r + r′)/2 with
-    /// r′ = cay(h ω̄) r and ω̄ = (ω₀ + ω′)/2, so ∂r̄/∂ω′ = −(h/4)[r]×, and a torque r̄ × F
-    /// changes by (h/4)[F]×[r]×. This is the geometric stiffness of the step: the solver's
-    /// Newton iteration needs it (see `Simulation::update_newton_inertia`). Cross terms between
-    /// the two bodies and the turning of a slide's force with body 1 are left out; they only
-    /// slow the iteration down, they do not change its solution.
+    /// body's own end-of-step angular velocity, (∂τ₁/∂ω₁′, ∂τ₂/∂ω₂′), at the geometry `g` of
+    /// the step's start poses (N·m·s per rad/s). The midpoint arms and axes turn with the
+    /// body: r̄ = (r + r′)/2 with r′ = cay(h ω̄) r and ω̄ = (ω₀ + ω′)/2, so
+    /// ∂r̄/∂ω′ = −(h/4)[r]×, and a torque r̄ × F changes by (h/4)[F]×[r]×. This is the
+    /// geometric stiffness of the step: the solver's Newton iteration needs it (see
+    /// `Simulation::update_newton_inertia`). Cross terms between the two bodies and the
+    /// turning of a slide's force with body 1 are left out; they only slow the iteration
+    /// down, they do not change its solution.
     pub(crate) fn turning_stiffness(
         &self,
-        p1: &Pose,
-        p2: &Pose,
+        g: &JointGeometry,
         lambda: &BlockVector,
         dt_secs: f64,
     ) -> (Matrix3<f64>, Matrix3<f64>) {
-        let r1 = p1.r * self.anchor1_in_body1;
-        let r2 = p2.r * self.anchor2_in_body2;
+        let (r1, r2) = (&g.r1, &g.r2);
         let mut a1 = Matrix3::zeros();
         let mut a2 = Matrix3::zeros();
         let mut i = 0;
@@ -290,38 +321,58 @@ impl Joint {
             JointKind::Ball | JointKind::Hinge | JointKind::Fixed => {
                 // τ₁ = r̄₁ × Λ, τ₂ = r̄₂ × (−Λ).
                 let f = Vector3::new(lambda[0], lambda[1], lambda[2]);
-                a1 += cross_cross(&f, &r1);
-                a2 -= cross_cross(&f, &r2);
+                a1 += cross_cross(&f, r1);
+                a2 -= cross_cross(&f, r2);
                 i = 3;
             }
             JointKind::Prismatic | JointKind::Slot => {
                 // Force B = Σ λₖ b̄ₖ on body 2 at its anchor, −B on body 1 at the same point:
                 // body 1's arm p = x₂ + r₂ − x₁ does not turn with it, its b̄ₖ do.
                 let mut b = Vector3::zeros();
-                for perp in &self.slide_perp_in_body1 {
-                    b += (p1.r * perp) * lambda[i];
+                for perp in &g.slide_perp {
+                    b += perp * lambda[i];
                     i += 1;
                 }
-                let p = p2.x + r2 - p1.x;
+                let p = g.x2 + r2 - g.x1;
                 a1 += cross_cross(&p, &b);
-                a2 += cross_cross(&b, &r2);
+                a2 += cross_cross(&b, r2);
             }
         }
         if matches!(self.kind, JointKind::Hinge | JointKind::Slot) {
             // τ₁ = ā × U, τ₂ = −ā × U with U = Σ μₖ ūₖ; ā turns with body 1, ūₖ with body 2.
-            let a = p1.r * self.hinge_axis_in_body1;
+            let a = &g.axis;
             let mut u = Vector3::zeros();
-            for perp in &self.hinge_perp_in_body2 {
-                u += (p2.r * perp) * lambda[i];
+            for perp in &g.hinge_perp {
+                u += perp * lambda[i];
                 i += 1;
             }
-            a1 += cross_cross(&u, &a);
-            a2 += cross_cross(&a, &u);
+            a1 += cross_cross(&u, a);
+            a2 += cross_cross(a, &u);
         }
         // Lock rows have constant Jacobians: no turning stiffness.
         let q = 0.25 * dt_secs;
         (a1 * q, a2 * q)
     }
+}
+
+/// A joint's attachment vectors in the world at one pair of poses: what its ψ, its rows and
+/// its turning stiffness are made from. The solver keeps those of the step's start and of
+/// the current prediction, so that each body's rotation turns them once per pose.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct JointGeometry {
+    /// Positions of the two bodies (m).
+    x1: Vector3<f64>,
+    x2: Vector3<f64>,
+    /// Anchor arms from each body's position to its anchor (m).
+    r1: Vector3<f64>,
+    r2: Vector3<f64>,
+    /// Hinge axis (turns with body 1) and its perpendiculars (turn with body 2).
+    axis: Vector3<f64>,
+    hinge_perp: [Vector3<f64>; 2],
+    /// Perpendiculars of the slide axis (turn with body 1).
+    slide_perp: [Vector3<f64>; 2],
+    /// Relative-orientation error of the lock rows.
+    lock: Vector3<f64>,
 }
 
 /// [x]×[y]× = y xᵀ − (x·y) I, without forming the two cross-product matrices.
@@ -477,7 +528,7 @@ mod tests {
                     }
                     t[b]
                 };
-                let (k1, k2) = j.turning_stiffness(&s1, &s2, &lambda, h);
+                let (k1, k2) = j.turning_stiffness(&j.geometry(&s1, &s2), &lambda, h);
                 let eps = 1.0e-6;
                 for (b, k) in [(0, k1), (1, k2)] {
                     for c in 0..3 {

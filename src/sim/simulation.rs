@@ -95,7 +95,7 @@ use super::body::{advance_rotation, Body, BodyId, Pose, GROUND};
 use super::diagnostics::{EnergyLedger, StepDiagnostics, MIN_REFERENCE_ENERGY_J};
 use super::error::SimError;
 use super::grab::GrabPoint;
-use super::joint::{cross_cross, Joint, Row};
+use super::joint::{cross_cross, Joint, JointGeometry, Row};
 use super::spring::Spring;
 use super::stylus::{StylusAttachment, StylusTarget};
 
@@ -223,8 +223,12 @@ struct JointBlock {
     ang2w: [Vector3<f64>; MAX_ROWS],
     factor: CholeskyBlock,
     psi_start: BlockVector,
+    /// Attachment vectors at the step's start poses.
+    geometry_start: JointGeometry,
     /// ψ at the current predicted end poses (valid while `psi_pred_valid`).
     psi_pred: BlockVector,
+    /// Attachment vectors at the current predicted end poses (valid with `psi_pred`).
+    geometry_pred: JointGeometry,
     /// Target of J̄ v in the current linearisation.
     bias: BlockVector,
     lambda: BlockVector,
@@ -1552,6 +1556,7 @@ impl Simulation {
     /// first linearisation and at each row refresh); for the sweeps it also factors the
     /// per-element blocks.
     fn update_rows(&mut self) {
+        self.evaluate_predicted_psi();
         for i in 0..self.joints.len() {
             self.update_joint_rows(i);
         }
@@ -1765,8 +1770,7 @@ impl Simulation {
             *a = Matrix3::zeros();
         }
         for (j, blk) in self.joints.iter().zip(&self.joint_blocks) {
-            let (a1, a2) =
-                j.turning_stiffness(&self.start[j.body1], &self.start[j.body2], &blk.lambda, h);
+            let (a1, a2) = j.turning_stiffness(&blk.geometry_start, &blk.lambda, h);
             self.turning[j.body1] += a1;
             self.turning[j.body2] += a2;
         }
@@ -1871,7 +1875,8 @@ impl Simulation {
             return;
         }
         for (j, blk) in self.joints.iter().zip(self.joint_blocks.iter_mut()) {
-            blk.psi_pred = j.psi(&self.predicted[j.body1], &self.predicted[j.body2]);
+            blk.geometry_pred = j.geometry(&self.predicted[j.body1], &self.predicted[j.body2]);
+            blk.psi_pred = j.psi_of(&blk.geometry_pred);
         }
         self.psi_pred_valid = true;
     }
@@ -1881,12 +1886,8 @@ impl Simulation {
     fn prepare_joint_rows(&mut self, i: usize) {
         self.prepare_joint_psi(i);
         let j = &self.joints[i];
-        let (p1, p2) = (
-            Pose::of(&self.bodies[j.body1]),
-            Pose::of(&self.bodies[j.body2]),
-        );
         let blk = &mut self.joint_blocks[i];
-        j.jacobian(&p1, &p1, &p2, &p2, &mut blk.rows);
+        j.rows_of(&blk.geometry_start, &blk.geometry_start, &mut blk.rows);
         let (ii1, ii2) = (&self.inv_inertia[j.body1], &self.inv_inertia[j.body2]);
         for k in 0..j.rows() {
             blk.ang1w[k] = ii1 * blk.rows[k].ang1;
@@ -1895,14 +1896,12 @@ impl Simulation {
         self.joint_factors_valid = false;
     }
 
-    /// ψ of joint `i` at the start of the step.
+    /// ψ of joint `i` and its attachment vectors at the start of the step.
     fn prepare_joint_psi(&mut self, i: usize) {
         let j = &self.joints[i];
-        let (p1, p2) = (
-            Pose::of(&self.bodies[j.body1]),
-            Pose::of(&self.bodies[j.body2]),
-        );
-        self.joint_blocks[i].psi_start = j.psi(&p1, &p2);
+        let blk = &mut self.joint_blocks[i];
+        blk.geometry_start = j.geometry(&self.start[j.body1], &self.start[j.body2]);
+        blk.psi_start = j.psi_of(&blk.geometry_start);
     }
 
     /// Factors every joint's own block from its current rows, if that has not been done
@@ -1948,18 +1947,13 @@ impl Simulation {
         }
     }
 
-    /// Midpoint rows of joint `i` from the start and predicted poses.
+    /// Midpoint rows of joint `i` from the start and predicted poses (whose attachment
+    /// vectors [`Self::evaluate_predicted_psi`] has made).
     fn update_joint_rows(&mut self, i: usize) {
         let j = &self.joints[i];
         let (b1, b2, n) = (j.body1, j.body2, j.rows());
         let blk = &mut self.joint_blocks[i];
-        j.jacobian(
-            &self.start[b1],
-            &self.predicted[b1],
-            &self.start[b2],
-            &self.predicted[b2],
-            &mut blk.rows,
-        );
+        j.rows_of(&blk.geometry_start, &blk.geometry_pred, &mut blk.rows);
         let (ii1, ii2) = (&self.inv_inertia[b1], &self.inv_inertia[b2]);
         for k in 0..n {
             blk.ang1w[k] = ii1 * blk.rows[k].ang1;
@@ -2203,10 +2197,10 @@ impl Simulation {
     fn project_joint(&mut self, i: usize) {
         let j = &self.joints[i];
         let (b1, b2, n) = (j.body1, j.body2, j.rows());
-        let (p1, p2) = (Pose::of(&self.bodies[b1]), Pose::of(&self.bodies[b2]));
-        let psi = j.psi(&p1, &p2);
+        let g = j.geometry(&Pose::of(&self.bodies[b1]), &Pose::of(&self.bodies[b2]));
+        let psi = j.psi_of(&g);
         let mut rows = [Row::default(); MAX_ROWS];
-        j.jacobian(&p1, &p1, &p2, &p2, &mut rows);
+        j.rows_of(&g, &g, &mut rows);
         let mut delta: BlockVector = [0.0; MAX_ROWS];
         for k in 0..n {
             delta[k] = -psi[k];
