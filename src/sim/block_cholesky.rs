@@ -97,38 +97,50 @@ impl BlockCholesky {
     pub fn factor(&mut self, regularisation: f64) -> Option<()> {
         for i in 0..self.nb {
             let fi = self.first[i];
+            // Row i's blocks, after the rows before it (whose factor is done).
+            let (done, row_i) = self.blocks.split_at_mut(self.offset[i]);
+            let row_i = &mut row_i[..i - fi + 1];
             for j in fi..i {
                 // Sᵀ = A_ijᵀ − Σₖ L_jk L_ikᵀ, then L_ijᵀ = L_jj⁻¹ Sᵀ.
-                let mut st = *self.at(i, j);
-                for k in fi.max(self.first[j])..j {
-                    let rows = self.size[k];
-                    subtract_transposed_products(&mut st, self.at(j, k), self.at(i, k), rows);
+                let (left, rest) = row_i.split_at_mut(j - fi);
+                let st = &mut rest[0];
+                let (fj, oj) = (self.first[j], self.offset[j]);
+                for k in fi.max(fj)..j {
+                    subtract_transposed_products(
+                        st,
+                        &done[oj + k - fj],
+                        &left[k - fi],
+                        self.size[k],
+                    );
                 }
+                // Row c of L_jj⁻¹ Sᵀ needs rows 0..=c of Sᵀ: done from the last row up, in
+                // place. Rows past block j's size are padding and stay zero.
                 let inv = &self.diag_inv[j];
-                let mut lt = ZERO;
-                // Rows of lt past block j's size stay zero (padding).
-                for (c, ltc) in lt.iter_mut().enumerate().take(self.size[j]) {
-                    for (m, stm) in st.iter().enumerate().take(c + 1) {
-                        let d = inv[c][m];
-                        for (x, y) in ltc.iter_mut().zip(stm) {
+                let size_j = self.size[j];
+                for row in st.iter_mut().skip(size_j) {
+                    *row = [0.0; BLOCK];
+                }
+                for c in (0..size_j).rev() {
+                    let mut lt = [0.0; BLOCK];
+                    for (m, d) in inv[c].iter().enumerate().take(c + 1) {
+                        for (x, y) in lt.iter_mut().zip(&st[m]) {
                             *x += d * y;
                         }
                     }
+                    st[c] = lt;
                 }
-                *self.block_mut(i, j) = lt;
             }
-            let mut s = *self.at(i, i);
+            let (left, rest) = row_i.split_at_mut(i - fi);
+            let s = &mut rest[0];
             for (r, row) in s.iter_mut().enumerate() {
                 row[r] *= 1.0 + regularisation;
             }
-            for k in fi..i {
-                let t = *self.at(i, k);
-                subtract_transposed_products(&mut s, &t, &t, self.size[k]);
+            for (t, k) in left.iter().zip(fi..i) {
+                subtract_transposed_products(s, t, t, self.size[k]);
             }
             let size = self.size[i];
-            let (l, inv_diag) = cholesky(&s, size)?;
-            self.diag_inv[i] = lower_inverse(&l, &inv_diag, size);
-            *self.block_mut(i, i) = l;
+            let inv_diag = cholesky_in_place(s, size)?;
+            lower_inverse(s, &inv_diag, size, &mut self.diag_inv[i]);
         }
         Some(())
     }
@@ -183,43 +195,38 @@ fn subtract_transposed_products(s: &mut Block, a: &Block, b: &Block, rows: usize
     }
 }
 
-/// Lower Cholesky factor of a symmetric block (its lower triangle is read), or `None` if a
-/// pivot is not positive.
+/// Overwrites the lower triangle of a symmetric block with its Cholesky factor (the upper
+/// triangle and the padding rows are left as they are, and are not read again), or returns
+/// `None` if a pivot is not positive.
 ///
-/// Also returns the reciprocals of the factor's diagonal, so that no one divides again.
-fn cholesky(s: &Block, size: usize) -> Option<(Block, Lanes)> {
-    let mut l = ZERO;
+/// Returns the reciprocals of the factor's diagonal, so that no one divides again.
+fn cholesky_in_place(s: &mut Block, size: usize) -> Option<Lanes> {
     let mut inv_diag = [1.0; BLOCK];
-    // Padding rows: a unit diagonal, no coupling.
-    for (r, lr) in l.iter_mut().enumerate().skip(size) {
-        lr[r] = 1.0;
-    }
     for r in 0..size {
         for c in 0..=r {
-            let (lr, lc) = (&l[r], &l[c]);
             let mut v = s[r][c];
-            for (x, y) in lr.iter().zip(lc).take(c) {
-                v -= x * y;
+            for m in 0..c {
+                v -= s[r][m] * s[c][m];
             }
             if c == r {
                 if v.is_nan() || v <= 0.0 {
                     return None;
                 }
                 let d = v.sqrt();
-                l[r][r] = d;
+                s[r][r] = d;
                 inv_diag[r] = 1.0 / d;
             } else {
-                l[r][c] = v * inv_diag[c];
+                s[r][c] = v * inv_diag[c];
             }
         }
     }
-    Some((l, inv_diag))
+    Some(inv_diag)
 }
 
-/// Inverse of a lower-triangular block whose rows past `size` are unit rows, given the
-/// reciprocals of its diagonal.
-fn lower_inverse(l: &Block, inv_diag: &Lanes, size: usize) -> Block {
-    let mut inv = ZERO;
+/// Inverse of the lower-triangular factor in the first `size` rows of `l` (the rest are taken
+/// as unit rows), given the reciprocals of its diagonal.
+fn lower_inverse(l: &Block, inv_diag: &Lanes, size: usize, inv: &mut Block) {
+    *inv = ZERO;
     for (c, ic) in inv.iter_mut().enumerate().skip(size) {
         ic[c] = 1.0;
     }
@@ -233,7 +240,6 @@ fn lower_inverse(l: &Block, inv_diag: &Lanes, size: usize) -> Block {
             inv[r][c] = -v * inv_diag[r];
         }
     }
-    inv
 }
 
 /// L x for a lower-triangular block.

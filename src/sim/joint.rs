@@ -151,13 +151,18 @@ impl Joint {
 
     /// The joint's attachment vectors in the world at the poses `p1`, `p2`.
     pub(crate) fn geometry(&self, p1: &Pose, p2: &Pose) -> JointGeometry {
-        let mut g = JointGeometry {
-            x1: p1.x,
-            x2: p2.x,
-            r1: p1.r * self.anchor1_in_body1,
-            r2: p2.r * self.anchor2_in_body2,
-            ..JointGeometry::default()
-        };
+        let mut g = JointGeometry::default();
+        self.set_geometry(p1, p2, &mut g);
+        g
+    }
+
+    /// Sets `g` to the joint's attachment vectors at the poses `p1`, `p2` (in place: the
+    /// solver does this several times per step).
+    pub(crate) fn set_geometry(&self, p1: &Pose, p2: &Pose, g: &mut JointGeometry) {
+        g.x1 = p1.x;
+        g.x2 = p2.x;
+        g.r1 = p1.r * self.anchor1_in_body1;
+        g.r2 = p2.r * self.anchor2_in_body2;
         if matches!(self.kind, JointKind::Prismatic | JointKind::Slot) {
             g.slide_perp = self.slide_perp_in_body1.map(|b| p1.r * b);
         }
@@ -171,7 +176,6 @@ impl Joint {
             }
             JointKind::Ball => {}
         }
-        g
     }
 
     /// Position-level constraint ψ at the given poses (first `rows()` entries).

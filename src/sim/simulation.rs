@@ -1894,7 +1894,11 @@ impl Simulation {
             return;
         }
         for (j, blk) in self.joints.iter().zip(self.joint_blocks.iter_mut()) {
-            blk.geometry_pred = j.geometry(&self.predicted[j.body1], &self.predicted[j.body2]);
+            j.set_geometry(
+                &self.predicted[j.body1],
+                &self.predicted[j.body2],
+                &mut blk.geometry_pred,
+            );
             blk.psi_pred = j.psi_of(&blk.geometry_pred);
         }
         self.psi_pred_valid = true;
@@ -1919,7 +1923,11 @@ impl Simulation {
     fn prepare_joint_psi(&mut self, i: usize) {
         let j = &self.joints[i];
         let blk = &mut self.joint_blocks[i];
-        blk.geometry_start = j.geometry(&self.start[j.body1], &self.start[j.body2]);
+        j.set_geometry(
+            &self.start[j.body1],
+            &self.start[j.body2],
+            &mut blk.geometry_start,
+        );
         blk.psi_start = j.psi_of(&blk.geometry_start);
     }
 
