@@ -105,8 +105,8 @@ impl Body {
             (self.world_from_body_rotation * self.body_from_principal).to_rotation_matrix();
         let r = world_from_principal.matrix();
         (
-            r * Matrix3::from_diagonal(&self.principal_inertia_kg_m2) * r.transpose(),
-            r * Matrix3::from_diagonal(&self.inv_principal_inertia) * r.transpose(),
+            rotate_diagonal(r, &self.principal_inertia_kg_m2),
+            rotate_diagonal(r, &self.inv_principal_inertia),
         )
     }
 
@@ -123,6 +123,15 @@ impl Body {
                     + self.principal_inertia_kg_m2.y * w_principal.y * w_principal.y
                     + self.principal_inertia_kg_m2.z * w_principal.z * w_principal.z)
     }
+}
+
+/// R diag(d) Rᵀ, with the products that are zero left out (the same sums, in the same order,
+/// as the full matrix products: the solver calls this for every body every step).
+fn rotate_diagonal(r: &Matrix3<f64>, d: &Vector3<f64>) -> Matrix3<f64> {
+    let rd = Matrix3::from_fn(|i, k| r[(i, k)] * d[k]);
+    Matrix3::from_fn(|i, j| {
+        rd[(i, 0)] * r[(j, 0)] + rd[(i, 1)] * r[(j, 1)] + rd[(i, 2)] * r[(j, 2)]
+    })
 }
 
 /// Advances an orientation by a world angular velocity over `dt_secs` with the quaternion

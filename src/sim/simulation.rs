@@ -1063,7 +1063,11 @@ impl Simulation {
             self.save_velocities();
         }
         self.update_rows();
-        self.reapply_impulses();
+        self.reset_to_free_motion();
+        // (The coupled solve starts from zero impulses: there is nothing to apply yet.)
+        if self.params.method == SolverMethod::GaussSeidel {
+            self.apply_accumulated_impulses();
+        }
         if guess {
             // The rows belong to the guessed velocities: the Newton iterate is taken from
             // there (see the refresh below).
@@ -2186,6 +2190,13 @@ impl Simulation {
     /// I (ω′ − ω) = h (I ω̄) × ω̄ + impulses, whose gyroscopic part does no work
     /// (ω̄ · ((I ω̄) × ω̄) = 0) and keeps |I ω| of a free body.
     fn reapply_impulses(&mut self) {
+        self.reset_to_free_motion();
+        self.apply_accumulated_impulses();
+    }
+
+    /// Sets the velocities to v_free + the gyroscopic impulse's change (see
+    /// [`Self::reapply_impulses`]).
+    fn reset_to_free_motion(&mut self) {
         let h = self.params.dt_secs;
         for (i, b) in self.bodies.iter_mut().enumerate() {
             b.linear_velocity_in_world = self.v_free[i];
@@ -2196,7 +2207,6 @@ impl Simulation {
             }
             b.angular_velocity_in_world = w;
         }
-        self.apply_accumulated_impulses();
     }
 
     /// Applies every element's accumulated impulse λ along its current rows (joints, active
