@@ -1654,13 +1654,15 @@ impl Simulation {
     fn nonlinear_residual(&mut self) -> f64 {
         let h = self.params.dt_secs;
         let keep = 1.0 - self.params.beta;
-        let mut residual = 0.0_f64;
         self.evaluate_predicted_psi();
+        // The largest error, then one division (as h > 0, the same as the largest quotient).
+        let mut closure = 0.0_f64;
         for (j, blk) in self.joints.iter().zip(&self.joint_blocks) {
             for k in 0..j.rows() {
-                residual = residual.max((blk.closure_error(k, keep) / h).abs());
+                closure = closure.max(blk.closure_error(k, keep).abs());
             }
         }
+        let mut residual = closure / h;
         for (i, s) in self.springs.iter().enumerate() {
             let r = &self.spring_rows[i];
             if !r.active {
