@@ -439,6 +439,11 @@ pub struct Simulation {
     /// Whether `newton_inv_inertia` is older than `turning` (made again at the next
     /// factorisation).
     newton_inertia_stale: bool,
+    /// G I⁻¹ per body: what an impulse's torque does to ω in a solve with the Newton gain.
+    solve_inv_inertia: Vec<Matrix3<f64>>,
+    /// Angular impulses (N·m·s, world) gathered per body before they are turned into ω
+    /// ([`Self::flush_torques`]): one 3 × 3 product per body instead of one per row.
+    torque: Vec<Vector3<f64>>,
     /// Whether the Newton gain was renewed in the last step (and can start the next one).
     newton_renewed: bool,
     /// Per body, the velocity change the constraints made in the last step (linear,
@@ -531,6 +536,8 @@ impl Simulation {
             newton_inv_inertia: vec![Matrix3::zeros(); n],
             turning: vec![Matrix3::zeros(); n],
             newton_inertia_stale: false,
+            solve_inv_inertia: vec![Matrix3::zeros(); n],
+            torque: vec![Vector3::zeros(); n],
             newton_renewed: false,
             newton_gain: vec![Matrix3::identity(); n],
             newton_active: false,
@@ -1027,6 +1034,7 @@ impl Simulation {
         }
         if self.params.method == SolverMethod::GaussSeidel {
             self.apply_accumulated_impulses();
+            self.flush_torques(false);
         }
         // (With the guess below, the first prediction is made from the guessed velocities.)
         if !self.newton_active {
@@ -1068,6 +1076,7 @@ impl Simulation {
         if self.params.method == SolverMethod::GaussSeidel {
             self.apply_accumulated_impulses();
         }
+        self.flush_torques(false);
         if guess {
             // The rows belong to the guessed velocities: the Newton iterate is taken from
             // there (see the refresh below).
@@ -1373,54 +1382,50 @@ impl Simulation {
         self.dense.solve(&mut self.dense_rhs[..nb]);
         // Along the current rows, which may have been refreshed since the factorisation, so
         // that v = v_free + M⁻¹ J̄ᵀ λ holds for the rows the work identities use, up to the
-        // Newton gain's anticipation of the rows' turning (removed by the next refresh).
-        if self.newton_active {
-            self.save_velocities();
-        }
+        // Newton gain's anticipation of the rows' turning (removed by the next refresh): the
+        // angular change is G I⁻¹ τ.
         for (rhs, gb) in self.dense_rhs.iter().zip(&self.global_blocks) {
             match gb.owner {
                 BlockOwner::Joint(i) => {
-                    let (j, blk) = (&self.joints[i], &mut self.joint_blocks[i]);
-                    let mut delta: BlockVector = [0.0; MAX_ROWS];
-                    delta[..gb.rows].copy_from_slice(&rhs[..gb.rows]);
-                    for k in 0..gb.rows {
-                        blk.lambda[k] += delta[k];
+                    let blk = &mut self.joint_blocks[i];
+                    for (l, d) in blk.lambda.iter_mut().zip(&rhs[..gb.rows]) {
+                        *l += d;
                     }
-                    apply_joint_impulse(&mut self.bodies, j, blk, &delta);
-                }
-                BlockOwner::Spring(i) => {
-                    let d = rhs[0];
-                    let r = &mut self.spring_rows[i];
-                    r.lambda += d;
-                    apply_row_impulse(
+                    add_row_impulses(
                         &mut self.bodies,
+                        &mut self.torque,
                         gb.b1,
                         gb.b2,
-                        &r.row.lin,
-                        &r.ang1w,
-                        &r.ang2w,
-                        d,
+                        &blk.rows[..gb.rows],
+                        &rhs[..gb.rows],
+                    );
+                }
+                BlockOwner::Spring(i) => {
+                    let r = &mut self.spring_rows[i];
+                    r.lambda += rhs[0];
+                    add_row_impulses(
+                        &mut self.bodies,
+                        &mut self.torque,
+                        gb.b1,
+                        gb.b2,
+                        std::slice::from_ref(&r.row),
+                        &rhs[..1],
                     );
                 }
                 BlockOwner::Stylus => {
-                    for (k, d) in rhs.iter().enumerate().take(3) {
-                        let blk = &mut self.stylus_block;
-                        blk.lambda[k] += d;
-                        let (lin, ang1w) = (Vector3::ith(k, 1.0), blk.ang_w[k]);
-                        apply_row_impulse(
-                            &mut self.bodies,
-                            gb.b1,
-                            gb.b2,
-                            &lin,
-                            &ang1w,
-                            &Vector3::zeros(),
-                            *d,
-                        );
-                    }
+                    let d = Vector3::new(rhs[0], rhs[1], rhs[2]);
+                    self.stylus_block.lambda += d;
+                    add_stylus_impulse(
+                        &mut self.bodies,
+                        &mut self.torque,
+                        gb.b1,
+                        &self.stylus_block.arm,
+                        &d,
+                    );
                 }
             }
         }
-        self.apply_newton_gain();
+        self.flush_torques(self.newton_active);
         Some(residual)
     }
 
@@ -1433,11 +1438,11 @@ impl Simulation {
         if newton && self.newton_inertia_stale {
             self.newton_inertia_from_turning();
         }
-        let weight = |b: BodyId, ang: &Vector3<f64>, plain: &Vector3<f64>| {
+        let weight = |b: BodyId, ang: &Vector3<f64>| {
             if newton {
                 self.newton_inv_inertia[b] * ang
             } else {
-                *plain
+                self.inv_inertia[b] * ang
             }
         };
         for (i, j) in self.joints.iter().enumerate() {
@@ -1447,8 +1452,8 @@ impl Simulation {
             let gb = self.global_blocks.last_mut().expect("just pushed");
             for k in 0..j.rows() {
                 let row = &blk.rows[k];
-                let w1 = weight(j.body1, &row.ang1, &blk.ang1w[k]);
-                let w2 = weight(j.body2, &row.ang2, &blk.ang2w[k]);
+                let w1 = weight(j.body1, &row.ang1);
+                let w2 = weight(j.body2, &row.ang2);
                 gb.push(row, &w1, &w2, 0.0);
             }
         }
@@ -1457,8 +1462,8 @@ impl Simulation {
             let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
             if r.active && soft > 0.0 {
                 let mut gb = GlobalBlock::new(BlockOwner::Spring(i), s.body1, s.body2);
-                let w1 = weight(s.body1, &r.row.ang1, &r.ang1w);
-                let w2 = weight(s.body2, &r.row.ang2, &r.ang2w);
+                let w1 = weight(s.body1, &r.row.ang1);
+                let w2 = weight(s.body2, &r.row.ang2);
                 gb.push(&r.row, &w1, &w2, 1.0 / soft);
                 self.global_blocks.push(gb);
             }
@@ -1474,7 +1479,7 @@ impl Simulation {
                     ang1: blk.arm.cross(&e),
                     ang2: Vector3::zeros(),
                 };
-                let w1 = weight(s.body, &row.ang1, &blk.ang_w[k]);
+                let w1 = weight(s.body, &row.ang1);
                 gb.push(&row, &w1, &Vector3::zeros(), 1.0 / soft);
             }
             self.global_blocks.push(gb);
@@ -1735,12 +1740,16 @@ impl Simulation {
                 self.newton_inertia_from_turning();
             }
             self.newton_active = true;
-            return;
+        } else {
+            self.collect_turning_stiffness();
+            let gain = self.newton_gain_from_turning();
+            let inertia = self.newton_inertia_from_turning();
+            self.newton_active = gain || inertia;
         }
-        self.collect_turning_stiffness();
-        let gain = self.newton_gain_from_turning();
-        let inertia = self.newton_inertia_from_turning();
-        self.newton_active = gain || inertia;
+        if self.newton_active {
+            // I⁻¹ is this step's.
+            self.update_solve_inertia();
+        }
     }
 
     /// Sets each body's Newton gain (I − A)⁻¹I from its A (`turning`); a body for which it is
@@ -1845,6 +1854,7 @@ impl Simulation {
     fn renew_newton_gain(&mut self) {
         self.collect_turning_stiffness();
         self.newton_renewed = self.newton_gain_from_turning();
+        self.update_solve_inertia();
         self.newton_inertia_stale = true;
     }
 
@@ -1917,11 +1927,6 @@ impl Simulation {
         let j = &self.joints[i];
         let blk = &mut self.joint_blocks[i];
         j.rows_of(&blk.geometry_start, &blk.geometry_start, &mut blk.rows);
-        let (ii1, ii2) = (&self.inv_inertia[j.body1], &self.inv_inertia[j.body2]);
-        for k in 0..j.rows() {
-            blk.ang1w[k] = ii1 * blk.rows[k].ang1;
-            blk.ang2w[k] = ii2 * blk.rows[k].ang2;
-        }
         self.joint_factors_valid = false;
     }
 
@@ -1961,6 +1966,12 @@ impl Simulation {
         let n = j.rows();
         let inv_masses = self.bodies[j.body1].inv_mass + self.bodies[j.body2].inv_mass;
         let blk = &mut self.joint_blocks[i];
+        // M⁻¹-weighted angular parts: the block and the sweeps' impulses use them.
+        let (ii1, ii2) = (&self.inv_inertia[j.body1], &self.inv_inertia[j.body2]);
+        for k in 0..n {
+            blk.ang1w[k] = ii1 * blk.rows[k].ang1;
+            blk.ang2w[k] = ii2 * blk.rows[k].ang2;
+        }
         let mut a: BlockMatrix = [[0.0; MAX_ROWS]; MAX_ROWS];
         for r in 0..n {
             for c in 0..=r {
@@ -1984,14 +1995,8 @@ impl Simulation {
     /// vectors [`Self::evaluate_predicted_psi`] has made).
     fn update_joint_rows(&mut self, i: usize) {
         let j = &self.joints[i];
-        let (b1, b2, n) = (j.body1, j.body2, j.rows());
         let blk = &mut self.joint_blocks[i];
         j.rows_of(&blk.geometry_start, &blk.geometry_pred, &mut blk.rows);
-        let (ii1, ii2) = (&self.inv_inertia[b1], &self.inv_inertia[b2]);
-        for k in 0..n {
-            blk.ang1w[k] = ii1 * blk.rows[k].ang1;
-            blk.ang2w[k] = ii2 * blk.rows[k].ang2;
-        }
     }
 
     fn spring_length_m(&self, i: usize) -> f64 {
@@ -2194,41 +2199,87 @@ impl Simulation {
     fn reapply_impulses(&mut self) {
         self.reset_to_free_motion();
         self.apply_accumulated_impulses();
+        self.flush_torques(false);
     }
 
-    /// Sets the velocities to v_free + the gyroscopic impulse's change (see
-    /// [`Self::reapply_impulses`]).
+    /// Sets the velocities to v_free and each body's gathered torque to the gyroscopic
+    /// impulse (see [`Self::reapply_impulses`]; [`Self::flush_torques`] applies it).
     fn reset_to_free_motion(&mut self) {
         let h = self.params.dt_secs;
         for (i, b) in self.bodies.iter_mut().enumerate() {
             b.linear_velocity_in_world = self.v_free[i];
-            let mut w = self.w_free[i];
             if b.is_dynamic() {
                 let w_mid = (self.w_start[i] + b.angular_velocity_in_world) * 0.5;
-                w += self.inv_inertia[i] * (self.inertia[i] * w_mid).cross(&w_mid) * h;
+                self.torque[i] = (self.inertia[i] * w_mid).cross(&w_mid) * h;
             }
-            b.angular_velocity_in_world = w;
+            b.angular_velocity_in_world = self.w_free[i];
         }
     }
 
-    /// Applies every element's accumulated impulse λ along its current rows (joints, active
-    /// springs, the stylus) to the velocities (the caller re-predicts the end poses).
+    /// Adds every element's accumulated impulse λ along its current rows (joints, active
+    /// springs, the stylus): the linear parts to the velocities, the angular ones to the
+    /// gathered torques (the caller flushes them and re-predicts the end poses).
     fn apply_accumulated_impulses(&mut self) {
-        for i in 0..self.joints.len() {
-            let blk = &self.joint_blocks[i];
-            apply_joint_impulse(&mut self.bodies, &self.joints[i], blk, &blk.lambda);
+        for (j, blk) in self.joints.iter().zip(&self.joint_blocks) {
+            let n = j.rows();
+            add_row_impulses(
+                &mut self.bodies,
+                &mut self.torque,
+                j.body1,
+                j.body2,
+                &blk.rows[..n],
+                &blk.lambda[..n],
+            );
         }
-        for i in 0..self.springs.len() {
-            let r = self.spring_rows[i];
+        for (s, r) in self.springs.iter().zip(&self.spring_rows) {
             if r.active {
-                let s = &self.springs[i];
-                let (b1, b2) = (s.body1, s.body2);
-                self.apply_soft_impulse(b1, b2, &r, r.lambda);
+                add_row_impulses(
+                    &mut self.bodies,
+                    &mut self.torque,
+                    s.body1,
+                    s.body2,
+                    std::slice::from_ref(&r.row),
+                    &[r.lambda],
+                );
             }
         }
         if let Some(s) = self.stylus {
-            let blk = self.stylus_block;
-            self.apply_stylus_impulse(s.body, &blk, &blk.lambda);
+            let blk = &self.stylus_block;
+            add_stylus_impulse(
+                &mut self.bodies,
+                &mut self.torque,
+                s.body,
+                &blk.arm,
+                &blk.lambda,
+            );
+        }
+    }
+
+    /// Turns each body's gathered torque into angular velocity, ω += I⁻¹ τ (or G I⁻¹ τ with
+    /// the Newton gain, `gain`), and clears it.
+    fn flush_torques(&mut self, gain: bool) {
+        for (i, (b, t)) in self.bodies.iter_mut().zip(&mut self.torque).enumerate() {
+            if b.is_dynamic() {
+                let m = if gain {
+                    &self.solve_inv_inertia[i]
+                } else {
+                    &self.inv_inertia[i]
+                };
+                b.angular_velocity_in_world += m * *t;
+            }
+            *t = Vector3::zeros();
+        }
+    }
+
+    /// Sets G I⁻¹ per body from the current Newton gain (see [`Self::flush_torques`]).
+    fn update_solve_inertia(&mut self) {
+        for ((m, g), ii) in self
+            .solve_inv_inertia
+            .iter_mut()
+            .zip(&self.newton_gain)
+            .zip(&self.inv_inertia)
+        {
+            *m = g * ii;
         }
     }
 
@@ -2339,6 +2390,52 @@ fn apply_row_impulse(
     if body2.is_dynamic() {
         body2.linear_velocity_in_world -= lin * (d * body2.inv_mass);
         body2.angular_velocity_in_world += ang2w * d;
+    }
+}
+
+/// Adds impulses `delta` along `rows` between bodies `b1` and `b2`: the linear parts to their
+/// velocities, the angular parts to their gathered torques (see `Simulation::flush_torques`).
+fn add_row_impulses(
+    bodies: &mut [Body],
+    torque: &mut [Vector3<f64>],
+    b1: BodyId,
+    b2: BodyId,
+    rows: &[Row],
+    delta: &[f64],
+) {
+    let mut lin = Vector3::zeros();
+    let mut ang1 = Vector3::zeros();
+    let mut ang2 = Vector3::zeros();
+    for (row, d) in rows.iter().zip(delta) {
+        lin += row.lin * *d;
+        ang1 += row.ang1 * *d;
+        ang2 += row.ang2 * *d;
+    }
+    let body1 = &mut bodies[b1];
+    if body1.is_dynamic() {
+        body1.linear_velocity_in_world += lin * body1.inv_mass;
+        torque[b1] += ang1;
+    }
+    let body2 = &mut bodies[b2];
+    if body2.is_dynamic() {
+        body2.linear_velocity_in_world -= lin * body2.inv_mass;
+        torque[b2] += ang2;
+    }
+}
+
+/// Adds the stylus impulse `delta` (world axes) at the arm `arm` of `body`, as
+/// [`add_row_impulses`] does.
+fn add_stylus_impulse(
+    bodies: &mut [Body],
+    torque: &mut [Vector3<f64>],
+    body: BodyId,
+    arm: &Vector3<f64>,
+    delta: &Vector3<f64>,
+) {
+    let b = &mut bodies[body];
+    if b.is_dynamic() {
+        b.linear_velocity_in_world += delta * b.inv_mass;
+        torque[body] += arm.cross(delta);
     }
 }
 
