@@ -1761,7 +1761,7 @@ impl Simulation {
         for (b, body) in self.bodies.iter().enumerate() {
             let a = &self.turning[b];
             self.newton_gain[b] = Matrix3::identity();
-            if !body.is_dynamic() || a.amax() == 0.0 {
+            if !body.is_dynamic() || a.iter().all(|x| *x == 0.0) {
                 continue;
             }
             if let Some(g) = newton_gain_of(&self.inertia[b], a) {
@@ -1779,7 +1779,7 @@ impl Simulation {
         for (b, body) in self.bodies.iter().enumerate() {
             let a = &self.turning[b];
             self.newton_inv_inertia[b] = self.inv_inertia[b];
-            if !body.is_dynamic() || a.amax() == 0.0 {
+            if !body.is_dynamic() || a.iter().all(|x| *x == 0.0) {
                 continue;
             }
             let inertia = self.inertia[b];
@@ -2364,7 +2364,8 @@ fn newton_gain_of(inertia: &Matrix3<f64>, a: &Matrix3<f64>) -> Option<Matrix3<f6
     (inertia - a)
         .try_inverse()
         .map(|inv| inv * inertia)
-        .filter(|g| g.amax() <= MAX_NEWTON_GAIN)
+        // (Not amax: a NaN entry must reject the gain.)
+        .filter(|g| g.iter().all(|x| x.abs() <= MAX_NEWTON_GAIN))
 }
 
 /// Σ ψₖ² over the rows of `joint`.
