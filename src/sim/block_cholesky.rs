@@ -205,8 +205,8 @@ fn cholesky_in_place(s: &mut Block, size: usize) -> Option<Lanes> {
     for r in 0..size {
         for c in 0..=r {
             let mut v = s[r][c];
-            for m in 0..c {
-                v -= s[r][m] * s[c][m];
+            for (x, y) in s[r].iter().zip(&s[c]).take(c) {
+                v -= x * y;
             }
             if c == r {
                 if v.is_nan() || v <= 0.0 {

@@ -152,10 +152,7 @@ pub(crate) fn advance_rotation(
     let s = qs - w.dot(&qv);
     let v = qv + w * qs + w.cross(&qv);
     let inv_norm = 1.0 / (s * s + v.norm_squared()).sqrt();
-    UnitQuaternion::new_unchecked(nalgebra::Quaternion::from_parts(
-        s * inv_norm,
-        v * inv_norm,
-    ))
+    UnitQuaternion::new_unchecked(nalgebra::Quaternion::from_parts(s * inv_norm, v * inv_norm))
 }
 
 /// A body pose in the form the constraint code needs: position, quaternion and its matrix.
