@@ -439,6 +439,10 @@ pub struct Simulation {
     /// Whether `newton_inv_inertia` is older than `turning` (made again at the next
     /// factorisation).
     newton_inertia_stale: bool,
+    /// Whether each joint's `geometry_pred` and `psi_pred` belong to the bodies' current poses
+    /// (the last step ended on its last prediction and nothing has moved them since): the
+    /// next step then starts from them instead of making them again.
+    end_geometry_valid: bool,
     /// G I⁻¹ per body: what an impulse's torque does to ω in a solve with the Newton gain.
     solve_inv_inertia: Vec<Matrix3<f64>>,
     /// Angular impulses (N·m·s, world) gathered per body before they are turned into ω
@@ -536,6 +540,7 @@ impl Simulation {
             newton_inv_inertia: vec![Matrix3::zeros(); n],
             turning: vec![Matrix3::zeros(); n],
             newton_inertia_stale: false,
+            end_geometry_valid: false,
             solve_inv_inertia: vec![Matrix3::zeros(); n],
             torque: vec![Vector3::zeros(); n],
             newton_renewed: false,
@@ -908,6 +913,7 @@ impl Simulation {
             for (b, st) in self.bodies.iter_mut().zip(&self.saved_state) {
                 st.restore(b);
             }
+            self.end_geometry_valid = false;
             (self.ledger, self.stylus_target, self.time_secs) = saved;
             // The advance reads h from the parameters (every stage uses it).
             self.params.dt_secs = h / substeps as f64;
@@ -977,10 +983,17 @@ impl Simulation {
         // the residual instead of removing it.
         self.dense_factored = false;
         self.factorisations = 0;
+        // The last step's final prediction is where the bodies are (see `end_geometry_valid`).
+        let reuse_end = std::mem::take(&mut self.end_geometry_valid)
+            && self.params.method == SolverMethod::Direct;
         // 1. Free motion.
         self.update_inertia();
         for (i, b) in self.bodies.iter_mut().enumerate() {
-            self.start[i] = Pose::of(b);
+            if !reuse_end {
+                self.start[i] = Pose::of(b);
+            } else if b.is_dynamic() {
+                self.start[i] = self.predicted[i];
+            }
             self.v_start[i] = b.linear_velocity_in_world;
             self.w_start[i] = b.angular_velocity_in_world;
             if b.is_dynamic() {
@@ -993,9 +1006,14 @@ impl Simulation {
         }
 
         // 2. Prepare blocks at the start poses. The coupled solve starts from zero impulses
-        // and builds its rows at the predicted midpoint, so it needs only ψ here.
+        // and builds its rows at the predicted midpoint, so it needs only ψ here: the last
+        // step's final ψ, when the poses are still those it ended with.
         for i in 0..self.joints.len() {
-            if self.params.method == SolverMethod::GaussSeidel {
+            if reuse_end {
+                let blk = &mut self.joint_blocks[i];
+                blk.geometry_start = blk.geometry_pred;
+                blk.psi_start = blk.psi_pred;
+            } else if self.params.method == SolverMethod::GaussSeidel {
                 // The warm start below applies the old impulses along the start-pose rows.
                 self.prepare_joint_rows(i);
             } else {
@@ -1244,6 +1262,7 @@ impl Simulation {
             }
             norm = self.constraint_norm_m();
         }
+        self.end_geometry_valid = self.psi_pred_valid && position_iterations == 0;
 
         // 7. Reactions, work, energies.
         for i in 0..self.joints.len() {
