@@ -178,17 +178,18 @@ impl Pose {
 
     /// The pose reached after `dt_secs` from `start` with the mean of the start velocities
     /// (`v0`, `w0`) and the body's current ones (implicit midpoint rule).
-    pub(crate) fn predicted(
+    /// (In place: the solver predicts every body several times per step.)
+    pub(crate) fn set_predicted(
+        &mut self,
         start: &Pose,
         v0: &Vector3<f64>,
         w0: &Vector3<f64>,
         body: &Body,
         dt_secs: f64,
-    ) -> Self {
+    ) {
         let half = 0.5 * dt_secs;
-        Self::new(
-            start.x + (v0 + body.linear_velocity_in_world) * half,
-            advance_rotation(&start.q, &(w0 + body.angular_velocity_in_world), half),
-        )
+        self.x = start.x + (v0 + body.linear_velocity_in_world) * half;
+        self.q = advance_rotation(&start.q, &(w0 + body.angular_velocity_in_world), half);
+        self.r = *self.q.to_rotation_matrix().matrix();
     }
 }

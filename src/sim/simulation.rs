@@ -1905,21 +1905,19 @@ impl Simulation {
         }
     }
 
-    fn predict(&mut self, body: BodyId) {
-        self.predicted[body] = Pose::predicted(
-            &self.start[body],
-            &self.v_start[body],
-            &self.w_start[body],
-            &self.bodies[body],
-            self.params.dt_secs,
-        );
-    }
-
     fn predict_all(&mut self) {
-        for i in 0..self.bodies.len() {
+        let h = self.params.dt_secs;
+        for ((((p, b), s), v0), w0) in self
+            .predicted
+            .iter_mut()
+            .zip(&self.bodies)
+            .zip(&self.start)
+            .zip(&self.v_start)
+            .zip(&self.w_start)
+        {
             // A fixed body's prediction is its start pose, which it already holds.
-            if self.bodies[i].is_dynamic() {
-                self.predict(i);
+            if b.is_dynamic() {
+                p.set_predicted(s, v0, w0, b, h);
             }
         }
         self.psi_pred_valid = false;
