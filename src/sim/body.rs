@@ -176,9 +176,9 @@ impl Pose {
         Self::new(body.position_in_world, body.world_from_body_rotation)
     }
 
-    /// The pose reached after `dt_secs` from `start` with the mean of the start velocities
-    /// (`v0`, `w0`) and the body's current ones (implicit midpoint rule).
-    /// (In place: the solver predicts every body several times per step.)
+    /// Sets this pose to the one reached after `dt_secs` from `start` with the mean of the start
+    /// velocities (`v0`, `w0`) and the body's current ones (implicit midpoint rule); in place,
+    /// as the solver predicts every body several times per step.
     pub(crate) fn set_predicted(
         &mut self,
         start: &Pose,
