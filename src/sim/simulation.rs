@@ -219,8 +219,6 @@ pub struct JointReaction {
 #[derive(Clone, Copy, Debug, Default)]
 struct JointBlock {
     rows: [Row; MAX_ROWS],
-    ang1w: [Vector3<f64>; MAX_ROWS],
-    ang2w: [Vector3<f64>; MAX_ROWS],
     factor: CholeskyBlock,
     psi_start: BlockVector,
     /// Attachment vectors at the step's start poses.
@@ -358,8 +356,6 @@ const _: () = assert!(MAX_ROWS == BLOCK, "a joint's rows fill one block");
 #[derive(Clone, Copy, Debug, Default)]
 struct SoftRow {
     row: Row,
-    ang1w: Vector3<f64>,
-    ang2w: Vector3<f64>,
     /// J M⁻¹ Jᵀ of the row.
     w: f64,
     /// Extension at the start of the step (m).
@@ -376,7 +372,6 @@ struct SoftRow {
 #[derive(Clone, Copy, Debug, Default)]
 struct StylusBlock {
     arm: Vector3<f64>,
-    ang_w: [Vector3<f64>; 3],
     factor: CholeskyBlock,
     e_start: Vector3<f64>,
     /// Extension and point velocity at the linearisation, point velocity at the start.
@@ -1985,18 +1980,15 @@ impl Simulation {
         let n = j.rows();
         let inv_masses = self.bodies[j.body1].inv_mass + self.bodies[j.body2].inv_mass;
         let blk = &mut self.joint_blocks[i];
-        // M⁻¹-weighted angular parts: the block and the sweeps' impulses use them.
         let (ii1, ii2) = (&self.inv_inertia[j.body1], &self.inv_inertia[j.body2]);
-        for k in 0..n {
-            blk.ang1w[k] = ii1 * blk.rows[k].ang1;
-            blk.ang2w[k] = ii2 * blk.rows[k].ang2;
-        }
+        let ang1w = blk.rows.map(|row| ii1 * row.ang1);
+        let ang2w = blk.rows.map(|row| ii2 * row.ang2);
         let mut a: BlockMatrix = [[0.0; MAX_ROWS]; MAX_ROWS];
         for r in 0..n {
             for c in 0..=r {
                 let v = inv_masses * blk.rows[r].lin.dot(&blk.rows[c].lin)
-                    + blk.rows[r].ang1.dot(&blk.ang1w[c])
-                    + blk.rows[r].ang2.dot(&blk.ang2w[c]);
+                    + blk.rows[r].ang1.dot(&ang1w[c])
+                    + blk.rows[r].ang2.dot(&ang2w[c]);
                 a[r][c] = v;
                 a[c][r] = v;
             }
@@ -2053,11 +2045,9 @@ impl Simulation {
             ang1: -r1.cross(&n),
             ang2: r2.cross(&n),
         };
-        sr.ang1w = self.inv_inertia[b1] * sr.row.ang1;
-        sr.ang2w = self.inv_inertia[b2] * sr.row.ang2;
         sr.w = (self.bodies[b1].inv_mass + self.bodies[b2].inv_mass) * n.norm_squared()
-            + sr.row.ang1.dot(&sr.ang1w)
-            + sr.row.ang2.dot(&sr.ang2w);
+            + sr.row.ang1.dot(&(self.inv_inertia[b1] * sr.row.ang1))
+            + sr.row.ang2.dot(&(self.inv_inertia[b2] * sr.row.ang2));
         sr.active = sr.w > 0.0;
     }
 
@@ -2068,10 +2058,6 @@ impl Simulation {
         let arm = b.world_from_body_rotation * s.point_in_body;
         self.stylus_block.arm = arm;
         self.stylus_block.e_start = (b.position_in_world + arm) - t.position_in_world.coords;
-        let ii = self.inv_inertia[s.body];
-        for k in 0..3 {
-            self.stylus_block.ang_w[k] = ii * arm.cross(&Vector3::ith(k, 1.0));
-        }
     }
 
     /// Factors I + ½h(½hk + c)·K of the stylus rows at the current arm.
@@ -2079,13 +2065,14 @@ impl Simulation {
         let Some(s) = self.stylus else { return };
         let h = self.params.dt_secs;
         let inv_mass = self.bodies[s.body].inv_mass;
+        let ii = self.inv_inertia[s.body];
         let blk = &mut self.stylus_block;
         let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
+        let ang = [0, 1, 2].map(|k| blk.arm.cross(&Vector3::ith(k, 1.0)));
         let mut a: BlockMatrix = [[0.0; MAX_ROWS]; MAX_ROWS];
         for r in 0..3 {
-            let ang_r = blk.arm.cross(&Vector3::ith(r, 1.0));
             for c in 0..=r {
-                let k_rc = if r == c { inv_mass } else { 0.0 } + ang_r.dot(&blk.ang_w[c]);
+                let k_rc = if r == c { inv_mass } else { 0.0 } + ang[r].dot(&(ii * ang[c]));
                 let v = soft * k_rc + if r == c { 1.0 } else { 0.0 };
                 a[r][c] = v;
                 a[c][r] = v;
@@ -2101,32 +2088,7 @@ impl Simulation {
     fn update_stylus_arm(&mut self) {
         let Some(s) = self.stylus else { return };
         let (ps, pe) = (&self.start[s.body], &self.predicted[s.body]);
-        let arm = (ps.r * s.point_in_body + pe.r * s.point_in_body) * 0.5;
-        let ii = self.inv_inertia[s.body];
-        let blk = &mut self.stylus_block;
-        blk.arm = arm;
-        for k in 0..3 {
-            blk.ang_w[k] = ii * arm.cross(&Vector3::ith(k, 1.0));
-        }
-    }
-
-    fn apply_soft_impulse(&mut self, b1: BodyId, b2: BodyId, r: &SoftRow, delta: f64) {
-        apply_row_impulse(
-            &mut self.bodies,
-            b1,
-            b2,
-            &r.row.lin,
-            &r.ang1w,
-            &r.ang2w,
-            delta,
-        );
-    }
-
-    fn apply_stylus_impulse(&mut self, body: BodyId, blk: &StylusBlock, delta: &Vector3<f64>) {
-        let b = &mut self.bodies[body];
-        b.linear_velocity_in_world += delta * b.inv_mass;
-        b.angular_velocity_in_world +=
-            blk.ang_w[0] * delta.x + blk.ang_w[1] * delta.y + blk.ang_w[2] * delta.z;
+        self.stylus_block.arm = (ps.r * s.point_in_body + pe.r * s.point_in_body) * 0.5;
     }
 
     /// One Gauss–Seidel update of joint `i` on the current linearisation; returns the
@@ -2146,7 +2108,17 @@ impl Simulation {
         for k in 0..n {
             blk.lambda[k] += delta[k];
         }
-        apply_joint_impulse(&mut self.bodies, &self.joints[i], blk, &delta);
+        let (b1, b2) = (j.body1, j.body2);
+        add_row_impulses(
+            &mut self.bodies,
+            &mut self.torque,
+            b1,
+            b2,
+            &blk.rows[..n],
+            &delta[..n],
+        );
+        self.flush_torque(b1);
+        self.flush_torque(b2);
         0.5 * residual
     }
 
@@ -2175,7 +2147,16 @@ impl Simulation {
         let soft = 0.5 * h * (0.5 * h * k + c);
         let delta = -g / (1.0 + soft * r.w);
         self.spring_rows[i].lambda += delta;
-        self.apply_soft_impulse(b1, b2, &r, delta);
+        add_row_impulses(
+            &mut self.bodies,
+            &mut self.torque,
+            b1,
+            b2,
+            std::slice::from_ref(&r.row),
+            &[delta],
+        );
+        self.flush_torque(b1);
+        self.flush_torque(b2);
         (0.5 * delta * r.w).abs()
     }
 
@@ -2203,7 +2184,8 @@ impl Simulation {
         blk.factor.solve_in_place(&mut delta);
         let delta = Vector3::new(delta[0], delta[1], delta[2]);
         self.stylus_block.lambda += delta;
-        self.apply_stylus_impulse(s.body, &blk, &delta);
+        add_stylus_impulse(&mut self.bodies, &mut self.torque, s.body, &blk.arm, &delta);
+        self.flush_torque(s.body);
         let b = &self.bodies[s.body];
         let new_u = b.linear_velocity_in_world + b.angular_velocity_in_world.cross(&blk.arm);
         0.5 * (new_u - u).amax()
@@ -2277,17 +2259,23 @@ impl Simulation {
     /// Turns each body's gathered torque into angular velocity, ω += I⁻¹ τ (or G I⁻¹ τ with
     /// the Newton gain, `gain`), and clears it.
     fn flush_torques(&mut self, gain: bool) {
-        for (i, (b, t)) in self.bodies.iter_mut().zip(&mut self.torque).enumerate() {
-            if b.is_dynamic() {
-                let m = if gain {
-                    &self.solve_inv_inertia[i]
-                } else {
-                    &self.inv_inertia[i]
-                };
-                b.angular_velocity_in_world += m * *t;
-            }
-            *t = Vector3::zeros();
+        let inverse = if gain {
+            &self.solve_inv_inertia
+        } else {
+            &self.inv_inertia
+        };
+        for ((b, t), m) in self.bodies.iter_mut().zip(&mut self.torque).zip(inverse) {
+            flush_into(b, t, m);
         }
+    }
+
+    /// [`Self::flush_torques`] with I⁻¹ for one body (the sweeps update two bodies at a time).
+    fn flush_torque(&mut self, i: BodyId) {
+        flush_into(
+            &mut self.bodies[i],
+            &mut self.torque[i],
+            &self.inv_inertia[i],
+        );
     }
 
     /// Sets G I⁻¹ per body from the current Newton gain (see [`Self::flush_torques`]).
@@ -2390,29 +2378,6 @@ fn squared_norm(joint: &Joint, psi: &BlockVector) -> f64 {
     psi[..joint.rows()].iter().map(|v| v * v).sum()
 }
 
-/// Applies the impulse `d` along one row (linear part `lin`, M⁻¹-weighted angular parts) to
-/// its two bodies.
-fn apply_row_impulse(
-    bodies: &mut [Body],
-    b1: BodyId,
-    b2: BodyId,
-    lin: &Vector3<f64>,
-    ang1w: &Vector3<f64>,
-    ang2w: &Vector3<f64>,
-    d: f64,
-) {
-    let body1 = &mut bodies[b1];
-    if body1.is_dynamic() {
-        body1.linear_velocity_in_world += lin * (d * body1.inv_mass);
-        body1.angular_velocity_in_world += ang1w * d;
-    }
-    let body2 = &mut bodies[b2];
-    if body2.is_dynamic() {
-        body2.linear_velocity_in_world -= lin * (d * body2.inv_mass);
-        body2.angular_velocity_in_world += ang2w * d;
-    }
-}
-
 /// The larger of `a` and `b`, for running maxima from zero: there the same as `f64::max` (a NaN
 /// `b` is passed over), without the NaN handling of `a` that made `f64::max` several
 /// instructions in the solver's hottest loops.
@@ -2461,6 +2426,15 @@ fn add_row_impulses(
     }
 }
 
+/// ω += m τ for a dynamic body, then τ = 0 (see `Simulation::flush_torques`).
+#[inline]
+fn flush_into(body: &mut Body, torque: &mut Vector3<f64>, m: &Matrix3<f64>) {
+    if body.is_dynamic() {
+        body.angular_velocity_in_world += m * *torque;
+    }
+    *torque = Vector3::zeros();
+}
+
 /// Adds the stylus impulse `delta` (world axes) at the arm `arm` of `body`, as
 /// [`add_row_impulses`] does.
 fn add_stylus_impulse(
@@ -2474,32 +2448,5 @@ fn add_stylus_impulse(
     if b.is_dynamic() {
         b.linear_velocity_in_world += delta * b.inv_mass;
         torque[body] += arm.cross(delta);
-    }
-}
-
-/// Applies a joint's impulse `delta` (one entry per row) along its rows to its two bodies.
-fn apply_joint_impulse(bodies: &mut [Body], joint: &Joint, blk: &JointBlock, delta: &BlockVector) {
-    let mut lin = Vector3::zeros();
-    let mut ang1 = Vector3::zeros();
-    let mut ang2 = Vector3::zeros();
-    let n = joint.rows();
-    for ((row, (a1, a2)), d) in blk.rows[..n]
-        .iter()
-        .zip(blk.ang1w[..n].iter().zip(&blk.ang2w[..n]))
-        .zip(&delta[..n])
-    {
-        lin += row.lin * *d;
-        ang1 += a1 * *d;
-        ang2 += a2 * *d;
-    }
-    let body1 = &mut bodies[joint.body1];
-    if body1.is_dynamic() {
-        body1.linear_velocity_in_world += lin * body1.inv_mass;
-        body1.angular_velocity_in_world += ang1;
-    }
-    let body2 = &mut bodies[joint.body2];
-    if body2.is_dynamic() {
-        body2.linear_velocity_in_world -= lin * body2.inv_mass;
-        body2.angular_velocity_in_world += ang2;
     }
 }
