@@ -6,7 +6,8 @@
 //! its block column `first(i)` to the diagonal (elements that share no moving body do not
 //! couple), and the factor keeps that profile, so a chain costs O(n) blocks. Working on whole
 //! fixed-size blocks (the diagonal blocks' factors kept inverted) replaces the scalar
-//! substitutions' chains of dependent divisions by independent multiply-adds.
+//! substitutions' chains of dependent divisions by independent multiply-adds, six lanes at a
+//! time ([`super::lanes`]: AVX2 where the CPU has it, with the same results either way).
 //!
 //! Redundant constraints (the cross lift's closed loops) make the system only positive
 //! semi-definite; the factorisation therefore adds a tiny relative regularisation to the
@@ -15,6 +16,10 @@
 
 /// Rows of a block (the most rows of one element).
 pub const BLOCK: usize = 6;
+
+#[cfg(target_arch = "x86_64")]
+use super::lanes::Avx2;
+use super::lanes::{self, Portable, SixLanes};
 
 /// A dense `BLOCK × BLOCK` block, row-major.
 pub type Block = [[f64; BLOCK]; BLOCK];
@@ -39,6 +44,11 @@ pub struct BlockCholesky {
     blocks: Vec<Block>,
     /// Inverses of the diagonal blocks of the factor (lower triangular).
     diag_inv: Vec<Block>,
+    /// Their transposes.
+    diag_inv_t: Vec<Block>,
+    /// The factor's off-diagonal blocks L_ij, by the same slots as `blocks` (which hold
+    /// L_ijᵀ): the backward substitution runs along their rows.
+    lower: Vec<Block>,
 }
 
 impl BlockCholesky {
@@ -51,6 +61,8 @@ impl BlockCholesky {
             offset: vec![0; capacity + 1],
             blocks: vec![ZERO; capacity * (capacity + 1) / 2],
             diag_inv: vec![ZERO; capacity],
+            diag_inv_t: vec![ZERO; capacity],
+            lower: vec![ZERO; capacity * (capacity + 1) / 2],
         }
     }
 
@@ -83,11 +95,6 @@ impl BlockCholesky {
         &mut self.blocks[self.offset[i] + j - self.first[i]]
     }
 
-    #[inline]
-    fn at(&self, i: usize, j: usize) -> &Block {
-        &self.blocks[self.offset[i] + j - self.first[i]]
-    }
-
     /// Factors the matrix in place into its lower Cholesky factor, after scaling every diagonal
     /// entry by `1 + regularisation` (a relative, per-row compliance: it keeps the impulses of
     /// redundant rows bounded). Returns `None` if a pivot is not positive.
@@ -95,10 +102,27 @@ impl BlockCholesky {
     /// Off-diagonal blocks are given and kept transposed (slot (i, j) holds A_ijᵀ, then
     /// L_ijᵀ), so that every product below runs along contiguous rows.
     pub fn factor(&mut self, regularisation: f64) -> Option<()> {
+        #[cfg(target_arch = "x86_64")]
+        if lanes::avx2_available() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.factor_avx2(regularisation) };
+        }
+        self.factor_with::<Portable>(regularisation)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn factor_avx2(&mut self, regularisation: f64) -> Option<()> {
+        self.factor_with::<Avx2>(regularisation)
+    }
+
+    #[inline(always)]
+    fn factor_with<L: SixLanes>(&mut self, regularisation: f64) -> Option<()> {
         for i in 0..self.nb {
             let fi = self.first[i];
+            let oi = self.offset[i];
             // Row i's blocks, after the rows before it (whose factor is done).
-            let (done, row_i) = self.blocks.split_at_mut(self.offset[i]);
+            let (done, row_i) = self.blocks.split_at_mut(oi);
             let row_i = &mut row_i[..i - fi + 1];
             for j in fi..i {
                 // Sᵀ = A_ijᵀ − Σₖ L_jk L_ikᵀ, then L_ijᵀ = L_jj⁻¹ Sᵀ.
@@ -106,7 +130,7 @@ impl BlockCholesky {
                 let st = &mut rest[0];
                 let (fj, oj) = (self.first[j], self.offset[j]);
                 for k in fi.max(fj)..j {
-                    subtract_transposed_products(
+                    subtract_transposed_products::<L>(
                         st,
                         &done[oj + k - fj],
                         &left[k - fi],
@@ -121,13 +145,11 @@ impl BlockCholesky {
                     *row = [0.0; BLOCK];
                 }
                 for c in (0..size_j).rev() {
-                    let mut lt = [0.0; BLOCK];
+                    let mut lt = L::splat(0.0);
                     for (m, d) in inv[c].iter().enumerate().take(c + 1) {
-                        for (x, y) in lt.iter_mut().zip(&st[m]) {
-                            *x += d * y;
-                        }
+                        lt = L::add(lt, L::mul(L::splat(*d), L::load(&st[m])));
                     }
-                    st[c] = lt;
+                    L::store(lt, &mut st[c]);
                 }
             }
             let (left, rest) = row_i.split_at_mut(i - fi);
@@ -136,11 +158,20 @@ impl BlockCholesky {
                 row[r] *= 1.0 + regularisation;
             }
             for (t, k) in left.iter().zip(fi..i) {
-                subtract_transposed_products(s, t, t, self.size[k]);
+                subtract_transposed_products::<L>(s, t, t, self.size[k]);
             }
             let size = self.size[i];
             let inv_diag = cholesky_in_place(s, size)?;
             lower_inverse(s, &inv_diag, size, &mut self.diag_inv[i]);
+        }
+        // The solve's blocks in the other orientation, made here, off the chain of dependent
+        // pivots above.
+        for i in 0..self.nb {
+            let (fi, oi) = (self.first[i], self.offset[i]);
+            for slot in oi..oi + i - fi {
+                self.lower[slot] = transposed(&self.blocks[slot]);
+            }
+            self.diag_inv_t[i] = transposed(&self.diag_inv[i]);
         }
         Some(())
     }
@@ -148,50 +179,79 @@ impl BlockCholesky {
     /// Solves `L Lᵀ x = b` in place with the factor from [`Self::factor`]; `b` holds one
     /// [`Lanes`] per block row (the padding rows' entries come back zero if they went in zero).
     pub fn solve(&self, b: &mut [Lanes]) {
+        #[cfg(target_arch = "x86_64")]
+        if lanes::avx2_available() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.solve_avx2(b) };
+        }
+        self.solve_with::<Portable>(b)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn solve_avx2(&self, b: &mut [Lanes]) {
+        self.solve_with::<Avx2>(b)
+    }
+
+    /// Every product runs along whole rows of a stored block (L_ikᵀ and L_ii⁻ᵀ forward, L_ik
+    /// and L_ii⁻¹ backward), with the vector it multiplies kept in registers: each block
+    /// waits on the one before it, so the chain is what sets the pace, and its sums are
+    /// taken pairwise to keep it short.
+    #[inline(always)]
+    fn solve_with<L: SixLanes>(&self, b: &mut [Lanes]) {
         let nb = self.nb;
+        // y_{i−1}, still in registers for the next block (in a chain, the only one before).
+        let mut prev = L::splat(0.0);
         for i in 0..nb {
-            let mut t = b[i];
-            let fi = self.first[i];
+            let mut t = L::load(&b[i]);
+            let (fi, oi) = (self.first[i], self.offset[i]);
             for (k, yk) in (fi..i).zip(&b[fi..i]) {
-                // t −= L_ik y_k, with L_ikᵀ stored.
-                let lt = self.at(i, k);
-                for (ltm, ym) in lt.iter().zip(yk) {
-                    for (tr, l) in t.iter_mut().zip(ltm) {
-                        *tr -= l * ym;
-                    }
-                }
+                let y = if k + 1 == i { prev } else { L::load(yk) };
+                t = L::sub(t, rows_times_v::<L>(&self.blocks[oi + k - fi], y));
             }
-            b[i] = lower_times(&self.diag_inv[i], &t);
+            prev = rows_times_v::<L>(&self.diag_inv_t[i], t);
+            L::store(prev, &mut b[i]);
         }
         for i in (0..nb).rev() {
-            let x = lower_transposed_times(&self.diag_inv[i], &b[i]);
-            b[i] = x;
-            let fi = self.first[i];
-            for (k, bk) in (fi..i).zip(&mut b[fi..i]) {
-                // y_k −= L_ikᵀ x, with L_ikᵀ stored.
-                let lt = self.at(i, k);
-                for (bkm, ltm) in bk.iter_mut().zip(lt) {
-                    let mut v = 0.0;
-                    for (l, xr) in ltm.iter().zip(&x) {
-                        v += l * xr;
-                    }
-                    *bkm -= v;
-                }
+            let (fi, oi) = (self.first[i], self.offset[i]);
+            let (before, rest) = b.split_at_mut(i);
+            let x = rows_times_v::<L>(&self.diag_inv[i], L::load(&rest[0]));
+            L::store(x, &mut rest[0]);
+            for (k, bk) in (fi..i).zip(&mut before[fi..i]) {
+                let v = rows_times_v::<L>(&self.lower[oi + k - fi], x);
+                L::store(L::sub(L::load(bk), v), bk);
             }
         }
     }
 }
 
+/// Σₘ x[m] · rows[m] (so Mᵀ x for a block M stored by rows), x in registers.
+#[inline(always)]
+fn rows_times_v<L: SixLanes>(rows: &Block, x: L::V) -> L::V {
+    let xs = L::spread(x);
+    let p = |m: usize| L::mul(L::load(&rows[m]), xs[m]);
+    L::add(
+        L::add(L::add(p(0), p(1)), L::add(p(2), p(3))),
+        L::add(p(4), p(5)),
+    )
+}
+
+/// The transpose of a block.
+#[inline(always)]
+fn transposed(b: &Block) -> Block {
+    std::array::from_fn(|r| std::array::from_fn(|c| b[c][r]))
+}
+
 /// s −= aᵀ b, i.e. s[r][c] −= Σₘ a[m][r] b[m][c], over the first `rows` m (a and b are zero
 /// past them).
-#[inline]
-fn subtract_transposed_products(s: &mut Block, a: &Block, b: &Block, rows: usize) {
-    for (am, bm) in a.iter().zip(b).take(rows) {
-        for (sr, amr) in s.iter_mut().zip(am) {
-            for (src, bmc) in sr.iter_mut().zip(bm) {
-                *src -= amr * bmc;
-            }
+#[inline(always)]
+fn subtract_transposed_products<L: SixLanes>(s: &mut Block, a: &Block, b: &Block, rows: usize) {
+    for (r, sr) in s.iter_mut().enumerate() {
+        let mut v = L::load(sr);
+        for (am, bm) in a.iter().zip(b).take(rows) {
+            v = L::sub(v, L::mul(L::splat(am[r]), L::load(bm)));
         }
+        L::store(v, sr);
     }
 }
 
@@ -200,32 +260,85 @@ fn subtract_transposed_products(s: &mut Block, a: &Block, b: &Block, rows: usize
 /// `None` if a pivot is not positive.
 ///
 /// Returns the reciprocals of the factor's diagonal, so that no one divides again.
+///
+/// The pivots are found as in LDLᵀ, so that each waits on the one before through a division
+/// only; their square roots, which L = L̃ √D needs, are taken afterwards, all at once. (Each
+/// block's factor waits on the block before it, so this chain sets the factorisation's pace.)
+#[inline(always)]
 fn cholesky_in_place(s: &mut Block, size: usize) -> Option<Lanes> {
+    // Loops of a fixed length unroll completely: no branches in the chain of pivots.
+    match size {
+        0 => Some([1.0; BLOCK]),
+        1 => cholesky_of_size::<1>(s),
+        2 => cholesky_of_size::<2>(s),
+        3 => cholesky_of_size::<3>(s),
+        4 => cholesky_of_size::<4>(s),
+        5 => cholesky_of_size::<5>(s),
+        _ => cholesky_of_size::<BLOCK>(s),
+    }
+}
+
+/// [`cholesky_in_place`] for blocks of `SIZE` rows.
+#[inline(always)]
+fn cholesky_of_size<const SIZE: usize>(s: &mut Block) -> Option<Lanes> {
+    let size = SIZE;
+    let mut inv_pivot = [1.0; BLOCK];
+    let mut pivot = [1.0; BLOCK];
+    for r in 0..size {
+        // t_c = (L̃ D)_rc, while the row of s becomes L̃'s.
+        let mut t = [0.0; BLOCK];
+        for c in 0..r {
+            let mut v = s[r][c];
+            for m in 0..c {
+                v -= t[m] * s[c][m];
+            }
+            t[c] = v;
+            s[r][c] = v * inv_pivot[c];
+        }
+        let mut v = s[r][r];
+        for m in 0..r {
+            v -= t[m] * s[r][m];
+        }
+        if v.is_nan() || v <= 0.0 {
+            return None;
+        }
+        pivot[r] = v;
+        inv_pivot[r] = 1.0 / v;
+    }
+    let mut root = [1.0; BLOCK];
     let mut inv_diag = [1.0; BLOCK];
     for r in 0..size {
-        for c in 0..=r {
-            let mut v = s[r][c];
-            for (x, y) in s[r].iter().zip(&s[c]).take(c) {
-                v -= x * y;
-            }
-            if c == r {
-                if v.is_nan() || v <= 0.0 {
-                    return None;
-                }
-                let d = v.sqrt();
-                s[r][r] = d;
-                inv_diag[r] = 1.0 / d;
-            } else {
-                s[r][c] = v * inv_diag[c];
-            }
+        root[r] = pivot[r].sqrt();
+        inv_diag[r] = 1.0 / root[r];
+    }
+    for r in 0..size {
+        for c in 0..r {
+            s[r][c] *= root[c];
         }
+        s[r][r] = root[r];
     }
     Some(inv_diag)
 }
 
 /// Inverse of the lower-triangular factor in the first `size` rows of `l` (the rest are taken
 /// as unit rows), given the reciprocals of its diagonal.
+#[inline(always)]
 fn lower_inverse(l: &Block, inv_diag: &Lanes, size: usize, inv: &mut Block) {
+    match size {
+        0 => lower_inverse_of_size::<0>(l, inv_diag, inv),
+        1 => lower_inverse_of_size::<1>(l, inv_diag, inv),
+        2 => lower_inverse_of_size::<2>(l, inv_diag, inv),
+        3 => lower_inverse_of_size::<3>(l, inv_diag, inv),
+        4 => lower_inverse_of_size::<4>(l, inv_diag, inv),
+        5 => lower_inverse_of_size::<5>(l, inv_diag, inv),
+        _ => lower_inverse_of_size::<BLOCK>(l, inv_diag, inv),
+    }
+}
+
+/// [`lower_inverse`] for blocks of `SIZE` rows.
+#[inline(always)]
+fn lower_inverse_of_size<const SIZE: usize>(l: &Block, inv_diag: &Lanes, inv: &mut Block) {
+    let size = SIZE;
     *inv = ZERO;
     for (c, ic) in inv.iter_mut().enumerate().skip(size) {
         ic[c] = 1.0;
@@ -240,32 +353,6 @@ fn lower_inverse(l: &Block, inv_diag: &Lanes, size: usize, inv: &mut Block) {
             inv[r][c] = -v * inv_diag[r];
         }
     }
-}
-
-/// L x for a lower-triangular block.
-#[inline]
-fn lower_times(l: &Block, x: &Lanes) -> Lanes {
-    let mut y = [0.0; BLOCK];
-    for (r, yr) in y.iter_mut().enumerate() {
-        let mut v = 0.0;
-        for m in 0..=r {
-            v += l[r][m] * x[m];
-        }
-        *yr = v;
-    }
-    y
-}
-
-/// Lᵀ x for a lower-triangular block.
-#[inline]
-fn lower_transposed_times(l: &Block, x: &Lanes) -> Lanes {
-    let mut y = [0.0; BLOCK];
-    for (r, lr) in l.iter().enumerate() {
-        for m in 0..=r {
-            y[m] += lr[m] * x[r];
-        }
-    }
-    y
 }
 
 #[cfg(test)]
@@ -346,6 +433,7 @@ mod tests {
                     }
                 }
             }
+            let mut portable = chol.clone();
             chol.factor(0.0).expect("SPD");
             let x: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 1.5).collect();
             let mut b = vec![[0.0; BLOCK]; first.len()];
@@ -353,7 +441,14 @@ mod tests {
                 let (bi, r) = index[a];
                 b[bi][r] = (0..n).map(|c| m[a * n + c] * x[c]).sum();
             }
+            let mut b_portable = b.clone();
             chol.solve(&mut b);
+            // The run-time choice of kernels (AVX2 on this machine, most likely) gives the
+            // portable kernels' results bit for bit.
+            portable.factor_with::<Portable>(0.0).expect("SPD");
+            portable.solve_with::<Portable>(&mut b_portable);
+            let bits = |v: &[Lanes]| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&b), bits(&b_portable), "case {seed}: kernels differ");
             for a in 0..n {
                 let (bi, r) = index[a];
                 assert!(

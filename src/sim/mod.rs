@@ -53,6 +53,7 @@ pub mod diagnostics;
 pub mod error;
 pub mod grab;
 pub mod joint;
+pub mod lanes;
 pub mod mobile;
 pub mod scene;
 pub mod script;
