@@ -48,6 +48,7 @@
 
 pub mod block;
 pub mod block_cholesky;
+mod coupled;
 pub mod body;
 pub mod diagnostics;
 pub mod error;

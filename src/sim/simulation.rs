@@ -90,8 +90,9 @@ use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 use super::block::{
     is_positive_definite3, spd_inverse3, BlockMatrix, BlockVector, CholeskyBlock, MAX_ROWS,
 };
-use super::block_cholesky::{Block, BlockCholesky, Lanes, BLOCK, ZERO};
+use super::block_cholesky::{BlockCholesky, Lanes, BLOCK};
 use super::body::{advance_rotation, Body, BodyId, Pose, GROUND};
+use super::coupled::{assemble, BlockOwner, GlobalBlock};
 use super::diagnostics::{EnergyLedger, StepDiagnostics, MIN_REFERENCE_ENERGY_J};
 use super::error::SimError;
 use super::grab::GrabPoint;
@@ -237,117 +238,6 @@ impl JointBlock {
     /// (`keep` = 1 − β); m, or rad for angular rows.
     fn closure_error(&self, k: usize, keep: f64) -> f64 {
         keep * self.psi_start[k] - self.psi_pred[k]
-    }
-}
-
-/// Whose rows a block of the coupled (direct) system holds.
-#[derive(Clone, Copy, Debug)]
-enum BlockOwner {
-    Joint(usize),
-    Spring(usize),
-    Stylus,
-}
-
-/// One element's rows in the coupled system, by components (x, y, z) of lanes (rows; the
-/// ones past `rows` are zero): Jacobian parts, M⁻¹-weighted angular parts, and for soft rows
-/// 1/soft (0 for joints).
-#[derive(Clone, Copy, Debug)]
-struct GlobalBlock {
-    owner: BlockOwner,
-    b1: BodyId,
-    b2: BodyId,
-    rows: usize,
-    /// Rows up to the last one with a linear part (the rest are angular only).
-    lin_rows: usize,
-    lin: [Lanes; 3],
-    ang1: [Lanes; 3],
-    ang2: [Lanes; 3],
-    w1: [Lanes; 3],
-    w2: [Lanes; 3],
-    inv_soft: Lanes,
-}
-
-impl GlobalBlock {
-    fn new(owner: BlockOwner, b1: BodyId, b2: BodyId) -> Self {
-        let zero = [[0.0; BLOCK]; 3];
-        Self {
-            owner,
-            b1,
-            b2,
-            rows: 0,
-            lin_rows: 0,
-            lin: zero,
-            ang1: zero,
-            ang2: zero,
-            w1: zero,
-            w2: zero,
-            inv_soft: [0.0; BLOCK],
-        }
-    }
-
-    /// Appends a row.
-    fn push(&mut self, row: &Row, w1: &Vector3<f64>, w2: &Vector3<f64>, inv_soft: f64) {
-        let k = self.rows;
-        for d in 0..3 {
-            self.lin[d][k] = row.lin[d];
-            self.ang1[d][k] = row.ang1[d];
-            self.ang2[d][k] = row.ang2[d];
-            self.w1[d][k] = w1[d];
-            self.w2[d][k] = w2[d];
-        }
-        self.inv_soft[k] = inv_soft;
-        self.rows += 1;
-        if row.lin != Vector3::zeros() {
-            self.lin_rows = self.rows;
-        }
-    }
-}
-
-/// out[r][c] += Σ_d x[d][r] · y[d][c] · scale, for the first `rows` rows r (x is zero past
-/// them).
-#[inline]
-fn add_outer(out: &mut Block, x: &[Lanes; 3], rows: usize, y: &[Lanes; 3], scale: f64) {
-    for d in 0..3 {
-        for (o, xr) in out.iter_mut().zip(&x[d]).take(rows) {
-            let xs = xr * scale;
-            for (oc, yc) in o.iter_mut().zip(&y[d]) {
-                *oc += xs * yc;
-            }
-        }
-    }
-}
-
-/// Block (a, c) of J M⁻¹ Jᵀ: the sum over the moving bodies the two elements share.
-fn coupling_block(out: &mut Block, a: &GlobalBlock, c: &GlobalBlock, im1: f64, im2: f64) {
-    *out = ZERO;
-    let (s11, s12, s21, s22) = (a.b1 == c.b1, a.b1 == c.b2, a.b2 == c.b1, a.b2 == c.b2);
-    let mut lin = 0.0;
-    if s11 {
-        lin += im1;
-    }
-    if s12 {
-        lin -= im1;
-    }
-    if s21 {
-        lin -= im2;
-    }
-    if s22 {
-        lin += im2;
-    }
-    if lin != 0.0 {
-        add_outer(out, &a.lin, a.lin_rows, &c.lin, lin);
-    }
-    if s11 {
-        add_outer(out, &a.ang1, a.rows, &c.w1, 1.0);
-    }
-    if s12 {
-        add_outer(out, &a.ang1, a.rows, &c.w2, 1.0);
-    }
-    if s21 {
-        add_outer(out, &a.ang2, a.rows, &c.w1, 1.0);
-    }
-    if s22 {
-        add_outer(out, &a.ang2, a.rows, &c.w2, 1.0);
     }
 }
 
@@ -1519,30 +1409,12 @@ impl Simulation {
         }
         self.dense
             .begin(nb, |a| self.dense_first[a], |a| self.global_blocks[a].rows);
-        let blocks = &self.global_blocks;
-        for (a, ga) in blocks.iter().enumerate() {
-            for (c, gc) in blocks
-                .iter()
-                .enumerate()
-                .take(a + 1)
-                .skip(self.dense_first[a])
-            {
-                // Off-diagonal blocks go in transposed: block (c, a) of the matrix.
-                let block = self.dense.block_mut(a, c);
-                let (im1, im2) = (self.bodies[gc.b1].inv_mass, self.bodies[gc.b2].inv_mass);
-                coupling_block(block, gc, ga, im1, im2);
-                if c == a {
-                    for (r, row) in block.iter_mut().enumerate() {
-                        // Padding rows are decoupled unit rows.
-                        row[r] = if r < ga.rows {
-                            row[r] + ga.inv_soft[r]
-                        } else {
-                            1.0
-                        };
-                    }
-                }
-            }
-        }
+        assemble(
+            &mut self.dense,
+            &self.global_blocks,
+            &self.dense_first,
+            &self.bodies,
+        );
         self.dense.factor(DENSE_REGULARISATION)
     }
 

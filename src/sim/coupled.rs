@@ -1,0 +1,190 @@
+//! The coupled (direct) system's blocks: one per element (a joint, an active spring, the
+//! stylus) with its rows by components, and their assembly into J M⁻¹ Jᵀ + diag(1/soft) block
+//! by block, with the six-lane kernels of [`super::lanes`] (AVX2 where the CPU has it).
+
+use super::block_cholesky::{Block, BlockCholesky, Lanes, BLOCK};
+use super::body::{Body, BodyId};
+use super::joint::Row;
+#[cfg(target_arch = "x86_64")]
+use super::lanes::{self, Avx2};
+use super::lanes::{Portable, SixLanes};
+use nalgebra::Vector3;
+
+/// Whose rows a block of the coupled (direct) system holds.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum BlockOwner {
+    Joint(usize),
+    Spring(usize),
+    Stylus,
+}
+
+/// One element's rows in the coupled system, by components (x, y, z) of lanes (rows; the
+/// ones past `rows` are zero): Jacobian parts, M⁻¹-weighted angular parts, and for soft rows
+/// 1/soft (0 for joints).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct GlobalBlock {
+    pub(super) owner: BlockOwner,
+    pub(super) b1: BodyId,
+    pub(super) b2: BodyId,
+    pub(super) rows: usize,
+    /// Rows up to the last one with a linear part (the rest are angular only).
+    lin_rows: usize,
+    lin: [Lanes; 3],
+    ang1: [Lanes; 3],
+    ang2: [Lanes; 3],
+    w1: [Lanes; 3],
+    w2: [Lanes; 3],
+    pub(super) inv_soft: Lanes,
+}
+
+impl GlobalBlock {
+    pub(super) fn new(owner: BlockOwner, b1: BodyId, b2: BodyId) -> Self {
+        let zero = [[0.0; BLOCK]; 3];
+        Self {
+            owner,
+            b1,
+            b2,
+            rows: 0,
+            lin_rows: 0,
+            lin: zero,
+            ang1: zero,
+            ang2: zero,
+            w1: zero,
+            w2: zero,
+            inv_soft: [0.0; BLOCK],
+        }
+    }
+
+    /// Appends a row with its M⁻¹-weighted angular parts `w1`, `w2` and its 1/soft.
+    pub(super) fn push(&mut self, row: &Row, w1: &Vector3<f64>, w2: &Vector3<f64>, inv_soft: f64) {
+        let k = self.rows;
+        for d in 0..3 {
+            self.lin[d][k] = row.lin[d];
+            self.ang1[d][k] = row.ang1[d];
+            self.ang2[d][k] = row.ang2[d];
+            self.w1[d][k] = w1[d];
+            self.w2[d][k] = w2[d];
+        }
+        self.inv_soft[k] = inv_soft;
+        self.rows += 1;
+        if row.lin != Vector3::zeros() {
+            self.lin_rows = self.rows;
+        }
+    }
+}
+
+/// Sets every block of `dense` inside its profile (begun with `first`) from the element
+/// blocks: block (a, c) is the sum over the moving bodies the two elements share, the
+/// diagonal ones with 1/soft added and unit padding rows.
+pub(super) fn assemble(
+    dense: &mut BlockCholesky,
+    blocks: &[GlobalBlock],
+    first: &[usize],
+    bodies: &[Body],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if lanes::avx2_available() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { assemble_avx2(dense, blocks, first, bodies) };
+    }
+    assemble_with::<Portable>(dense, blocks, first, bodies)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn assemble_avx2(
+    dense: &mut BlockCholesky,
+    blocks: &[GlobalBlock],
+    first: &[usize],
+    bodies: &[Body],
+) {
+    assemble_with::<Avx2>(dense, blocks, first, bodies)
+}
+
+#[inline(always)]
+fn assemble_with<L: SixLanes>(
+    dense: &mut BlockCholesky,
+    blocks: &[GlobalBlock],
+    first: &[usize],
+    bodies: &[Body],
+) {
+    for (a, ga) in blocks.iter().enumerate() {
+        for (c, gc) in blocks.iter().enumerate().take(a + 1).skip(first[a]) {
+            // Off-diagonal blocks go in transposed: block (c, a) of the matrix.
+            let block = dense.block_mut(a, c);
+            let (im1, im2) = (bodies[gc.b1].inv_mass, bodies[gc.b2].inv_mass);
+            coupling_block::<L>(block, gc, ga, im1, im2);
+            if c == a {
+                for (r, row) in block.iter_mut().enumerate() {
+                    // Padding rows are decoupled unit rows.
+                    row[r] = if r < ga.rows {
+                        row[r] + ga.inv_soft[r]
+                    } else {
+                        1.0
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// out[r] += Σ_d (x[d][r] · scale) · y[d], for the first `rows` rows r (x is zero past them).
+#[inline(always)]
+fn add_outer<L: SixLanes>(
+    out: &mut [L::V; BLOCK],
+    x: &[Lanes; 3],
+    rows: usize,
+    y: &[Lanes; 3],
+    scale: f64,
+) {
+    for (xd, yd) in x.iter().zip(y) {
+        let yv = L::load(yd);
+        for (o, xr) in out.iter_mut().zip(xd).take(rows) {
+            *o = L::add(*o, L::mul(L::splat(xr * scale), yv));
+        }
+    }
+}
+
+/// Block (a, c) of J M⁻¹ Jᵀ: the sum over the moving bodies the two elements share.
+#[inline(always)]
+fn coupling_block<L: SixLanes>(
+    out: &mut Block,
+    a: &GlobalBlock,
+    c: &GlobalBlock,
+    im1: f64,
+    im2: f64,
+) {
+    let mut v = [L::splat(0.0); BLOCK];
+    let (s11, s12, s21, s22) = (a.b1 == c.b1, a.b1 == c.b2, a.b2 == c.b1, a.b2 == c.b2);
+    let mut lin = 0.0;
+    if s11 {
+        lin += im1;
+    }
+    if s12 {
+        lin -= im1;
+    }
+    if s21 {
+        lin -= im2;
+    }
+    if s22 {
+        lin += im2;
+    }
+    if lin != 0.0 {
+        add_outer::<L>(&mut v, &a.lin, a.lin_rows, &c.lin, lin);
+    }
+    if s11 {
+        add_outer::<L>(&mut v, &a.ang1, a.rows, &c.w1, 1.0);
+    }
+    if s12 {
+        add_outer::<L>(&mut v, &a.ang1, a.rows, &c.w2, 1.0);
+    }
+    if s21 {
+        add_outer::<L>(&mut v, &a.ang2, a.rows, &c.w1, 1.0);
+    }
+    if s22 {
+        add_outer::<L>(&mut v, &a.ang2, a.rows, &c.w2, 1.0);
+    }
+    for (o, vr) in out.iter_mut().zip(v) {
+        L::store(vr, o);
+    }
+}
