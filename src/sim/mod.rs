@@ -48,8 +48,8 @@
 
 pub mod block;
 pub mod block_cholesky;
-mod coupled;
 pub mod body;
+mod coupled;
 pub mod diagnostics;
 pub mod error;
 pub mod grab;
