@@ -18,8 +18,8 @@
 pub const BLOCK: usize = 6;
 
 #[cfg(target_arch = "x86_64")]
-use super::lanes::Avx2;
-use super::lanes::{self, Portable, SixLanes};
+use super::lanes::{self, Avx2};
+use super::lanes::{Portable, SixLanes};
 
 /// A dense `BLOCK × BLOCK` block, row-major.
 pub type Block = [[f64; BLOCK]; BLOCK];
