@@ -4,6 +4,10 @@
 //!   and 5 cm up (the state of acceptance run 1 during its hold).
 //! - `ten_pendula/step_swinging`: the free chain after release.
 //! - `cross_lift/step_lifted`: the lift clipped and held 5 cm up.
+//! - `block_cholesky/factor_chain` and `block_cholesky/solve_chain`: the coupled system's
+//!   factorisation and one solve alone, on a ten-pendula-like chain of blocks (a ball joint's
+//!   3 rows, nine hinges' 5, the stylus's 3). These run on the lanes the CPU has (AVX2 or
+//!   portable); `AR_MULTIBODY_NO_AVX2=1` times the portable ones.
 //!
 //! The steps timed are those of the first second (100 steps) after the named state, from a
 //! copy of it that is renewed outside the timing: stepping one simulation on and on would
@@ -14,6 +18,7 @@
 
 use std::path::Path;
 
+use ar_multibody::sim::block_cholesky::{BlockCholesky, Lanes, ZERO};
 use ar_multibody::sim::{run_scripted, Scene, Simulation, StylusScript, StylusSpring};
 use std::time::{Duration, Instant};
 
@@ -84,6 +89,82 @@ fn bench(c: &mut Criterion) {
         b.iter_custom(|iters| steps_from(&sim, iters))
     });
     group.finish();
+
+    let mut group = c.benchmark_group("block_cholesky");
+    let (matrix, rhs) = chain_system();
+    group.bench_function("factor_chain", |b| {
+        b.iter_custom(|iters| {
+            let mut work = matrix.clone();
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                work.clone_from(&matrix);
+                let start = Instant::now();
+                std::hint::black_box(work.factor(1e-6)).expect("SPD");
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    let mut factored = matrix.clone();
+    factored.factor(1e-6).expect("SPD");
+    group.bench_function("solve_chain", |b| {
+        b.iter_custom(|iters| {
+            let mut x = rhs.clone();
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                x.copy_from_slice(&rhs);
+                let start = Instant::now();
+                factored.solve(std::hint::black_box(&mut x));
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+/// A block system shaped like the ten pendula's with the stylus clipped: a chain of block rows
+/// of 3, 5 (nine times) and 3 rows, each coupled to the one before, diagonally dominant (so
+/// positive definite), with a right-hand side.
+fn chain_system() -> (BlockCholesky, Vec<Lanes>) {
+    let sizes = [3, 5, 5, 5, 5, 5, 5, 5, 5, 5, 3];
+    let first = |i: usize| i.saturating_sub(1);
+    let mut state = 7_u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+    };
+    let mut m = BlockCholesky::with_capacity(sizes.len());
+    m.begin(sizes.len(), first, |i| sizes[i]);
+    for (i, &rows) in sizes.iter().enumerate() {
+        for (j, &rows_j) in sizes.iter().enumerate().take(i + 1).skip(first(i)) {
+            let block = m.block_mut(i, j);
+            *block = ZERO;
+            // Off-diagonal blocks go in transposed: rows of block j, columns of block i.
+            for row in block.iter_mut().take(rows_j) {
+                for x in row.iter_mut().take(rows) {
+                    *x = 0.1 * next();
+                }
+            }
+            if j == i {
+                // Symmetric, diagonally dominant, with unit padding rows.
+                let lower = *block;
+                for (r, row) in block.iter_mut().enumerate() {
+                    for (c, x) in row.iter_mut().enumerate().skip(r + 1) {
+                        *x = lower[c][r];
+                    }
+                    row[r] = if r < rows { 10.0 } else { 1.0 };
+                }
+            }
+        }
+    }
+    let rhs = sizes
+        .iter()
+        .map(|&rows| std::array::from_fn(|r| if r < rows { next() } else { 0.0 }))
+        .collect();
+    (m, rhs)
 }
 
 criterion_group! {
