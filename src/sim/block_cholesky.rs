@@ -17,9 +17,9 @@
 /// Rows of a block (the most rows of one element).
 pub const BLOCK: usize = 6;
 
-#[cfg(target_arch = "x86_64")]
-use super::lanes::{self, Avx2};
-use super::lanes::{Portable, SixLanes};
+#[cfg(test)]
+use super::lanes::Portable;
+use super::lanes::{self, LaneKernel, SixLanes};
 
 /// A dense `BLOCK × BLOCK` block, row-major.
 pub type Block = [[f64; BLOCK]; BLOCK];
@@ -102,18 +102,15 @@ impl BlockCholesky {
     /// Off-diagonal blocks are given and kept transposed (slot (i, j) holds A_ijᵀ, then
     /// L_ijᵀ), so that every product below runs along contiguous rows.
     pub fn factor(&mut self, regularisation: f64) -> Option<()> {
-        #[cfg(target_arch = "x86_64")]
-        if lanes::avx2_available() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.factor_avx2(regularisation) };
+        struct Factor<'a>(&'a mut BlockCholesky, f64);
+        impl LaneKernel for Factor<'_> {
+            type Output = Option<()>;
+            #[inline(always)]
+            fn run<L: SixLanes>(self) -> Option<()> {
+                self.0.factor_with::<L>(self.1)
+            }
         }
-        self.factor_with::<Portable>(regularisation)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn factor_avx2(&mut self, regularisation: f64) -> Option<()> {
-        self.factor_with::<Avx2>(regularisation)
+        lanes::run(Factor(self, regularisation))
     }
 
     #[inline(always)]
@@ -179,18 +176,15 @@ impl BlockCholesky {
     /// Solves `L Lᵀ x = b` in place with the factor from [`Self::factor`]; `b` holds one
     /// [`Lanes`] per block row (the padding rows' entries come back zero if they went in zero).
     pub fn solve(&self, b: &mut [Lanes]) {
-        #[cfg(target_arch = "x86_64")]
-        if lanes::avx2_available() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.solve_avx2(b) };
+        struct Solve<'a>(&'a BlockCholesky, &'a mut [Lanes]);
+        impl LaneKernel for Solve<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<L: SixLanes>(self) {
+                self.0.solve_with::<L>(self.1)
+            }
         }
-        self.solve_with::<Portable>(b)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn solve_avx2(&self, b: &mut [Lanes]) {
-        self.solve_with::<Avx2>(b)
+        lanes::run(Solve(self, b))
     }
 
     /// Every product runs along whole rows of a stored block (L_ikᵀ and L_ii⁻ᵀ forward, L_ik

@@ -5,9 +5,7 @@
 use super::block_cholesky::{Block, BlockCholesky, Lanes, BLOCK};
 use super::body::{Body, BodyId};
 use super::joint::Row;
-#[cfg(target_arch = "x86_64")]
-use super::lanes::{self, Avx2};
-use super::lanes::{Portable, SixLanes};
+use super::lanes::{self, LaneKernel, SixLanes};
 use nalgebra::Vector3;
 
 /// Whose rows a block of the coupled (direct) system holds.
@@ -82,23 +80,20 @@ pub(super) fn assemble(
     first: &[usize],
     bodies: &[Body],
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if lanes::avx2_available() {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { assemble_avx2(dense, blocks, first, bodies) };
+    struct Assemble<'a>(
+        &'a mut BlockCholesky,
+        &'a [GlobalBlock],
+        &'a [usize],
+        &'a [Body],
+    );
+    impl LaneKernel for Assemble<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn run<L: SixLanes>(self) {
+            assemble_with::<L>(self.0, self.1, self.2, self.3)
+        }
     }
-    assemble_with::<Portable>(dense, blocks, first, bodies)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn assemble_avx2(
-    dense: &mut BlockCholesky,
-    blocks: &[GlobalBlock],
-    first: &[usize],
-    bodies: &[Body],
-) {
-    assemble_with::<Avx2>(dense, blocks, first, bodies)
+    lanes::run(Assemble(dense, blocks, first, bodies))
 }
 
 #[inline(always)]

@@ -2,9 +2,11 @@
 //! an AVX2 implementation chosen at run time and a portable one.
 //!
 //! A block row of the coupled system is six numbers, which SSE2 (the x86-64 baseline) covers
-//! in three registers and AVX2 in two (4 + 2 lanes). The kernels are written once, generic
-//! over [`SixLanes`], and compiled twice: inside a `#[target_feature(enable = "avx2")]`
-//! function with [`Avx2`], and with [`Portable`] everywhere else.
+//! in three registers and AVX2 in two (4 + 2 lanes). A kernel is written once, generic over
+//! [`SixLanes`] ([`LaneKernel`]), and [`run`] compiles it twice: inside a
+//! `#[target_feature(enable = "avx2")]` function with the AVX2 lanes, taken when the CPU has
+//! them, and with [`Portable`] ones otherwise. The choice, and the one `unsafe` call it needs,
+//! are made here only.
 //!
 //! Both implementations do the same IEEE operations lane by lane: an add, a subtract or a
 //! multiply of two lanes, never a fused multiply-add or a horizontal sum. So the two paths give
@@ -76,12 +78,40 @@ impl SixLanes for Portable {
     }
 }
 
-/// One 256-bit and one 128-bit register. Only to be used inside functions compiled with
-/// `#[target_feature(enable = "avx2")]`, after checking the CPU ([`avx2_available`]): the
-/// methods are inlined into them, where the intrinsics are valid.
+/// A computation on six-lane vectors, for [`run`].
+pub trait LaneKernel {
+    /// What it returns.
+    type Output;
+    /// Runs it with the lanes `L` (to be `#[inline(always)]`, so that it is compiled into the
+    /// AVX2 function that [`run`] calls it from).
+    fn run<L: SixLanes>(self) -> Self::Output;
+}
+
+/// Runs `kernel` with AVX2 lanes where the CPU has them, else with [`Portable`] ones; both
+/// give the same results. `AR_MULTIBODY_NO_AVX2` set in the environment before the first run
+/// chooses the portable lanes, to compare the two.
+#[inline]
+pub fn run<K: LaneKernel>(kernel: K) -> K::Output {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_available() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { run_avx2(kernel) };
+    }
+    kernel.run::<Portable>()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn run_avx2<K: LaneKernel>(kernel: K) -> K::Output {
+    kernel.run::<Avx2>()
+}
+
+/// One 256-bit and one 128-bit register. Only used by [`run_avx2`], compiled with AVX2
+/// enabled and called once the CPU is known to have it: the methods are inlined there, where
+/// the intrinsics are valid.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug)]
-pub struct Avx2;
+struct Avx2;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2_impl {
@@ -93,8 +123,8 @@ mod avx2_impl {
         _mm_sub_pd, _mm_unpackhi_pd,
     };
 
-    // SAFETY (all methods): `Avx2` is only used inside functions compiled with AVX2 enabled,
-    // which are only called once `avx2_available()` has returned true; the loads and stores
+    // SAFETY (all methods): `Avx2` is only used inside `run_avx2`, compiled with AVX2 enabled
+    // and only called once `avx2_available()` has returned true; the loads and stores
     // read and write lanes 0..4 and 4..6 of a six-element array.
     impl SixLanes for Avx2 {
         type V = (__m256d, __m128d);
@@ -149,12 +179,12 @@ mod avx2_impl {
     }
 }
 
-/// Whether this CPU runs the [`Avx2`] kernels (checked once, then cached by the standard
-/// library). `AR_MULTIBODY_NO_AVX2` set in the environment at the first call turns them off,
-/// to compare the two paths.
+/// Whether [`run`] takes the AVX2 lanes (checked once, then cached).
+/// `AR_MULTIBODY_NO_AVX2` set in the environment at the first call turns them off, to compare
+/// the two paths.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub fn avx2_available() -> bool {
+fn avx2_available() -> bool {
     use std::sync::OnceLock;
     static CHOICE: OnceLock<bool> = OnceLock::new();
     *CHOICE.get_or_init(|| {
@@ -167,28 +197,34 @@ pub fn avx2_available() -> bool {
 mod tests {
     use super::*;
 
-    fn ops<L: SixLanes>(a: &Lanes, b: &Lanes) -> Lanes {
-        let (va, vb) = (L::load(a), L::load(b));
-        let mut out = [0.0; 6];
-        L::store(L::sub(L::add(L::mul(va, vb), L::splat(0.1)), vb), &mut out);
-        out
+    struct Ops<'a>(&'a Lanes, &'a Lanes);
+
+    impl LaneKernel for Ops<'_> {
+        type Output = Lanes;
+
+        #[inline(always)]
+        fn run<L: SixLanes>(self) -> Lanes {
+            let (va, vb) = (L::load(self.0), L::load(self.1));
+            let mut out = [0.0; 6];
+            L::store(L::sub(L::add(L::mul(va, vb), L::splat(0.1)), vb), &mut out);
+            out
+        }
     }
 
     #[test]
-    fn the_avx2_lanes_round_like_the_portable_ones() {
+    fn the_lanes_run_chooses_round_like_the_portable_ones() {
         let a = [1.0 / 3.0, -2.5e-9, 7.0, 1e300, -0.0, 0.3];
         let b = [0.7, 3.0e8, -1.0 / 7.0, 1e10, 2.0, 0.1];
-        let portable = ops::<Portable>(&a, &b);
         let expect: Lanes = std::array::from_fn(|k| a[k] * b[k] + 0.1 - b[k]);
+        let portable = Ops(&a, &b).run::<Portable>();
         assert_eq!(portable.map(f64::to_bits), expect.map(f64::to_bits));
+        // AVX2 on this machine, most likely.
+        let chosen = run(Ops(&a, &b));
+        assert_eq!(chosen.map(f64::to_bits), expect.map(f64::to_bits));
         #[cfg(target_arch = "x86_64")]
         if avx2_available() {
-            #[target_feature(enable = "avx2")]
-            fn with_avx2(a: &Lanes, b: &Lanes) -> Lanes {
-                ops::<Avx2>(a, b)
-            }
             // SAFETY: checked just above.
-            let avx2 = unsafe { with_avx2(&a, &b) };
+            let avx2 = unsafe { run_avx2(Ops(&a, &b)) };
             assert_eq!(avx2.map(f64::to_bits), expect.map(f64::to_bits));
         }
     }
