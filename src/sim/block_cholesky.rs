@@ -157,9 +157,7 @@ impl BlockCholesky {
             for (t, k) in left.iter().zip(fi..i) {
                 subtract_transposed_products::<L>(s, t, t, self.size[k]);
             }
-            let size = self.size[i];
-            let inv_diag = cholesky_in_place(s, size)?;
-            lower_inverse(s, &inv_diag, size, &mut self.diag_inv[i]);
+            factor_diagonal(s, self.size[i], &mut self.diag_inv[i])?;
         }
         // The solve's blocks in the other orientation, made here, off the chain of dependent
         // pivots above.
@@ -249,9 +247,33 @@ fn subtract_transposed_products<L: SixLanes>(s: &mut Block, a: &Block, b: &Block
     }
 }
 
-/// Overwrites the lower triangle of a symmetric block with its Cholesky factor (the upper
-/// triangle and the padding rows are left as they are, and are not read again), or returns
-/// `None` if a pivot is not positive.
+/// Factors a diagonal block of `size` rows in place and sets `inv` to the inverse of its
+/// factor, or returns `None` if a pivot is not positive.
+#[inline(always)]
+fn factor_diagonal(s: &mut Block, size: usize, inv: &mut Block) -> Option<()> {
+    // Loops of a fixed length unroll completely: no branches in the chain of pivots.
+    match size {
+        0 => factor_diagonal_of_size::<0>(s, inv),
+        1 => factor_diagonal_of_size::<1>(s, inv),
+        2 => factor_diagonal_of_size::<2>(s, inv),
+        3 => factor_diagonal_of_size::<3>(s, inv),
+        4 => factor_diagonal_of_size::<4>(s, inv),
+        5 => factor_diagonal_of_size::<5>(s, inv),
+        _ => factor_diagonal_of_size::<BLOCK>(s, inv),
+    }
+}
+
+/// [`factor_diagonal`] for blocks of `SIZE` rows.
+#[inline(always)]
+fn factor_diagonal_of_size<const SIZE: usize>(s: &mut Block, inv: &mut Block) -> Option<()> {
+    let inv_diag = cholesky_in_place::<SIZE>(s)?;
+    lower_inverse::<SIZE>(s, &inv_diag, inv);
+    Some(())
+}
+
+/// Overwrites the lower triangle of a symmetric block of `SIZE` rows with its Cholesky factor
+/// (the upper triangle and the padding rows are left as they are, and are not read again), or
+/// returns `None` if a pivot is not positive.
 ///
 /// Returns the reciprocals of the factor's diagonal, so that no one divides again.
 ///
@@ -259,22 +281,7 @@ fn subtract_transposed_products<L: SixLanes>(s: &mut Block, a: &Block, b: &Block
 /// only; their square roots, which L = L̃ √D needs, are taken afterwards, all at once. (Each
 /// block's factor waits on the block before it, so this chain sets the factorisation's pace.)
 #[inline(always)]
-fn cholesky_in_place(s: &mut Block, size: usize) -> Option<Lanes> {
-    // Loops of a fixed length unroll completely: no branches in the chain of pivots.
-    match size {
-        0 => Some([1.0; BLOCK]),
-        1 => cholesky_of_size::<1>(s),
-        2 => cholesky_of_size::<2>(s),
-        3 => cholesky_of_size::<3>(s),
-        4 => cholesky_of_size::<4>(s),
-        5 => cholesky_of_size::<5>(s),
-        _ => cholesky_of_size::<BLOCK>(s),
-    }
-}
-
-/// [`cholesky_in_place`] for blocks of `SIZE` rows.
-#[inline(always)]
-fn cholesky_of_size<const SIZE: usize>(s: &mut Block) -> Option<Lanes> {
+fn cholesky_in_place<const SIZE: usize>(s: &mut Block) -> Option<Lanes> {
     let size = SIZE;
     let mut inv_pivot = [1.0; BLOCK];
     let mut pivot = [1.0; BLOCK];
@@ -314,24 +321,10 @@ fn cholesky_of_size<const SIZE: usize>(s: &mut Block) -> Option<Lanes> {
     Some(inv_diag)
 }
 
-/// Inverse of the lower-triangular factor in the first `size` rows of `l` (the rest are taken
+/// Inverse of the lower-triangular factor in the first `SIZE` rows of `l` (the rest are taken
 /// as unit rows), given the reciprocals of its diagonal.
 #[inline(always)]
-fn lower_inverse(l: &Block, inv_diag: &Lanes, size: usize, inv: &mut Block) {
-    match size {
-        0 => lower_inverse_of_size::<0>(l, inv_diag, inv),
-        1 => lower_inverse_of_size::<1>(l, inv_diag, inv),
-        2 => lower_inverse_of_size::<2>(l, inv_diag, inv),
-        3 => lower_inverse_of_size::<3>(l, inv_diag, inv),
-        4 => lower_inverse_of_size::<4>(l, inv_diag, inv),
-        5 => lower_inverse_of_size::<5>(l, inv_diag, inv),
-        _ => lower_inverse_of_size::<BLOCK>(l, inv_diag, inv),
-    }
-}
-
-/// [`lower_inverse`] for blocks of `SIZE` rows.
-#[inline(always)]
-fn lower_inverse_of_size<const SIZE: usize>(l: &Block, inv_diag: &Lanes, inv: &mut Block) {
+fn lower_inverse<const SIZE: usize>(l: &Block, inv_diag: &Lanes, inv: &mut Block) {
     let size = SIZE;
     *inv = ZERO;
     for (c, ic) in inv.iter_mut().enumerate().skip(size) {
