@@ -56,6 +56,19 @@ fn steps_from(state: &Simulation, iters: u64) -> Duration {
     total
 }
 
+/// Time of `iters` runs of `op`, each on a fresh copy of `input` (made outside the timing).
+fn each_on_a_copy<T: Clone>(input: &T, iters: u64, mut op: impl FnMut(&mut T)) -> Duration {
+    let mut work = input.clone();
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        work.clone_from(input);
+        let start = Instant::now();
+        op(std::hint::black_box(&mut work));
+        total += start.elapsed();
+    }
+    total
+}
+
 /// Steps timed from one copy of a state before it is renewed (1 s of motion).
 const STEPS_PER_COPY: u64 = 100;
 
@@ -94,31 +107,15 @@ fn bench(c: &mut Criterion) {
     let (matrix, rhs) = chain_system();
     group.bench_function("factor_chain", |b| {
         b.iter_custom(|iters| {
-            let mut work = matrix.clone();
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                work.clone_from(&matrix);
-                let start = Instant::now();
-                std::hint::black_box(work.factor(1e-6)).expect("SPD");
-                total += start.elapsed();
-            }
-            total
+            each_on_a_copy(&matrix, iters, |m| {
+                m.factor(1e-6).expect("SPD");
+            })
         })
     });
     let mut factored = matrix.clone();
     factored.factor(1e-6).expect("SPD");
     group.bench_function("solve_chain", |b| {
-        b.iter_custom(|iters| {
-            let mut x = rhs.clone();
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                x.copy_from_slice(&rhs);
-                let start = Instant::now();
-                factored.solve(std::hint::black_box(&mut x));
-                total += start.elapsed();
-            }
-            total
-        })
+        b.iter_custom(|iters| each_on_a_copy(&rhs, iters, |x| factored.solve(x)))
     });
     group.finish();
 }
