@@ -1,5 +1,5 @@
 //! A block-profile Cholesky factorisation of the coupled constraint system (see
-//! [`super::simulation`], `SolverMethod::Direct`), in storage allocated once.
+//! [`super::solver`], `SolverMethod::Direct`), in storage allocated once.
 //!
 //! The rows of one element (a joint's up to six rows, a spring's one, the stylus's three) form a
 //! block, padded to [`BLOCK`] rows with unit diagonal entries; block row i is non-zero only from

@@ -20,7 +20,7 @@ pub(super) enum BlockOwner {
 /// ones past `rows` are zero): Jacobian parts, M⁻¹-weighted angular parts, and for soft rows
 /// 1/soft (0 for joints).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct GlobalBlock {
+pub(crate) struct GlobalBlock {
     pub(super) owner: BlockOwner,
     pub(super) b1: BodyId,
     pub(super) b2: BodyId,

@@ -3,7 +3,7 @@
 //! # Energy balance
 //! All energies are evaluated at the end of the step. Because the integrator's impulses do
 //! exactly the work that changes the kinetic, gravitational and elastic energy (see
-//! [`super::simulation`]), the balance below is zero up to the solver tolerance and the
+//! [`super::solver`]), the balance below is zero up to the solver tolerance and the
 //! regularisation of redundant joints; what remains is the solver's real error.
 //!
 //! - `E = kinetic + potential + elastic` (elastic includes the stylus spring while clipped).
@@ -52,7 +52,7 @@ pub struct StepDiagnostics {
     /// Position-correction sweeps used (0 when the velocity solve already met the tolerance).
     pub position_iterations: usize,
     /// Sub-steps the step was split into (1 normally; more when the full step did not
-    /// converge, see [`super::simulation::Simulation::step`]). Counts above are summed over them.
+    /// converge, see [`super::Simulation::step`]). Counts above are summed over them.
     pub substeps: usize,
     /// How much the last re-evaluation of the midpoint rows changed the velocities (m/s;
     /// angular changes at a 0.1 m lever; infinite when the rows were not re-evaluated), or the

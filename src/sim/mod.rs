@@ -1,7 +1,7 @@
 //! The multibody solver: bodies, joints, force elements, the step, diagnostics, scene files.
 //!
 //! No threads, no I/O besides [`Scene::load`], no OpenCV or kiss3d. The method is the
-//! sequential-impulse scheme of Mariti & Valentini (see [`simulation`] for the stage order,
+//! sequential-impulse scheme of Mariti & Valentini (see [`solver`] for the stage order,
 //! [`diagnostics`] for the energy bookkeeping).
 //!
 //! # Using it
@@ -56,11 +56,13 @@ pub mod grab;
 pub mod joint;
 pub mod lanes;
 pub mod mobile;
+pub mod model;
 pub mod scene;
 pub mod script;
 pub mod scripted;
 pub mod shape;
 pub mod simulation;
+pub mod solver;
 pub mod spring;
 pub mod stylus;
 pub mod wind;
@@ -70,10 +72,12 @@ pub use diagnostics::StepDiagnostics;
 pub use error::{SceneError, SimError};
 pub use grab::GrabPoint;
 pub use joint::{Joint, JointKind};
+pub use model::Model;
 pub use scene::Scene;
 pub use script::{ScriptError, StylusScript};
 pub use scripted::{run_scripted, run_scripted_with, RunSummary, StylusSpring};
 pub use shape::Shape;
-pub use simulation::{JointReaction, Simulation, SolverMethod, SolverParams};
+pub use simulation::Simulation;
+pub use solver::{JointReaction, SolverMethod, SolverParams};
 pub use spring::Spring;
 pub use stylus::{StylusAttachment, StylusTarget};

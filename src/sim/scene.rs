@@ -21,7 +21,8 @@ use super::error::{SceneError, SimError};
 use super::grab::GrabPoint;
 use super::joint::{Joint, JointKind};
 use super::shape::Shape;
-use super::simulation::{Simulation, SolverParams};
+use super::simulation::Simulation;
+use super::solver::SolverParams;
 use super::spring::Spring;
 
 /// Anchors given in two body frames must coincide in the initial pose within this (m).

@@ -5,7 +5,7 @@
 //! part (impulse −h k (eₙ + eₙ₊₁)/2) and implicit Euler for the damper (−h c ėₙ₊₁). This is
 //! unconditionally stable (the cross lift's 40 N/mm springs on 0.1 kg links run at h = 0.01 s,
 //! where h·ω ≈ 6) and the elastic impulse does exactly −Δ(½ k e²) of work on a straight spring,
-//! so the energy bookkeeping of the elastic part is exact; see [`super::simulation`].
+//! so the energy bookkeeping of the elastic part is exact; see [`super::solver`].
 
 use nalgebra::Vector3;
 

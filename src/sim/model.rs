@@ -1,0 +1,75 @@
+//! The model a simulation moves: bodies (index 0 the ground), joints, springs, grab points and
+//! gravity, checked for consistency once when built.
+
+use nalgebra::Vector3;
+
+use super::body::{Body, BodyId};
+use super::error::SimError;
+use super::grab::GrabPoint;
+use super::joint::Joint;
+use super::spring::Spring;
+
+/// Bodies and the elements between them (world frame, SI).
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// All bodies; index 0 is the fixed ground.
+    pub bodies: Vec<Body>,
+    /// Joints, in scene order.
+    pub joints: Vec<Joint>,
+    /// Spring-dampers between body points.
+    pub springs: Vec<Spring>,
+    /// Named points the stylus may clip to.
+    pub grab_points: Vec<GrabPoint>,
+    /// Gravity (m/s², world).
+    pub gravity_in_world: Vector3<f64>,
+}
+
+impl Model {
+    /// Checks that `bodies[0]` is the ground and that every element refers to a body.
+    pub fn new(
+        bodies: Vec<Body>,
+        joints: Vec<Joint>,
+        springs: Vec<Spring>,
+        grab_points: Vec<GrabPoint>,
+        gravity_in_world: Vector3<f64>,
+    ) -> Result<Self, SimError> {
+        if bodies.first().is_none_or(|b| b.is_dynamic()) {
+            return Err(SimError::NoGround);
+        }
+        let n = bodies.len();
+        let check = |what: &'static str, name: &str, id: BodyId| {
+            if id >= n {
+                Err(SimError::UnknownBodyIndex {
+                    what,
+                    name: name.to_owned(),
+                    index: id,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        for j in &joints {
+            check("joint", &j.name, j.body1)?;
+            check("joint", &j.name, j.body2)?;
+        }
+        for s in &springs {
+            check("spring", &s.name, s.body1)?;
+            check("spring", &s.name, s.body2)?;
+        }
+        for g in &grab_points {
+            check("grab point", &g.name, g.body)?;
+        }
+        Ok(Self {
+            bodies,
+            joints,
+            springs,
+            grab_points,
+            gravity_in_world,
+        })
+    }
+
+    /// The body with this name, if any.
+    pub fn body_id(&self, name: &str) -> Option<BodyId> {
+        self.bodies.iter().position(|b| b.name == name)
+    }
+}

@@ -1,0 +1,235 @@
+//! The direct method: every element's rows coupled in one block-profile Cholesky
+//! factorisation of J M⁻¹ Jᵀ (+ the soft terms), factored once per step and reused as a chord
+//! over the step's linearisations (see the stage order in [`super`]).
+
+use nalgebra::Vector3;
+
+use super::impulses::{add_row_impulses, add_stylus_impulse};
+use super::{larger, Step};
+use crate::sim::block_cholesky::{BlockCholesky, Lanes, BLOCK};
+use crate::sim::body::{BodyId, GROUND};
+use crate::sim::coupled::{assemble, BlockOwner, GlobalBlock};
+use crate::sim::joint::Row;
+
+// Row loops index several parallel fixed-size arrays (rows, impulses, block entries).
+#[allow(clippy::needless_range_loop)]
+impl Step<'_> {
+    /// Solves the current linearisation with the coupled factorisation of all rows (factored
+    /// once per step, see [`Self::advance`]) and applies the impulse increments along the
+    /// current rows. Returns the largest row-velocity error before the solve, or `None` if
+    /// the factorisation failed.
+    pub(super) fn direct_solve(&mut self) -> Option<f64> {
+        if !self.s.direct.factored {
+            self.s.direct.factorisations += 1;
+            self.assemble_and_factor()?;
+            self.s.direct.factored = true;
+        }
+        let nb = self.s.direct.blocks.len();
+        if nb == 0 {
+            return Some(0.0);
+        }
+        let h = self.ctx.h;
+        let keep = 1.0 - self.ctx.beta;
+        // Right-hand sides. A joint row's is its target minus its rate; the target is that
+        // rate plus 2((1 − β)ψₙ − ψ̂)/h at the same velocities, so the rate cancels.
+        let mut residual = 0.0_f64;
+        let stylus_g = self.stylus_residual_impulse();
+        for a in 0..nb {
+            let gb = &self.s.direct.blocks[a];
+            let mut rhs = [0.0; BLOCK];
+            match gb.owner {
+                BlockOwner::Joint(i) => {
+                    let blk = &self.s.joint.blocks[i];
+                    for (k, r) in rhs.iter_mut().enumerate().take(gb.rows) {
+                        *r = 2.0 * blk.closure_error(k, keep) / h;
+                        residual = larger(residual, 0.5 * r.abs());
+                    }
+                }
+                BlockOwner::Spring(i) => {
+                    let g = self.spring_residual_impulse(i);
+                    let w = self.s.spring_rows[i].w;
+                    let inv_soft = gb.inv_soft[0];
+                    residual =
+                        residual.max((0.5 * g * w * inv_soft / (1.0 + w * inv_soft.recip())).abs());
+                    rhs[0] = -g * inv_soft;
+                }
+                BlockOwner::Stylus => {
+                    for k in 0..3 {
+                        rhs[k] = -stylus_g[k] * gb.inv_soft[k];
+                    }
+                }
+            }
+            self.s.direct.rhs[a] = rhs;
+        }
+        self.s.direct.dense.solve(&mut self.s.direct.rhs[..nb]);
+        // Along the current rows, which may have been refreshed since the factorisation, so
+        // that v = v_free + M⁻¹ J̄ᵀ λ holds for the rows the work identities use, up to the
+        // Newton gain's anticipation of the rows' turning (removed by the next refresh): the
+        // angular change is G I⁻¹ τ.
+        for (rhs, gb) in self.s.direct.rhs.iter().zip(&self.s.direct.blocks) {
+            match gb.owner {
+                BlockOwner::Joint(i) => {
+                    let blk = &mut self.s.joint.blocks[i];
+                    for (l, d) in blk.lambda.iter_mut().zip(&rhs[..gb.rows]) {
+                        *l += d;
+                    }
+                    add_row_impulses(
+                        self.bodies,
+                        &mut self.s.body.torque,
+                        gb.b1,
+                        gb.b2,
+                        &blk.rows[..gb.rows],
+                        &rhs[..gb.rows],
+                    );
+                }
+                BlockOwner::Spring(i) => {
+                    let r = &mut self.s.spring_rows[i];
+                    r.lambda += rhs[0];
+                    add_row_impulses(
+                        self.bodies,
+                        &mut self.s.body.torque,
+                        gb.b1,
+                        gb.b2,
+                        std::slice::from_ref(&r.row),
+                        &rhs[..1],
+                    );
+                }
+                BlockOwner::Stylus => {
+                    let d = Vector3::new(rhs[0], rhs[1], rhs[2]);
+                    self.s.stylus_block.lambda += d;
+                    add_stylus_impulse(
+                        self.bodies,
+                        &mut self.s.body.torque,
+                        gb.b1,
+                        &self.s.stylus_block.arm,
+                        &d,
+                    );
+                }
+            }
+        }
+        self.flush_torques(self.s.newton.active);
+        Some(residual)
+    }
+
+    /// Collects the rows of all elements (current rows), a block per element, and factors
+    /// J M⁻¹ Jᵀ + diag(1/soft) within its block profile.
+    pub(super) fn assemble_and_factor(&mut self) -> Option<()> {
+        let h = self.ctx.h;
+        self.s.direct.blocks.clear();
+        let newton = self.s.newton.active;
+        if newton && self.s.newton.inertia_stale {
+            self.newton_inertia_from_turning();
+        }
+        let weight = |b: BodyId, ang: &Vector3<f64>| {
+            if newton {
+                self.s.newton.inv_inertia[b] * ang
+            } else {
+                self.s.body.inv_inertia[b] * ang
+            }
+        };
+        for (i, j) in self.joints.iter().enumerate() {
+            let blk = &self.s.joint.blocks[i];
+            self.s
+                .direct
+                .blocks
+                .push(GlobalBlock::new(BlockOwner::Joint(i), j.body1, j.body2));
+            let gb = self.s.direct.blocks.last_mut().expect("just pushed");
+            for k in 0..j.rows() {
+                let row = &blk.rows[k];
+                let w1 = weight(j.body1, &row.ang1);
+                let w2 = weight(j.body2, &row.ang2);
+                gb.push(row, &w1, &w2, 0.0);
+            }
+        }
+        for (i, s) in self.springs.iter().enumerate() {
+            let r = &self.s.spring_rows[i];
+            let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
+            if r.active && soft > 0.0 {
+                let mut gb = GlobalBlock::new(BlockOwner::Spring(i), s.body1, s.body2);
+                let w1 = weight(s.body1, &r.row.ang1);
+                let w2 = weight(s.body2, &r.row.ang2);
+                gb.push(&r.row, &w1, &w2, 1.0 / soft);
+                self.s.direct.blocks.push(gb);
+            }
+        }
+        if let Some(s) = self.stylus {
+            let blk = &self.s.stylus_block;
+            let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
+            let mut gb = GlobalBlock::new(BlockOwner::Stylus, s.body, GROUND);
+            for k in 0..3 {
+                let e = Vector3::ith(k, 1.0);
+                let row = Row {
+                    lin: e,
+                    ang1: blk.arm.cross(&e),
+                    ang2: Vector3::zeros(),
+                };
+                let w1 = weight(s.body, &row.ang1);
+                gb.push(&row, &w1, &Vector3::zeros(), 1.0 / soft);
+            }
+            self.s.direct.blocks.push(gb);
+        }
+        let nb = self.s.direct.blocks.len();
+        // The profile: a block couples back to the first earlier block that acts on one of
+        // its moving bodies.
+        self.s.direct.body_first_block.fill(usize::MAX);
+        for (a, gb) in self.s.direct.blocks.iter().enumerate() {
+            let mut first = a;
+            for b in [gb.b1, gb.b2] {
+                if self.bodies[b].is_dynamic() {
+                    let f = &mut self.s.direct.body_first_block[b];
+                    if *f == usize::MAX {
+                        *f = a;
+                    }
+                    first = first.min(*f);
+                }
+            }
+            self.s.direct.first[a] = first;
+        }
+        self.s.direct.dense.begin(
+            nb,
+            |a| self.s.direct.first[a],
+            |a| self.s.direct.blocks[a].rows,
+        );
+        assemble(
+            &mut self.s.direct.dense,
+            &self.s.direct.blocks,
+            &self.s.direct.first,
+            self.bodies,
+        );
+        self.s.direct.dense.factor(DENSE_REGULARISATION)
+    }
+}
+
+/// Relative diagonal regularisation of the coupled (direct) solve.
+const DENSE_REGULARISATION: f64 = 1.0e-6;
+
+/// The coupled system: a block per element, its block-profile factor, and the right-hand
+/// sides; whether the factor belongs to this step.
+#[derive(Clone, Debug)]
+pub(crate) struct DirectSolver {
+    pub(crate) blocks: Vec<GlobalBlock>,
+    pub(crate) dense: BlockCholesky,
+    pub(crate) rhs: Vec<Lanes>,
+    pub(crate) first: Vec<usize>,
+    /// Whether `dense` holds a factor of this step's rows.
+    pub(crate) factored: bool,
+    /// Factorisations in the current (sub-)step.
+    pub(crate) factorisations: usize,
+    /// Per body, the first block of the coupled system that acts on it (its profile).
+    pub(crate) body_first_block: Vec<usize>,
+}
+
+impl DirectSolver {
+    /// Room for `max_blocks` element blocks over `n_bodies` bodies (nothing is allocated later).
+    pub(crate) fn new(max_blocks: usize, n_bodies: usize) -> Self {
+        Self {
+            blocks: Vec::with_capacity(max_blocks),
+            dense: BlockCholesky::with_capacity(max_blocks),
+            rhs: vec![[0.0; BLOCK]; max_blocks],
+            first: vec![0; max_blocks],
+            factored: false,
+            factorisations: 0,
+            body_first_block: vec![usize::MAX; n_bodies],
+        }
+    }
+}

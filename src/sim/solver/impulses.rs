@@ -1,0 +1,171 @@
+//! Applying impulses: the free motion plus the accumulated impulses along the current rows,
+//! the gyroscopic impulse, and turning gathered angular impulses into angular velocity.
+
+use nalgebra::{Matrix3, Vector3};
+
+use super::Step;
+use crate::sim::body::{Body, BodyId};
+use crate::sim::joint::Row;
+
+impl Step<'_> {
+    /// Keeps the velocities before an update: the row refresh measures its change from them,
+    /// and the Newton gain replaces the angular part of any update's change.
+    pub(super) fn save_velocities(&mut self) {
+        for (snap, b) in self
+            .s
+            .body
+            .velocity_snapshot
+            .iter_mut()
+            .zip(self.bodies.iter())
+        {
+            *snap = (b.linear_velocity_in_world, b.angular_velocity_in_world);
+        }
+    }
+
+    /// Sets the velocities to v_free + M⁻¹ (J̄ᵀ λ + gyroscopic impulse) along the current
+    /// rows (the caller re-predicts). The gyroscopic impulse h (I ω̄) × ω̄ of Euler's equation is
+    /// taken at the midpoint of the start and the current angular velocity (the iterate the
+    /// rows belong to), so a converged step solves the implicit-midpoint Euler equation
+    /// I (ω′ − ω) = h (I ω̄) × ω̄ + impulses, whose gyroscopic part does no work
+    /// (ω̄ · ((I ω̄) × ω̄) = 0) and keeps |I ω| of a free body.
+    pub(super) fn reapply_impulses(&mut self) {
+        self.reset_to_free_motion();
+        self.apply_accumulated_impulses();
+        self.flush_torques(false);
+    }
+
+    /// Sets the velocities to v_free and each body's gathered torque to the gyroscopic
+    /// impulse (see [`Self::reapply_impulses`]; [`Self::flush_torques`] applies it).
+    pub(super) fn reset_to_free_motion(&mut self) {
+        let h = self.ctx.h;
+        for (i, b) in self.bodies.iter_mut().enumerate() {
+            b.linear_velocity_in_world = self.s.body.v_free[i];
+            if b.is_dynamic() {
+                let w_mid = (self.s.body.w_start[i] + b.angular_velocity_in_world) * 0.5;
+                self.s.body.torque[i] = (self.s.body.inertia[i] * w_mid).cross(&w_mid) * h;
+            }
+            b.angular_velocity_in_world = self.s.body.w_free[i];
+        }
+    }
+
+    /// Adds every element's accumulated impulse λ along its current rows (joints, active
+    /// springs, the stylus): the linear parts to the velocities, the angular ones to the
+    /// gathered torques (the caller flushes them and re-predicts the end poses).
+    pub(super) fn apply_accumulated_impulses(&mut self) {
+        for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
+            let n = j.rows();
+            add_row_impulses(
+                self.bodies,
+                &mut self.s.body.torque,
+                j.body1,
+                j.body2,
+                &blk.rows[..n],
+                &blk.lambda[..n],
+            );
+        }
+        for (s, r) in self.springs.iter().zip(&self.s.spring_rows) {
+            if r.active {
+                add_row_impulses(
+                    self.bodies,
+                    &mut self.s.body.torque,
+                    s.body1,
+                    s.body2,
+                    std::slice::from_ref(&r.row),
+                    &[r.lambda],
+                );
+            }
+        }
+        if let Some(s) = self.stylus {
+            let blk = &self.s.stylus_block;
+            add_stylus_impulse(
+                self.bodies,
+                &mut self.s.body.torque,
+                s.body,
+                &blk.arm,
+                &blk.lambda,
+            );
+        }
+    }
+
+    /// Turns each body's gathered torque into angular velocity, ω += I⁻¹ τ (or G I⁻¹ τ with
+    /// the Newton gain, `gain`), and clears it.
+    pub(super) fn flush_torques(&mut self, gain: bool) {
+        let inverse = if gain {
+            &self.s.newton.solve_inv_inertia
+        } else {
+            &self.s.body.inv_inertia
+        };
+        for ((b, t), m) in self
+            .bodies
+            .iter_mut()
+            .zip(&mut self.s.body.torque)
+            .zip(inverse)
+        {
+            flush_into(b, t, m);
+        }
+    }
+
+    /// [`Self::flush_torques`] with I⁻¹ for one body (the sweeps update two bodies at a time).
+    pub(super) fn flush_torque(&mut self, i: BodyId) {
+        flush_into(
+            &mut self.bodies[i],
+            &mut self.s.body.torque[i],
+            &self.s.body.inv_inertia[i],
+        );
+    }
+}
+
+/// Adds impulses `delta` along `rows` between bodies `b1` and `b2`: the linear parts to their
+/// velocities, the angular parts to their gathered torques (see `Step::flush_torques`).
+pub(super) fn add_row_impulses(
+    bodies: &mut [Body],
+    torque: &mut [Vector3<f64>],
+    b1: BodyId,
+    b2: BodyId,
+    rows: &[Row],
+    delta: &[f64],
+) {
+    let mut lin = Vector3::zeros();
+    let mut ang1 = Vector3::zeros();
+    let mut ang2 = Vector3::zeros();
+    for (row, d) in rows.iter().zip(delta) {
+        lin += row.lin * *d;
+        ang1 += row.ang1 * *d;
+        ang2 += row.ang2 * *d;
+    }
+    let body1 = &mut bodies[b1];
+    if body1.is_dynamic() {
+        body1.linear_velocity_in_world += lin * body1.inv_mass;
+        torque[b1] += ang1;
+    }
+    let body2 = &mut bodies[b2];
+    if body2.is_dynamic() {
+        body2.linear_velocity_in_world -= lin * body2.inv_mass;
+        torque[b2] += ang2;
+    }
+}
+
+/// ω += m τ for a dynamic body, then τ = 0 (see `Step::flush_torques`).
+#[inline]
+pub(super) fn flush_into(body: &mut Body, torque: &mut Vector3<f64>, m: &Matrix3<f64>) {
+    if body.is_dynamic() {
+        body.angular_velocity_in_world += m * *torque;
+    }
+    *torque = Vector3::zeros();
+}
+
+/// Adds the stylus impulse `delta` (world axes) at the arm `arm` of `body`, as
+/// [`add_row_impulses`] does.
+pub(super) fn add_stylus_impulse(
+    bodies: &mut [Body],
+    torque: &mut [Vector3<f64>],
+    body: BodyId,
+    arm: &Vector3<f64>,
+    delta: &Vector3<f64>,
+) {
+    let b = &mut bodies[body];
+    if b.is_dynamic() {
+        b.linear_velocity_in_world += delta * b.inv_mass;
+        torque[body] += arm.cross(delta);
+    }
+}

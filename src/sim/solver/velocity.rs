@@ -1,0 +1,302 @@
+//! Stage 4, the velocity stage (Eq. 17–23, 27): outer linearisations about the predicted end
+//! pose, each solved by the direct or the Gauss–Seidel method, and row refreshes at the
+//! converged prediction until the exact-work identities hold (see [`super`] for the scheme).
+
+use nalgebra::Vector3;
+
+use super::step::VelocityOutcome;
+use super::{abs_max, larger, SolverMethod, Step};
+
+/// Lever arm that turns an angular-velocity change into a velocity for the refresh test (m).
+const ROW_REFRESH_LEVER_M: f64 = 0.1;
+/// Outer linearisations per step at most (the sweep cap applies as well).
+const MAX_LINEARISATIONS: usize = 8;
+/// A linearisation refactors the coupled matrix when its solve reduced the nonlinear
+/// residual by less than this factor.
+const CHORD_CONTRACTION: f64 = 0.3;
+/// Linearisations before the last row refresh stop once the residual is below this fraction
+/// of the velocity change of the last refresh (or the velocity tolerance, if larger).
+const ROUND_TOLERANCE_FRACTION: f64 = 0.01;
+
+impl Step<'_> {
+    /// Finds the end velocities: linearisations and row refreshes (see the module docs).
+    pub(super) fn velocity_stage(&mut self) -> VelocityOutcome {
+        // 4. Sequential impulses, in outer linearisations: each fixes the midpoint rows J̄
+        // and the Baumgarte bias from the predicted end pose, then Gauss–Seidel sweeps solve
+        // that linear problem joint by joint; the accumulated impulses are re-applied along
+        // the rows (v = v_free + M⁻¹ J̄ᵀ λ exactly) and the nonlinear residual is checked.
+        let tolerance = self.ctx.velocity_tolerance;
+        let mut iterations = 0;
+        let mut residual = f64::INFINITY;
+        // (Only with the Newton gain: without it, a guess made the cross lift's plain
+        // iteration split 309 of 1000 steps.)
+        let guess = self.s.newton.active;
+        if guess {
+            // The first rows are taken at the end pose that the previous step's constraint
+            // velocity change predicts (motion is smooth over a step), not at the free
+            // motion's: the solve starts from zero impulses all the same, only nearer. Not
+            // after a jump in the loads (see `impulses_carry_over`), when that guess is off.
+            for ((b, dv), (v, w)) in self
+                .bodies
+                .iter_mut()
+                .zip(&self.s.body.constraint_velocity_change)
+                .zip(self.s.body.v_free.iter().zip(&self.s.body.w_free))
+            {
+                if b.is_dynamic() {
+                    b.linear_velocity_in_world = v + dv.0;
+                    b.angular_velocity_in_world = w + dv.1;
+                }
+            }
+            self.predict_all();
+            self.save_velocities();
+        }
+        self.update_rows();
+        self.reset_to_free_motion();
+        // (The coupled solve starts from zero impulses: there is nothing to apply yet.)
+        if self.ctx.method == SolverMethod::GaussSeidel {
+            self.apply_accumulated_impulses();
+        }
+        self.flush_torques(false);
+        if guess {
+            // The rows belong to the guessed velocities: the Newton iterate is taken from
+            // there (see the refresh below).
+            self.apply_newton_gain();
+        }
+        self.predict_all();
+        let mut last_change = f64::INFINITY;
+        let mut change_before = f64::INFINITY;
+        let mut refreshes = 0;
+        loop {
+            for _outer in 0..MAX_LINEARISATIONS {
+                self.linearise();
+                loop {
+                    iterations += 1;
+                    let inner = match self.ctx.method {
+                        SolverMethod::Direct => match self.direct_solve() {
+                            Some(r) => r,
+                            // A failed factorisation (NaN state): fall back to sweeps.
+                            None => self.sweep(iterations),
+                        },
+                        SolverMethod::GaussSeidel => self.sweep(iterations),
+                    };
+                    let done = match self.ctx.method {
+                        SolverMethod::Direct => true,
+                        SolverMethod::GaussSeidel => inner < 0.25 * tolerance,
+                    };
+                    if done || iterations >= self.ctx.max_iterations {
+                        break;
+                    }
+                }
+                self.predict_all();
+                let previous = residual;
+                residual = self.nonlinear_residual();
+                // Rows that will still be refreshed need not be solved more accurately than
+                // the last refresh moved the velocities (inexact Newton): the first rows,
+                // from the free-motion prediction, get one solve.
+                let round_tolerance = if refreshes < self.ctx.max_row_refreshes {
+                    tolerance.max(ROUND_TOLERANCE_FRACTION * last_change)
+                } else {
+                    tolerance
+                };
+                if residual < round_tolerance || iterations >= self.ctx.max_iterations {
+                    break;
+                }
+                // A factor from rows that have since been refreshed contracts the residual
+                // only linearly; when that is slow (the cross lift's closed loops), factor
+                // the current rows.
+                if residual > CHORD_CONTRACTION * previous {
+                    self.s.direct.factored = false;
+                }
+            }
+            // Re-evaluate the midpoint rows at the converged prediction, for the exact work
+            // identities; stop when they no longer move the velocities, or when refreshing
+            // stops converging (light bodies under large impulses), or at the caps. Once two
+            // refreshes have shown how fast they contract (θ), the next one's change is
+            // estimated as θ/(1 − θ) times the last (the stopping rule of simplified Newton
+            // iterations, Hairer & Wanner, Solving ODEs II, IV.8): when that is under the
+            // tolerance and ψ is closed, the refresh is not needed.
+            if refreshes >= 2 && residual < tolerance && last_change < change_before {
+                let theta = last_change / change_before;
+                let estimate = theta / (1.0 - theta) * last_change;
+                if estimate < tolerance {
+                    last_change = estimate;
+                    break;
+                }
+            }
+            if refreshes >= self.ctx.max_row_refreshes || iterations >= self.ctx.max_iterations {
+                break;
+            }
+            refreshes += 1;
+            self.save_velocities();
+            self.update_rows();
+            self.reapply_impulses();
+            let mut change = 0.0_f64;
+            for (snap, b) in self.s.body.velocity_snapshot.iter().zip(self.bodies.iter()) {
+                change = larger(change, abs_max(&(b.linear_velocity_in_world - snap.0)));
+                change = larger(
+                    change,
+                    abs_max(&(b.angular_velocity_in_world - snap.1)) * ROW_REFRESH_LEVER_M,
+                );
+            }
+            // The refresh is one fixed-point step of ω′ = ω_free + I⁻¹τ(ω′); its Newton
+            // step is the gain times its change.
+            if refreshes == 1 && self.s.newton.active {
+                self.renew_newton_gain();
+            }
+            self.apply_newton_gain();
+            self.predict_all();
+            // (ψ̂ at the new prediction is kept for the next linearisation.)
+            residual = self.nonlinear_residual();
+            let diverging = change > last_change;
+            change_before = last_change;
+            last_change = change;
+            if change < tolerance && residual < tolerance {
+                break;
+            }
+            if diverging {
+                if self.s.newton.active {
+                    // The Newton inertia from the last step's impulses misleads here (a jump
+                    // in the loads, or the cross lift's closed loops, whose coupling between
+                    // bodies it leaves out): go on with the plain iteration and a plain factor,
+                    // and for the next steps too.
+                    self.s.newton.active = false;
+                    self.s.newton.renewed = false;
+                    self.s.direct.factored = false;
+                    self.s.newton.backoff_steps = super::newton::NEWTON_BACKOFF_STEPS;
+                } else {
+                    // Refreshing diverges here: converge once more with these rows and stop.
+                    refreshes = self.ctx.max_row_refreshes;
+                }
+            }
+        }
+
+        VelocityOutcome {
+            iterations,
+            residual,
+            last_change,
+        }
+    }
+
+    /// Evaluates the midpoint rows of every element at the current prediction (before the
+    /// first linearisation and at each row refresh); for the sweeps it also factors the
+    /// per-element blocks.
+    pub(super) fn update_rows(&mut self) {
+        self.evaluate_predicted_psi();
+        for i in 0..self.joints.len() {
+            self.update_joint_rows(i);
+        }
+        for i in 0..self.springs.len() {
+            self.update_spring_row(i);
+        }
+        if self.stylus.is_some() {
+            self.update_stylus_arm();
+        }
+        // The coupled solve does not use the per-element factors: they are made when a
+        // sweep or the position pass needs them.
+        self.s.joint.factors_valid = false;
+        if self.ctx.method == SolverMethod::GaussSeidel {
+            self.ensure_joint_factors();
+        }
+    }
+
+    /// Linearises every element about the current prediction with the fixed rows: the
+    /// joints' Baumgarte bias from the nonlinear ψ̂, the soft rows' extension and rates.
+    pub(super) fn linearise(&mut self) {
+        let h = self.ctx.h;
+        let keep = 1.0 - self.ctx.beta;
+        self.evaluate_predicted_psi();
+        // The coupled solve takes its joint right-hand sides straight from ψ̂ (the row rates
+        // cancel there); only the sweeps need the targets.
+        if self.ctx.method == SolverMethod::GaussSeidel {
+            for i in 0..self.joints.len() {
+                for k in 0..self.joints[i].rows() {
+                    let rate = self.joint_row_rate(i, k);
+                    let blk = &mut self.s.joint.blocks[i];
+                    // ψ̂ moves by (h/2)·ΔJ̄v: the midpoint velocity changes by half as much.
+                    blk.bias[k] = rate + 2.0 * blk.closure_error(k, keep) / h;
+                }
+            }
+        }
+        for i in 0..self.springs.len() {
+            let s = &self.springs[i];
+            let (b1, b2) = (s.body1, s.body2);
+            let (p1, p2) = (&self.s.body.predicted[b1], &self.s.body.predicted[b2]);
+            let e_pred = ((p2.x + p2.r * s.point2_in_body2) - (p1.x + p1.r * s.point1_in_body1))
+                .norm()
+                - s.rest_length_m;
+            let r = self.s.spring_rows[i];
+            let u_now = r.row.lin.dot(
+                &(self.bodies[b1].linear_velocity_in_world
+                    - self.bodies[b2].linear_velocity_in_world),
+            ) + r.row.ang1.dot(&self.bodies[b1].angular_velocity_in_world)
+                + r.row.ang2.dot(&self.bodies[b2].angular_velocity_in_world);
+            let u_start = r
+                .row
+                .lin
+                .dot(&(self.s.body.v_start[b1] - self.s.body.v_start[b2]))
+                + r.row.ang1.dot(&self.s.body.w_start[b1])
+                + r.row.ang2.dot(&self.s.body.w_start[b2]);
+            let sr = &mut self.s.spring_rows[i];
+            sr.e_end = e_pred;
+            sr.u_lin = u_now;
+            sr.u_start = u_start;
+        }
+        if let Some(s) = self.stylus {
+            let b = &self.bodies[s.body];
+            let arm = self.s.stylus_block.arm;
+            let pred = &self.s.body.predicted[s.body];
+            let tip_end = self.stylus_target.map_or(Vector3::zeros(), |t| {
+                t.position_in_world.coords + t.velocity_in_world * h
+            });
+            let e_pred = pred.x + pred.r * s.point_in_body - tip_end;
+            let u_now = b.linear_velocity_in_world + b.angular_velocity_in_world.cross(&arm);
+            let u_start = self.s.body.v_start[s.body] + self.s.body.w_start[s.body].cross(&arm);
+            let blk = &mut self.s.stylus_block;
+            blk.e_lin = e_pred;
+            blk.u_lin = u_now;
+            blk.u_start = u_start;
+        }
+    }
+
+    /// Largest nonlinear error at the current prediction, as a velocity: joints
+    /// |ψ̂ − (1 − β)ψₙ| / h, soft elements the velocity change still owed.
+    pub(super) fn nonlinear_residual(&mut self) -> f64 {
+        let h = self.ctx.h;
+        let keep = 1.0 - self.ctx.beta;
+        self.evaluate_predicted_psi();
+        // The largest error, then one division (as h > 0, the same as the largest quotient).
+        let mut closure = 0.0_f64;
+        for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
+            for k in 0..j.rows() {
+                closure = larger(closure, blk.closure_error(k, keep).abs());
+            }
+        }
+        let mut residual = closure / h;
+        for i in 0..self.springs.len() {
+            if let Some(r) = self.spring_residual_velocity(i) {
+                residual = residual.max(r);
+            }
+        }
+        residual
+    }
+
+    pub(super) fn predict_all(&mut self) {
+        let h = self.ctx.h;
+        for ((((p, b), s), v0), w0) in self
+            .s
+            .body
+            .predicted
+            .iter_mut()
+            .zip(self.bodies.iter())
+            .zip(&self.s.body.start)
+            .zip(&self.s.body.v_start)
+            .zip(&self.s.body.w_start)
+        {
+            // A fixed body's prediction is its start pose, which it already holds.
+            if b.is_dynamic() {
+                p.set_predicted(s, v0, w0, b, h);
+            }
+        }
+        self.s.joint.psi_pred_valid = false;
+    }
+}

@@ -1,0 +1,230 @@
+//! Golden hashes of the shipped scenes with their acceptance scripts (the model is Box2D's
+//! `test/test_determinism.c`): every step's state (each body's pose and velocities, the
+//! diagnostics and the joint reactions, bit for bit) and the `simulate --csv` text are hashed,
+//! so any change of the solver's numbers is a conscious one.
+//!
+//! When a change is meant to alter the numbers, update the hash in the same commit and say
+//! in its message why the numbers changed. A change of the CSV's *format* alters only the CSV
+//! hash; the state hash then shows that the numbers did not move.
+
+use ar_multibody::sim::wind::{LevelSchedule, WindElement};
+use ar_multibody::sim::{
+    run_scripted_with, scripted, Scene, Simulation, SolverMethod, StylusScript, StylusSpring,
+};
+
+fn asset(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// 64-bit FNV-1a: small, stable across platforms and Rust versions (unlike `DefaultHasher`).
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn f64(&mut self, x: f64) {
+        self.bytes(&x.to_bits().to_le_bytes());
+    }
+    fn u64(&mut self, x: u64) {
+        self.bytes(&x.to_le_bytes());
+    }
+}
+
+/// Adds everything the last step produced to `h`.
+fn hash_state(sim: &Simulation, h: &mut Fnv) {
+    for b in sim.bodies() {
+        for x in b.position_in_world.iter() {
+            h.f64(*x);
+        }
+        for x in b.world_from_body_rotation.coords.iter() {
+            h.f64(*x);
+        }
+        for x in b
+            .linear_velocity_in_world
+            .iter()
+            .chain(b.angular_velocity_in_world.iter())
+        {
+            h.f64(*x);
+        }
+    }
+    let d = sim.diagnostics();
+    for x in [
+        d.time_secs,
+        d.constraint_norm_m,
+        d.kinetic_j,
+        d.potential_j,
+        d.elastic_j,
+        d.user_work_j,
+        d.external_work_j,
+        d.dissipated_j,
+    ] {
+        h.f64(x);
+    }
+    h.u64(d.iterations as u64);
+    h.u64(d.factorisations as u64);
+    h.u64(d.substeps as u64);
+    for r in sim.joint_reactions() {
+        for x in r.force_in_world.iter().chain(r.torque_in_world.iter()) {
+            h.f64(*x);
+        }
+    }
+}
+
+/// What a golden run hashes.
+struct Golden {
+    state: u64,
+    csv: u64,
+    steps: usize,
+}
+
+/// Runs a shipped scene with an optional stylus script and wind schedule, as `simulate` does.
+fn golden_run(
+    scene: &str,
+    script: Option<&str>,
+    wind: Option<&str>,
+    secs: f64,
+    method: SolverMethod,
+) -> Golden {
+    let scene = Scene::load(asset(scene)).expect("shipped scene loads");
+    let mut params = scene.params;
+    params.method = method;
+    let mut sim = scene.build_with(params).expect("builds");
+    let script = script.map(|p| {
+        StylusScript::parse(&std::fs::read_to_string(asset(p)).unwrap()).expect("script parses")
+    });
+    let mut wind = wind.map(|p| {
+        let settings = scene.wind.clone().unwrap_or_default();
+        (
+            LevelSchedule::load(asset(p)).expect("wind schedule loads"),
+            WindElement::from_settings(&settings).expect("wind settings"),
+        )
+    });
+    let mut state = Fnv::new();
+    let mut csv = Fnv::new();
+    csv.bytes(scripted::csv_header(&sim).as_bytes());
+    let mut row = String::new();
+    let mut steps = 0;
+    run_scripted_with(
+        &mut sim,
+        script.as_ref(),
+        StylusSpring::default(),
+        secs,
+        |sim| {
+            if let Some((schedule, element)) = wind.as_mut() {
+                element.apply(sim, schedule.level_at(sim.time_secs()), 0.0);
+            }
+        },
+        |sim| {
+            steps += 1;
+            hash_state(sim, &mut state);
+            row.clear();
+            scripted::csv_row(sim, &mut row);
+            csv.bytes(b"\n");
+            csv.bytes(row.as_bytes());
+        },
+    )
+    .expect("golden run completes");
+    Golden {
+        state: state.0,
+        csv: csv.0,
+        steps,
+    }
+}
+
+fn check(name: &str, got: Golden, steps: usize, state: u64, csv: u64) {
+    println!(
+        "{name}: {} steps, state hash {:#018x}, csv hash {:#018x}",
+        got.steps, got.state, got.csv
+    );
+    assert_eq!(got.steps, steps, "{name}: step count");
+    assert_eq!(
+        got.state, state,
+        "{name}: the solver's numbers changed (state hash {:#018x}, pinned {state:#018x})",
+        got.state
+    );
+    assert_eq!(
+        got.csv, csv,
+        "{name}: the simulate CSV changed (csv hash {:#018x}, pinned {csv:#018x})",
+        got.csv
+    );
+}
+
+#[test]
+fn golden_ten_pendula_drag() {
+    let got = golden_run(
+        "assets/scenes/ten_pendula.toml",
+        Some("assets/scripts/ten_pendula_drag.csv"),
+        None,
+        14.0,
+        SolverMethod::Direct,
+    );
+    check(
+        "ten_pendula drag",
+        got,
+        1400,
+        0x6792a638a283b688,
+        0x152f1277c8b810c3,
+    );
+}
+
+#[test]
+fn golden_cross_lift_lift() {
+    let got = golden_run(
+        "assets/scenes/cross_lift.toml",
+        Some("assets/scripts/cross_lift_lift.csv"),
+        None,
+        10.0,
+        SolverMethod::Direct,
+    );
+    check(
+        "cross_lift lift",
+        got,
+        1000,
+        0x112e5345ded1f2dd,
+        0x4a2b9fa982931076,
+    );
+}
+
+#[test]
+fn golden_steel_fish_blow() {
+    let got = golden_run(
+        "assets/scenes/steel_fish.toml",
+        None,
+        Some("assets/scenes/steel_fish_blow.csv"),
+        12.0,
+        SolverMethod::Direct,
+    );
+    check(
+        "steel_fish blow",
+        got,
+        1200,
+        0xf4a95c81c7c7b705,
+        0x848c440deca831fb,
+    );
+}
+
+#[test]
+fn golden_ten_pendula_drag_gauss_seidel() {
+    let got = golden_run(
+        "assets/scenes/ten_pendula.toml",
+        Some("assets/scripts/ten_pendula_drag.csv"),
+        None,
+        14.0,
+        SolverMethod::GaussSeidel,
+    );
+    check(
+        "ten_pendula drag, Gauss-Seidel",
+        got,
+        1400,
+        0x6c76001ebcf72a10,
+        0x983c004e025e1ecd,
+    );
+}
