@@ -173,7 +173,7 @@ fn compound_pendulum_small_oscillation_period_within_half_a_percent() {
     let mut prev = sim.bodies()[1].angular_velocity_in_world.y;
     for _ in 0..600 {
         let t0 = sim.time_secs();
-        sim.step();
+        sim.step().expect("step");
         let w = sim.bodies()[1].angular_velocity_in_world.y;
         if prev < 0.0 && w >= 0.0 {
             crossings.push(t0 + sim.dt_secs() * (-prev) / (w - prev));
@@ -198,7 +198,7 @@ fn hanging_chain_pivot_reaction_equals_total_weight() {
         .build()
         .unwrap();
     for _ in 0..50 {
-        sim.step();
+        sim.step().expect("step");
     }
     let f = sim.joint_reactions()[0].force_in_world;
     let weight = 10.0 * 0.1 * G;
@@ -222,7 +222,7 @@ fn hinge_reaction_at_the_bottom_of_a_swing_is_weight_plus_centripetal_force() {
     let mut sim = single_pendulum();
     let omega = 3.0;
     kick(&mut sim, omega);
-    sim.step();
+    sim.step().expect("step");
     let w_end = sim.bodies()[1].angular_velocity_in_world.y;
     let w_mid = 0.5 * (omega + w_end);
     let (m, d) = (0.1, 0.1);
@@ -242,7 +242,7 @@ fn free_fall_follows_the_parabola_and_conserves_energy() {
         .unwrap();
     sim.set_body_velocity(1, Vector3::new(0.3, 0.0, 1.0), Vector3::new(0.0, 0.0, 2.0));
     for _ in 0..100 {
-        sim.step();
+        sim.step().expect("step");
         assert!(
             sim.diagnostics().energy_error_rel.abs() < 1e-9,
             "{:?}",
@@ -281,7 +281,7 @@ fn conservative_spring_oscillator_conserves_energy() {
     let mut worst = 0.0_f64;
     let mut lowest = f64::INFINITY;
     for _ in 0..500 {
-        sim.step();
+        sim.step().expect("step");
         worst = worst.max(sim.diagnostics().energy_error_rel.abs());
         lowest = lowest.min(sim.bodies()[1].position_in_world.z);
     }
@@ -297,7 +297,7 @@ fn stiff_springs_are_stable_at_the_default_step() {
     // 4e4 N/m on 0.1 kg: ω h ≈ 6.3, far beyond explicit stability.
     let mut sim = spring_scene(4.0e4, 20.0);
     for _ in 0..300 {
-        sim.step();
+        sim.step().expect("step");
         let d = sim.diagnostics();
         assert!(d.energy_error_rel.abs() < 1e-6, "{d:?}");
     }
@@ -322,7 +322,7 @@ fn stiff_springs_are_stable_at_the_default_step() {
     .unwrap();
     sim.set_stylus_target(Point3::new(0.02, 0.0, 0.99), Vector3::new(0.1, 0.0, 0.0));
     for _ in 0..300 {
-        sim.step();
+        sim.step().expect("step");
         let d = sim.diagnostics();
         assert!(d.energy_error_rel.abs() < 1e-6, "{d:?}");
         let gap = (sim.stylus_point_in_world().unwrap()
@@ -546,7 +546,7 @@ fn precess(params: ar_multibody::sim::SolverParams, steps: usize) -> Precession 
     };
     let mut last_angle = 0.0_f64;
     for _ in 0..steps {
-        sim.step();
+        sim.step().expect("step");
         let (w, l) = body_rate_and_momentum(&sim, &inertia);
         let angle = w.y.atan2(w.x);
         let mut d = angle - last_angle;
@@ -612,7 +612,7 @@ fn a_spin_about_the_intermediate_axis_flips_and_about_the_major_axis_does_not() 
         let mut min_along_axis = f64::INFINITY;
         let (mut max_l_drift, mut max_e_drift) = (0.0_f64, 0.0_f64);
         for _ in 0..1000 {
-            sim.step();
+            sim.step().expect("step");
             let (w, l) = body_rate_and_momentum(&sim, &inertia);
             min_along_axis = min_along_axis.min(w[axis]);
             max_l_drift = max_l_drift.max((l.norm() - l0.norm()).abs() / l0.norm());

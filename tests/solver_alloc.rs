@@ -51,11 +51,11 @@ fn a_step_allocates_nothing() {
                 Vector3::new(0.05, 0.0, 0.02),
             );
             sim.apply_external_force(1, Vector3::new(0.01, 0.0, 0.0), Point3::origin());
-            sim.step();
+            sim.step().expect("step");
         }
         sim.detach_stylus();
         for _ in 0..20 {
-            sim.step();
+            sim.step().expect("step");
         }
         let after = ALLOCATIONS.load(Ordering::Relaxed);
         assert_eq!(

@@ -56,7 +56,7 @@ fn run(scene: &Scene, level: &LevelSchedule, secs: f64) -> Run {
     for n in 0..steps {
         wind.apply(&mut sim, level.level_at(n as f64 * h), 0.0);
         out.max_wind_force_n = out.max_wind_force_n.max(wind.last_total_force().norm());
-        sim.step();
+        sim.step().expect("step");
         out.max_psi_m = out.max_psi_m.max(sim.diagnostics().constraint_norm_m);
         out.com_y.push(centre_of_mass(&sim).y - com0.y);
     }

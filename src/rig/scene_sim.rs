@@ -186,7 +186,9 @@ impl Simulation for SceneSimulation {
             wind.apply(&mut self.sim, wind_level, 0.0);
             wind_force_n = wind.last_total_force().norm();
         }
-        self.sim.step();
+        self.sim
+            .step()
+            .map_err(|e| SimulationError(e.to_string()))?;
         if self.wind.is_some() {
             self.wind_log
                 .record(dt_secs, self.sim.time_secs(), wind_level, wind_force_n);
@@ -377,7 +379,7 @@ mod tests {
         for k in 0..60 {
             rig.step(h, None, level(k)).unwrap();
             wind.apply(&mut lib, level(k), 0.0);
-            lib.step();
+            lib.step().expect("step");
         }
         let bits = |s: &crate::sim::Simulation| -> Vec<u64> {
             s.bodies()
@@ -412,7 +414,7 @@ mod tests {
         let h = sim.dt_secs();
         for _ in 0..20 {
             sim.step(h, None, 0.5).unwrap();
-            still_air.step();
+            still_air.step().expect("step");
         }
         for (a, b) in sim.inner().bodies().iter().zip(still_air.bodies()) {
             assert_eq!(

@@ -54,6 +54,9 @@ pub struct StepDiagnostics {
     /// Sub-steps the step was split into (1 normally; more when the full step did not
     /// converge, see [`super::Simulation::step`]). Counts above are summed over them.
     pub substeps: usize,
+    /// Whether a sub-step of the deepest split kept rows that did not converge (its state is
+    /// finite and its joints closed, but the exact-work identities hold only approximately).
+    pub unconverged: bool,
     /// How much the last re-evaluation of the midpoint rows changed the velocities (m/s;
     /// angular changes at a 0.1 m lever; infinite when the rows were not re-evaluated), or the
     /// estimate of the next one's change when the refreshes stopped on their contraction rate.

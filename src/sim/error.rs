@@ -48,6 +48,9 @@ pub enum SimError {
         /// The index asked for.
         index: usize,
     },
+    /// A step could not be taken (the simulation keeps the state before it).
+    #[error("{0}")]
+    StepFailed(Box<super::solver::StepFailure>),
 }
 
 /// A scene file could not be read or is invalid. Every variant names the file; parse and

@@ -18,7 +18,7 @@
 //!     let t = n as f64 * sim.dt_secs();
 //!     sim.set_stylus_target(start + Vector3::new(0.05 * t, 0.0, 0.0), Vector3::new(0.05, 0.0, 0.0));
 //!     sim.apply_external_force(3, Vector3::new(0.01, 0.0, 0.0), Point3::origin()); // e.g. wind
-//!     sim.step();
+//!     sim.step()?;
 //!     let d = sim.diagnostics();
 //!     println!("{:.2} s: |psi| = {:.2e} m, E error = {:.3} %", d.time_secs, d.constraint_norm_m, 100.0 * d.energy_error_rel);
 //! }
@@ -78,6 +78,8 @@ pub use script::{ScriptError, StylusScript};
 pub use scripted::{run_scripted, run_scripted_with, RunSummary, StylusSpring};
 pub use shape::Shape;
 pub use simulation::Simulation;
-pub use solver::{JointReaction, SolverMethod, SolverParams};
+pub use solver::{
+    ElementResidual, FailureCause, JointReaction, SolverMethod, SolverParams, StepFailure,
+};
 pub use spring::Spring;
 pub use stylus::{StylusAttachment, StylusTarget};

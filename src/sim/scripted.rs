@@ -116,7 +116,7 @@ pub fn run_scripted_with(
             }
         }
         before_step(sim);
-        sim.step();
+        sim.step()?;
         let d = *sim.diagnostics();
         summary.max_constraint_norm_m = summary.max_constraint_norm_m.max(d.constraint_norm_m);
         if released {

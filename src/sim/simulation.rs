@@ -88,10 +88,17 @@ impl Simulation {
 
     /// Advances the simulation by one fixed step h (see [`solver`] for the stages and
     /// [`solver::MAX_STEP_SPLITS`] for how a step that does not converge is split).
-    pub fn step(&mut self) {
+    ///
+    /// # Errors
+    /// [`SimError::StepFailed`] when the step cannot be taken: its state would not be finite,
+    /// or it does not converge even split into the shortest sub-steps. The simulation then
+    /// keeps the state before the step (its time does not advance), and the error names the
+    /// time, the cause and the elements with the largest residuals.
+    pub fn step(&mut self) -> Result<(), SimError> {
         let mut step = self.step_view();
-        step.run();
+        let result = step.run();
         self.stylus_target = step.stylus_target;
+        result.map_err(|f| SimError::StepFailed(Box::new(f)))
     }
 
     // ----- model and state access -----

@@ -50,7 +50,7 @@ fn steps_from(state: &Simulation, iters: u64) -> Duration {
             sim = state.clone();
         }
         let start = Instant::now();
-        sim.step();
+        sim.step().expect("step");
         total += start.elapsed();
     }
     total

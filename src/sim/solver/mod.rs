@@ -88,6 +88,7 @@
 mod context;
 mod direct;
 mod energy;
+mod failure;
 mod gauss_seidel;
 mod impulses;
 mod joint_rows;
@@ -112,6 +113,7 @@ pub(crate) use context::StepContext;
 pub(crate) use energy::{
     constraint_norm_m, kinetic_energy_j, potential_energy_j, spring_energy_j, stylus_energy_j,
 };
+pub use failure::{ElementResidual, FailureCause, StepFailure};
 pub use joint_rows::JointReaction;
 pub use params::{SolverMethod, SolverParams};
 pub use split::MAX_STEP_SPLITS;

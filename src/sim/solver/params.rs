@@ -24,7 +24,8 @@ pub struct SolverParams {
     pub dt_secs: f64,
     /// Cap on velocity Gauss–Seidel sweeps per step.
     pub max_iterations: usize,
-    /// Baumgarte factor β of Eq. 27 (1 closes the position error in one step).
+    /// Baumgarte factor β of Eq. 27, 0 ≤ β ≤ 1 (1 closes the position error in one step; 0
+    /// leaves it to the position pass).
     pub beta: f64,
     /// Sweeps stop when every row-velocity correction is below this (m/s or rad/s).
     pub velocity_tolerance: f64,
@@ -71,7 +72,7 @@ impl SolverParams {
         if self.max_iterations == 0 {
             return Err(bad("max_iterations", 0.0));
         }
-        if !(self.beta > 0.0 && self.beta <= 1.0) {
+        if !(self.beta >= 0.0 && self.beta <= 1.0) {
             return Err(bad("beta", self.beta));
         }
         if self.velocity_tolerance.is_nan() || self.velocity_tolerance <= 0.0 {

@@ -7,6 +7,7 @@
 
 use nalgebra::{UnitQuaternion, Vector3};
 
+use super::failure::{FailureCause, StepFailure};
 use super::Step;
 use crate::sim::body::Body;
 use crate::sim::diagnostics::StepDiagnostics;
@@ -47,8 +48,13 @@ impl Step<'_> {
     /// Advances by one step of the context's h, splitting it when it does not converge (see
     /// the module docs and [`StepDiagnostics::substeps`]). The queued external loads apply
     /// in every sub-step and are cleared at the end.
-    pub(crate) fn run(&mut self) {
+    ///
+    /// A step that still fails split into [`MAX_STEP_SPLITS`] sub-steps, or whose state is
+    /// not finite, is not kept: the state before it is restored (so the simulated time stays
+    /// that of the last step taken) and the failure says when, why and where.
+    pub(crate) fn run(&mut self) -> Result<(), StepFailure> {
         let h = self.ctx.h;
+        let last_diagnostics = self.s.diagnostics;
         self.s.saved_state.clear();
         self.s
             .saved_state
@@ -56,7 +62,12 @@ impl Step<'_> {
         let saved = (self.s.ledger, self.stylus_target, self.s.time_secs);
         self.advance();
         let mut substeps = 1;
-        while !self.step_accepted() && substeps < MAX_STEP_SPLITS {
+        let mut accepted = self.step_accepted();
+        // Sub-steps at the deepest split whose row refreshes did not converge although their
+        // state is finite and their joints closed: kept (the time then stays right) and
+        // reported in the diagnostics.
+        let mut unconverged = false;
+        while !accepted && substeps < MAX_STEP_SPLITS {
             substeps *= 2;
             for (b, st) in self.bodies.iter_mut().zip(&self.s.saved_state) {
                 st.restore(b);
@@ -64,7 +75,9 @@ impl Step<'_> {
             self.s.joint.end_geometry_valid = false;
             (self.s.ledger, self.stylus_target, self.s.time_secs) = saved;
             self.ctx.h = h / substeps as f64;
+            let deepest = substeps == MAX_STEP_SPLITS;
             let mut total = StepDiagnostics::default();
+            accepted = true;
             for _ in 0..substeps {
                 // A step that needed splitting is in a violent phase; there the plain
                 // iteration from the free motion converged better than the Newton gain and
@@ -79,7 +92,12 @@ impl Step<'_> {
                     .velocity_residual
                     .max(self.s.diagnostics.velocity_residual);
                 if !self.step_accepted() {
-                    break;
+                    if deepest && self.step_usable() {
+                        unconverged = true;
+                    } else {
+                        accepted = false;
+                        break;
+                    }
                 }
             }
             self.ctx.h = h;
@@ -89,6 +107,21 @@ impl Step<'_> {
             self.s.diagnostics.velocity_residual = total.velocity_residual;
         }
         self.s.diagnostics.substeps = substeps;
+        self.s.diagnostics.unconverged = unconverged;
+        let result = if accepted && self.bodies_finite() {
+            Ok(())
+        } else {
+            let failure = self.failure(substeps, last_diagnostics.constraint_norm_m, saved.2);
+            for (b, st) in self.bodies.iter_mut().zip(&self.s.saved_state) {
+                st.restore(b);
+            }
+            (self.s.ledger, self.stylus_target, self.s.time_secs) = saved;
+            self.s.joint.end_geometry_valid = false;
+            self.s.impulses_carry_over = false;
+            self.s.newton.renewed = false;
+            self.s.diagnostics = last_diagnostics;
+            Err(failure)
+        };
         for (f, t) in self
             .s
             .loads
@@ -98,6 +131,42 @@ impl Step<'_> {
         {
             *f = Vector3::zeros();
             *t = Vector3::zeros();
+        }
+        result
+    }
+
+    /// Whether every dynamic body's pose and velocities are finite.
+    fn bodies_finite(&self) -> bool {
+        self.bodies.iter().all(|b| {
+            b.position_in_world.iter().all(|x| x.is_finite())
+                && b.world_from_body_rotation
+                    .coords
+                    .iter()
+                    .all(|x| x.is_finite())
+                && b.linear_velocity_in_world.iter().all(|x| x.is_finite())
+                && b.angular_velocity_in_world.iter().all(|x| x.is_finite())
+        })
+    }
+
+    /// Describes the failed (sub-)step that the state now ends with.
+    fn failure(&mut self, substeps: usize, last_finite_psi: f64, time_secs: f64) -> StepFailure {
+        let d = self.s.diagnostics;
+        let cause = match self.first_non_finite() {
+            Some(what) => FailureCause::NonFinite { what },
+            None => FailureCause::NotConverged {
+                substeps,
+                velocity_residual: d.velocity_residual,
+                velocity_tolerance: self.ctx.velocity_tolerance,
+                constraint_norm_m: d.constraint_norm_m,
+                position_tolerance_m: self.ctx.position_tolerance_m,
+            },
+        };
+        StepFailure {
+            time_secs,
+            dt_secs: self.ctx.h,
+            cause,
+            worst_elements: self.worst_elements(),
+            last_finite_constraint_norm_m: last_finite_psi,
         }
     }
 
@@ -117,5 +186,18 @@ impl Step<'_> {
             && d.velocity_residual <= f * self.ctx.velocity_tolerance
             && d.constraint_norm_m <= f * self.ctx.position_tolerance_m
             && rows_converged
+    }
+
+    /// Whether the last (sub-)step is finite with its velocity residual and ‖ψ‖ within
+    /// [`REJECT_RESIDUAL_FACTOR`] of their tolerances: usable although its row refreshes may
+    /// not have converged (its energy balance is then only approximate).
+    fn step_usable(&self) -> bool {
+        let d = &self.s.diagnostics;
+        let f = REJECT_RESIDUAL_FACTOR;
+        d.kinetic_j.is_finite()
+            && d.constraint_norm_m.is_finite()
+            && d.velocity_residual <= f * self.ctx.velocity_tolerance
+            && d.constraint_norm_m <= f * self.ctx.position_tolerance_m
+            && self.bodies_finite()
     }
 }

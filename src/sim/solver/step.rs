@@ -234,6 +234,7 @@ impl Step<'_> {
             velocity_residual: velocity.residual,
             position_iterations,
             substeps: 1,
+            unconverged: false,
             row_refresh_change: velocity.last_change,
         };
     }
