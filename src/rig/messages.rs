@@ -64,6 +64,10 @@ pub struct SimDiagnostics {
     pub psi_norm_m: f64,
     /// Energy balance error relative to the reference energy (E − E₀ − work + dissipation) / E_ref.
     pub energy_error_rel: f64,
+    /// The energy drift E − E₀ − work + dissipation, joules.
+    pub energy_drift_j: f64,
+    /// The reference energy E_ref so far, joules (see `sim::diagnostics`).
+    pub energy_reference_j: f64,
 }
 
 /// What the solver thread publishes after each batch of steps.

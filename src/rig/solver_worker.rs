@@ -82,8 +82,10 @@ pub struct SolverSummary {
     pub trace: Vec<TraceRow>,
     /// Largest ‖ψ‖ seen, metres.
     pub max_psi_norm_m: f64,
-    /// Largest relative |energy error| seen.
+    /// Largest |energy drift| seen over the run's reference energy (at the end of the run).
     pub max_abs_energy_error_rel: f64,
+    /// Largest |energy drift| seen, joules.
+    pub max_abs_energy_drift_j: f64,
     /// The simulation error that stopped the thread, if any.
     pub error: Option<String>,
 }
@@ -295,10 +297,14 @@ impl SolverLoop {
             .map_err(|e| e.to_string())?;
         let d = self.sim.diagnostics();
         self.summary.max_psi_norm_m = self.summary.max_psi_norm_m.max(d.psi_norm_m);
-        self.summary.max_abs_energy_error_rel = self
+        self.summary.max_abs_energy_drift_j = self
             .summary
-            .max_abs_energy_error_rel
-            .max(d.energy_error_rel.abs());
+            .max_abs_energy_drift_j
+            .max(d.energy_drift_j.abs());
+        if d.energy_reference_j > 0.0 {
+            self.summary.max_abs_energy_error_rel =
+                self.summary.max_abs_energy_drift_j / d.energy_reference_j;
+        }
         if k.is_multiple_of(self.config.trace_every_steps.max(1)) {
             let grab_point = match &spring {
                 Some(s) => self.sim.point_in_world(s.body, &s.point_in_body),

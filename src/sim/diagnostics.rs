@@ -12,9 +12,15 @@
 //! - `external work` = Σ h (F·v + τ·ω) of forces given to `apply_external_force` (wind).
 //! - `dissipated` = Σ of what the dampers (scene springs and stylus) take out, from their
 //!   share of the converged impulses.
-//! - balance error = (E + dissipated − user work − external work − E(0)) / E_ref, where
-//!   **E_ref is the largest energy above the initial (resting) state seen so far in the run,
-//!   max(E(s) − E(0)), but at least 1 mJ** so that the ratio is defined at rest.
+//! - **drift** = E + dissipated − user work − external work − E(0), in joules: zero up to the
+//!   solver tolerance and the regularisation of redundant joints.
+//! - **reference energy** E_ref: the largest of the peak kinetic energy, the range (max − min)
+//!   of the gravitational energy, the range of the elastic energy, and the largest injected
+//!   work |user work| + |external work| seen so far in the run, but at least 1 nJ so that the
+//!   ratio is defined at rest. These are the energies the motion actually exchanges: a
+//!   relative error against them says how much of the motion's energy the solver lost or
+//!   made, whatever the datum of the potential energy or a pre-stress of the springs.
+//! - balance error = drift / E_ref.
 
 /// What one step measured. Energies in J, evaluated at the middle of the step (see module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -36,9 +42,11 @@ pub struct StepDiagnostics {
     pub external_work_j: f64,
     /// Energy dissipated by dampers since the start (J).
     pub dissipated_j: f64,
-    /// Reference energy E_ref of the balance (J).
+    /// Energy drift E + dissipated − user work − external work − E(0) (J).
+    pub energy_drift_j: f64,
+    /// Reference energy E_ref of the balance (J; see the module docs).
     pub energy_reference_j: f64,
-    /// (E + dissipated − user work − external work − E(0)) / E_ref.
+    /// Energy drift / E_ref.
     pub energy_error_rel: f64,
     /// Whether the stylus was clipped during the step.
     pub clipped: bool,
@@ -75,8 +83,42 @@ pub(crate) struct EnergyLedger {
     pub(crate) user_work_j: f64,
     pub(crate) external_work_j: f64,
     pub(crate) dissipated_j: f64,
-    pub(crate) reference_j: f64,
+    /// Peak kinetic energy, and the extremes of the gravitational and elastic energy, seen so
+    /// far (J).
+    pub(crate) peak_kinetic_j: f64,
+    pub(crate) potential_min_j: f64,
+    pub(crate) potential_max_j: f64,
+    pub(crate) elastic_min_j: f64,
+    pub(crate) elastic_max_j: f64,
+    /// Largest |user work| + |external work| seen so far (J).
+    pub(crate) peak_work_j: f64,
+}
+
+impl EnergyLedger {
+    /// A ledger whose run starts with these energies.
+    pub(crate) fn starting_at(kinetic_j: f64, potential_j: f64, elastic_j: f64) -> Self {
+        Self {
+            initial_j: kinetic_j + potential_j + elastic_j,
+            potential_end_j: potential_j,
+            elastic_end_j: elastic_j,
+            peak_kinetic_j: kinetic_j,
+            potential_min_j: potential_j,
+            potential_max_j: potential_j,
+            elastic_min_j: elastic_j,
+            elastic_max_j: elastic_j,
+            ..Self::default()
+        }
+    }
+
+    /// The reference energy E_ref (see the module docs).
+    pub(crate) fn reference_j(&self) -> f64 {
+        self.peak_kinetic_j
+            .max(self.potential_max_j - self.potential_min_j)
+            .max(self.elastic_max_j - self.elastic_min_j)
+            .max(self.peak_work_j)
+            .max(MIN_REFERENCE_ENERGY_J)
+    }
 }
 
 /// The smallest reference energy (J).
-pub(crate) const MIN_REFERENCE_ENERGY_J: f64 = 1.0e-3;
+pub(crate) const MIN_REFERENCE_ENERGY_J: f64 = 1.0e-9;

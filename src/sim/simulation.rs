@@ -8,7 +8,7 @@
 use nalgebra::{Isometry3, Point3, Vector3};
 
 use super::body::{Body, BodyId};
-use super::diagnostics::{StepDiagnostics, MIN_REFERENCE_ENERGY_J};
+use super::diagnostics::{EnergyLedger, StepDiagnostics};
 use super::error::SimError;
 use super::grab::GrabPoint;
 use super::joint::Joint;
@@ -57,17 +57,13 @@ impl Simulation {
         let potential = sim.potential_energy_j();
         let elastic = sim.elastic_energy_j();
         let kinetic = sim.kinetic_energy_j();
-        let ledger = &mut sim.solver.ledger;
-        ledger.potential_end_j = potential;
-        ledger.elastic_end_j = elastic;
-        ledger.initial_j = kinetic + potential + elastic;
-        ledger.reference_j = MIN_REFERENCE_ENERGY_J;
+        sim.solver.ledger = EnergyLedger::starting_at(kinetic, potential, elastic);
         let constraint_norm_m = sim.constraint_norm_m();
         let d = &mut sim.solver.diagnostics;
         d.kinetic_j = kinetic;
         d.potential_j = potential;
         d.elastic_j = elastic;
-        d.energy_reference_j = MIN_REFERENCE_ENERGY_J;
+        d.energy_reference_j = sim.solver.ledger.reference_j();
         d.constraint_norm_m = constraint_norm_m;
         Ok(sim)
     }

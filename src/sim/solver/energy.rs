@@ -73,15 +73,22 @@ pub(crate) fn constraint_norm_m(bodies: &[Body], joints: &[Joint]) -> f64 {
 }
 
 impl EnergyLedger {
-    /// Books the end-of-step energies; returns the reference energy and the balance (J).
+    /// Books the end-of-step energies; returns the reference energy and the drift (J).
     pub(crate) fn close_step(&mut self, e: &Energies) -> (f64, f64) {
         self.potential_end_j = e.potential_j;
         self.elastic_end_j = e.elastic_j;
+        self.peak_kinetic_j = self.peak_kinetic_j.max(e.kinetic_j);
+        self.potential_min_j = self.potential_min_j.min(e.potential_j);
+        self.potential_max_j = self.potential_max_j.max(e.potential_j);
+        self.elastic_min_j = self.elastic_min_j.min(e.elastic_j);
+        self.elastic_max_j = self.elastic_max_j.max(e.elastic_j);
+        self.peak_work_j = self
+            .peak_work_j
+            .max(self.user_work_j.abs() + self.external_work_j.abs());
         let energy = e.kinetic_j + e.potential_j + e.elastic_j;
-        self.reference_j = self.reference_j.max(energy - self.initial_j);
-        let balance =
+        let drift =
             energy + self.dissipated_j - self.user_work_j - self.external_work_j - self.initial_j;
-        (self.reference_j, balance)
+        (self.reference_j(), drift)
     }
 }
 

@@ -215,7 +215,7 @@ impl Step<'_> {
         }
         self.book_work(h);
         let energies = self.energies();
-        let (reference, balance) = self.s.ledger.close_step(&energies);
+        let (reference, drift) = self.s.ledger.close_step(&energies);
         self.s.time_secs += h;
         self.s.diagnostics = StepDiagnostics {
             time_secs: self.s.time_secs,
@@ -226,8 +226,9 @@ impl Step<'_> {
             user_work_j: self.s.ledger.user_work_j,
             external_work_j: self.s.ledger.external_work_j,
             dissipated_j: self.s.ledger.dissipated_j,
+            energy_drift_j: drift,
             energy_reference_j: reference,
-            energy_error_rel: balance / reference,
+            energy_error_rel: drift / reference,
             clipped: self.stylus.is_some(),
             iterations: velocity.iterations,
             factorisations: self.s.direct.factorisations,
