@@ -1,0 +1,91 @@
+//! The bodies of a scene: the ground, the `[[body]]` tables in file order, then the parts of
+//! a `[mobile]`.
+
+use nalgebra::{Isometry3, Translation3, UnitQuaternion};
+
+use super::checker::{rotation, Checker};
+use super::file::BodyDef;
+use crate::sim::body::Body;
+use crate::sim::error::SceneError;
+use crate::sim::mobile::{MobileDef, MobileLink};
+
+/// The ground and the `[[body]]` tables.
+pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneError> {
+    let mut bodies = vec![Body::ground()];
+    for (i, b) in defs.iter().enumerate() {
+        let f = |name: &str| format!("body[{i}].{name}");
+        let name = b.name.get_ref();
+        if name.is_empty() || name == "ground" || bodies.iter().any(|o| &o.name == name) {
+            return Err(ck.err(
+                b.name.span(),
+                f("name"),
+                format!("body name `{name}` is empty, reserved or used twice"),
+            ));
+        }
+        let mass = ck.positive(&b.mass_kg, &f("mass_kg"))?;
+        let inertia = ck.finite3(&b.inertia_kg_m2, &f("inertia_kg_m2"))?;
+        if inertia.iter().any(|&x| x <= 0.0) {
+            return Err(ck.err(
+                b.inertia_kg_m2.span(),
+                f("inertia_kg_m2"),
+                "every principal moment of inertia must be positive",
+            ));
+        }
+        for (field, size) in b.shape.get_ref().sizes() {
+            if !(size > 0.0 && size.is_finite()) {
+                return Err(ck.err(
+                    b.shape.span(),
+                    f(&format!("shape.{field}")),
+                    format!("must be positive, got {size}"),
+                ));
+            }
+        }
+        let position = ck.finite3(&b.position_m, &f("position_m"))?;
+        let pose = Isometry3::from_parts(Translation3::from(position), rotation(b.rotation_rad));
+        bodies.push(Body::new(
+            name.clone(),
+            mass,
+            inertia,
+            rotation(b.inertia_rotation_rad),
+            pose,
+            Some(*b.shape.get_ref()),
+        ));
+    }
+    Ok(bodies)
+}
+
+/// Adds the parts of a mobile to `bodies`; returns its ball joints, to be made once all
+/// bodies exist.
+pub(super) fn add_mobile(
+    ck: &Checker,
+    mobile: Option<&MobileDef>,
+    bodies: &mut Vec<Body>,
+) -> Result<Vec<MobileLink>, SceneError> {
+    let Some(m) = mobile else {
+        return Ok(Vec::new());
+    };
+    let built = m.build().map_err(|e| ck.err(e.span, e.field, e.message))?;
+    for part in built.parts {
+        if bodies.iter().any(|o| o.name == part.name) {
+            return Err(ck.err(
+                0..0,
+                "mobile",
+                format!("body name `{}` is used twice", part.name),
+            ));
+        }
+        let pose = Isometry3::translation(
+            part.position_in_world_m.x,
+            part.position_in_world_m.y,
+            part.position_in_world_m.z,
+        );
+        bodies.push(Body::new(
+            part.name,
+            part.mass_kg,
+            part.inertia_kg_m2,
+            UnitQuaternion::identity(),
+            pose,
+            Some(part.shape),
+        ));
+    }
+    Ok(built.links)
+}

@@ -1,0 +1,112 @@
+//! Checks of values after parsing; every error names the file, the line and column of the
+//! value (from its `toml::Spanned` byte range) and the field.
+
+use std::ops::Range;
+use std::path::Path;
+
+use nalgebra::{UnitQuaternion, Vector3};
+use toml::Spanned;
+
+use crate::sim::body::{Body, BodyId};
+use crate::sim::error::SceneError;
+
+pub(super) struct Checker<'a> {
+    pub(super) path: &'a Path,
+    pub(super) text: &'a str,
+}
+
+impl Checker<'_> {
+    pub(super) fn err(
+        &self,
+        span: Range<usize>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> SceneError {
+        let start = span.start.min(self.text.len());
+        let before = &self.text[..start];
+        let line = before.matches('\n').count() + 1;
+        let column = before.chars().rev().take_while(|&c| c != '\n').count() + 1;
+        SceneError::Invalid {
+            path: self.path.to_owned(),
+            line,
+            column,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn finite3(
+        &self,
+        v: &Spanned<[f64; 3]>,
+        field: &str,
+    ) -> Result<Vector3<f64>, SceneError> {
+        let a = *v.get_ref();
+        if a.iter().all(|x| x.is_finite()) {
+            Ok(Vector3::from(a))
+        } else {
+            Err(self.err(v.span(), field, "every component must be a finite number"))
+        }
+    }
+
+    pub(super) fn unit3(
+        &self,
+        v: &Spanned<[f64; 3]>,
+        field: &str,
+    ) -> Result<Vector3<f64>, SceneError> {
+        let a = self.finite3(v, field)?;
+        let n = a.norm();
+        if n < 1e-9 {
+            return Err(self.err(v.span(), field, "an axis must not be the zero vector"));
+        }
+        Ok(a / n)
+    }
+
+    pub(super) fn positive(&self, v: &Spanned<f64>, field: &str) -> Result<f64, SceneError> {
+        let x = *v.get_ref();
+        if x > 0.0 && x.is_finite() {
+            Ok(x)
+        } else {
+            Err(self.err(v.span(), field, format!("must be positive, got {x}")))
+        }
+    }
+
+    pub(super) fn non_negative(&self, v: &Spanned<f64>, field: &str) -> Result<f64, SceneError> {
+        let x = *v.get_ref();
+        if x >= 0.0 && x.is_finite() {
+            Ok(x)
+        } else {
+            Err(self.err(
+                v.span(),
+                field,
+                format!("must be zero or positive, got {x}"),
+            ))
+        }
+    }
+
+    pub(super) fn body(
+        &self,
+        bodies: &[Body],
+        name: &Spanned<String>,
+        field: &str,
+    ) -> Result<BodyId, SceneError> {
+        bodies
+            .iter()
+            .position(|b| &b.name == name.get_ref())
+            .ok_or_else(|| {
+                self.err(
+                    name.span(),
+                    field,
+                    format!(
+                        "unknown body `{}` (use `ground` for the fixed frame)",
+                        name.get_ref()
+                    ),
+                )
+            })
+    }
+}
+
+pub(super) fn rotation(v: Option<[f64; 3]>) -> UnitQuaternion<f64> {
+    v.map_or_else(UnitQuaternion::identity, |r| {
+        UnitQuaternion::from_scaled_axis(Vector3::from(r))
+    })
+}

@@ -1,0 +1,104 @@
+//! The scene file as the TOML parser sees it: one struct per table, values that are checked
+//! after parsing kept as `toml::Spanned` so that an error can name their line and column.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::sim::mobile::MobileDef;
+use crate::sim::shape::Shape;
+use crate::sim::wind::WindSettings;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SceneFile {
+    #[serde(default = "default_gravity")]
+    pub(super) gravity_m_per_s2: Spanned<[f64; 3]>,
+    #[serde(default)]
+    pub(super) solver: Option<SolverSection>,
+    #[serde(rename = "body", default)]
+    pub(super) bodies: Vec<BodyDef>,
+    /// A Calder-style mobile whose bodies and ball joints the program lays out and weighs.
+    #[serde(default)]
+    pub(super) mobile: Option<MobileDef>,
+    /// Where the wind comes from (`simulate --wind`); defaults if absent.
+    #[serde(default)]
+    pub(super) wind: Option<Spanned<WindSettings>>,
+    #[serde(rename = "joint", default)]
+    pub(super) joints: Vec<JointDef>,
+    #[serde(rename = "spring", default)]
+    pub(super) springs: Vec<SpringDef>,
+    #[serde(rename = "grab", default)]
+    pub(super) grabs: Vec<GrabDef>,
+}
+
+fn default_gravity() -> Spanned<[f64; 3]> {
+    Spanned::new(0..0, [0.0, 0.0, -9.81])
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SolverSection {
+    pub(super) dt_secs: Option<Spanned<f64>>,
+    pub(super) iterations: Option<Spanned<usize>>,
+    pub(super) beta: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BodyDef {
+    pub(super) name: Spanned<String>,
+    pub(super) mass_kg: Spanned<f64>,
+    pub(super) inertia_kg_m2: Spanned<[f64; 3]>,
+    #[serde(default)]
+    pub(super) inertia_rotation_rad: Option<[f64; 3]>,
+    pub(super) position_m: Spanned<[f64; 3]>,
+    #[serde(default)]
+    pub(super) rotation_rad: Option<[f64; 3]>,
+    pub(super) shape: Spanned<Shape>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum KindDef {
+    Ball,
+    Hinge,
+    Prismatic,
+    Slot,
+    Fixed,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct JointDef {
+    pub(super) name: Spanned<String>,
+    pub(super) kind: Spanned<KindDef>,
+    pub(super) body1: Spanned<String>,
+    pub(super) body2: Spanned<String>,
+    pub(super) anchor_in_world_m: Option<Spanned<[f64; 3]>>,
+    pub(super) anchor1_in_body_m: Option<Spanned<[f64; 3]>>,
+    pub(super) anchor2_in_body_m: Option<Spanned<[f64; 3]>>,
+    pub(super) axis_in_world: Option<Spanned<[f64; 3]>>,
+    pub(super) hinge_axis_in_world: Option<Spanned<[f64; 3]>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SpringDef {
+    pub(super) name: Spanned<String>,
+    pub(super) body1: Spanned<String>,
+    pub(super) body2: Spanned<String>,
+    pub(super) point1_in_world_m: Spanned<[f64; 3]>,
+    pub(super) point2_in_world_m: Spanned<[f64; 3]>,
+    pub(super) rest_length_m: Option<Spanned<f64>>,
+    pub(super) stiffness_n_per_m: Spanned<f64>,
+    #[serde(default)]
+    pub(super) damping_n_s_per_m: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct GrabDef {
+    pub(super) name: Spanned<String>,
+    pub(super) body: Spanned<String>,
+    pub(super) point_in_world_m: Spanned<[f64; 3]>,
+}
