@@ -1,4 +1,5 @@
-//! Scene files (TOML): bodies, joints, springs, grab points, gravity and solver settings.
+//! Scene files (TOML): bodies (with optional initial velocities), joints, springs, grab
+//! points, gravity and solver settings.
 //!
 //! The format is documented in the README ("Scene files") and by the two scenes in
 //! `assets/scenes/`. All values are SI; the world frame is the marker frame with z up. Points
@@ -42,7 +43,8 @@ pub const ANCHOR_TOLERANCE_M: f64 = 1.0e-9;
 pub struct Scene {
     /// The file it came from (for messages).
     pub path: PathBuf,
-    /// Bodies; index 0 is the ground.
+    /// Bodies; index 0 is the ground. They carry the initial velocities from the file (zero
+    /// where none is given).
     pub bodies: Vec<Body>,
     /// Joints in file order.
     pub joints: Vec<Joint>,

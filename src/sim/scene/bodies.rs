@@ -1,5 +1,11 @@
 //! The bodies of a scene: the ground, the `[[body]]` tables in file order, then the parts of
 //! a `[mobile]`.
+//!
+//! A `[[body]]` may start moving (`velocity_m_per_s`, `angular_velocity_rad_per_s`, world
+//! axes): the velocities are set on the [`Body`], and [`Simulation::new`] counts their
+//! kinetic energy as initial energy of the balance.
+//!
+//! [`Simulation::new`]: crate::sim::Simulation::new
 
 use nalgebra::{Isometry3, Translation3, UnitQuaternion};
 
@@ -42,14 +48,21 @@ pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneE
         }
         let position = ck.finite3(&b.position_m, &f("position_m"))?;
         let pose = Isometry3::from_parts(Translation3::from(position), rotation(b.rotation_rad));
-        bodies.push(Body::new(
+        let mut body = Body::new(
             name.clone(),
             mass,
             inertia,
             rotation(b.inertia_rotation_rad),
             pose,
             Some(*b.shape.get_ref()),
-        ));
+        );
+        if let Some(v) = &b.velocity_m_per_s {
+            body.linear_velocity_in_world = ck.finite3(v, &f("velocity_m_per_s"))?;
+        }
+        if let Some(w) = &b.angular_velocity_rad_per_s {
+            body.angular_velocity_in_world = ck.finite3(w, &f("angular_velocity_rad_per_s"))?;
+        }
+        bodies.push(body);
     }
     Ok(bodies)
 }

@@ -55,6 +55,12 @@ pub(super) struct BodyDef {
     #[serde(default)]
     pub(super) rotation_rad: Option<[f64; 3]>,
     pub(super) shape: Spanned<Shape>,
+    /// Initial velocity of the centre of mass (world, m/s); default zero.
+    #[serde(default)]
+    pub(super) velocity_m_per_s: Option<Spanned<[f64; 3]>>,
+    /// Initial angular velocity (world axes, rad/s); default zero.
+    #[serde(default)]
+    pub(super) angular_velocity_rad_per_s: Option<Spanned<[f64; 3]>>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
