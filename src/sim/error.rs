@@ -51,6 +51,14 @@ pub enum SimError {
     /// A step could not be taken (the simulation keeps the state before it).
     #[error("{0}")]
     StepFailed(Box<super::solver::StepFailure>),
+    /// A force element acts on a fixed body or has a bad number.
+    #[error("force element `{name}`: {reason}")]
+    BadForceElement {
+        /// The element's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// A scene file could not be read or is invalid. Every variant names the file; parse and
