@@ -9,7 +9,8 @@
 //! - `E = kinetic + potential + elastic` (elastic includes the stylus spring while clipped).
 //! - `user work` = Σ P_stylus · v_tip over steps (paper Eq. 28 with F = P/h); clipping adds the
 //!   spring's initial energy ½k|e|² to the user work, releasing subtracts what it still holds.
-//! - `external work` = Σ h (F·v + τ·ω) of forces given to `apply_external_force` (wind).
+//! - `external work` = Σ h (F·v̄ + τ·ω̄) of forces given to `apply_external_force` (wind) and
+//!   of the force elements (`add_force_element`, a scene's `[[force]]` tables).
 //! - `dissipated` = Σ of what the dampers (scene springs and stylus) take out, from their
 //!   share of the converged impulses.
 //! - **drift** = E + dissipated − user work − external work − E(0), in joules: zero up to the
@@ -38,7 +39,7 @@ pub struct StepDiagnostics {
     pub elastic_j: f64,
     /// User work through the stylus spring since the start (J).
     pub user_work_j: f64,
-    /// Work of external forces (wind) since the start (J).
+    /// Work of external forces (wind, force elements) since the start (J).
     pub external_work_j: f64,
     /// Energy dissipated by dampers since the start (J).
     pub dissipated_j: f64,

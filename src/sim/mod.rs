@@ -43,6 +43,9 @@
 //!   [`Simulation::grab_point_in_world`].
 //! - [`Simulation::apply_external_force`]: a force at a point for the next step; its work is
 //!   booked as external work in the energy balance.
+//! - [`Simulation::add_force_element`] ([`ForceElement`], a scene's `[[force]]` tables): a
+//!   constant or sinusoidal force or torque that acts in every step, its work booked the same
+//!   way; [`Simulation::force_elements`].
 //! - [`Simulation::diagnostics`] ([`StepDiagnostics`]), [`Simulation::joint_reactions`]
 //!   ([`JointReaction`], same order as [`Simulation::joints`], whose `name` is the joint name).
 

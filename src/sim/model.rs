@@ -5,6 +5,7 @@ use nalgebra::Vector3;
 
 use super::body::{Body, BodyId};
 use super::error::SimError;
+use super::force::ForceElement;
 use super::grab::GrabPoint;
 use super::joint::Joint;
 use super::spring::Spring;
@@ -22,6 +23,8 @@ pub struct Model {
     pub grab_points: Vec<GrabPoint>,
     /// Gravity (m/s², world).
     pub gravity_in_world: Vector3<f64>,
+    /// Forces and torques that act in every step (a scene's `[[force]]` tables).
+    pub force_elements: Vec<ForceElement>,
 }
 
 impl Model {
@@ -65,7 +68,29 @@ impl Model {
             springs,
             grab_points,
             gravity_in_world,
+            force_elements: Vec::new(),
         })
+    }
+
+    /// Adds a force element after checking that it acts on a dynamic body of the model and
+    /// that its numbers are usable.
+    pub fn add_force_element(&mut self, element: ForceElement) -> Result<(), SimError> {
+        let Some(body) = self.bodies.get(element.body) else {
+            return Err(SimError::UnknownBodyIndex {
+                what: "force element",
+                name: element.name,
+                index: element.body,
+            });
+        };
+        if !body.is_dynamic() {
+            return Err(SimError::BadForceElement {
+                name: element.name,
+                reason: "it acts on a fixed body".to_owned(),
+            });
+        }
+        element.validate()?;
+        self.force_elements.push(element);
+        Ok(())
     }
 
     /// The body with this name, if any.

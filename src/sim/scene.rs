@@ -1,5 +1,5 @@
 //! Scene files (TOML): bodies (with optional initial velocities), joints, springs, grab
-//! points, gravity and solver settings.
+//! points, force elements, gravity and solver settings.
 //!
 //! The format is documented in the README ("Scene files") and by the two scenes in
 //! `assets/scenes/`. All values are SI; the world frame is the marker frame with z up. Points
@@ -11,13 +11,14 @@
 //! anchors, masses, axes) are kept as `toml::Spanned` so that their position is known.
 //!
 //! One concept per submodule: `file` holds the serde definitions of the tables, `checker`
-//! the value checks that know their position; `bodies`, `joints` and `elements` turn the
-//! tables into the model.
+//! the value checks that know their position; `bodies`, `joints`, `elements` (springs, grab
+//! points) and `forces` (force elements, [`super::force`]) turn the tables into the model.
 
 mod bodies;
 mod checker;
 mod elements;
 mod file;
+mod forces;
 mod joints;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ use toml::Spanned;
 
 use super::body::Body;
 use super::error::{SceneError, SimError};
+use super::force::ForceElement;
 use super::grab::GrabPoint;
 use super::joint::Joint;
 use super::simulation::Simulation;
@@ -58,6 +60,8 @@ pub struct Scene {
     pub params: SolverParams,
     /// The `[wind]` table, if the file has one.
     pub wind: Option<super::wind::WindSettings>,
+    /// Force elements (`[[force]]` tables) in file order.
+    pub forces: Vec<ForceElement>,
 }
 
 impl Scene {
@@ -93,6 +97,7 @@ impl Scene {
         joints::add_mobile_links(&ck, &mobile_links, &bodies, &mut joints)?;
         let springs = elements::springs(&ck, &file.springs, &bodies)?;
         let grab_points = elements::grab_points(&ck, &file.grabs, &bodies)?;
+        let forces = forces::force_elements(&ck, &file.forces, &bodies)?;
 
         Ok(Scene {
             path: path.to_owned(),
@@ -103,6 +108,7 @@ impl Scene {
             gravity_in_world,
             params,
             wind: file.wind.map(Spanned::into_inner),
+            forces,
         })
     }
 
@@ -111,9 +117,14 @@ impl Scene {
         self.build_with(self.params)
     }
 
-    /// Builds a simulation with the given solver settings.
+    /// Builds a simulation with the given solver settings (with the bodies' initial
+    /// velocities and the force elements).
     pub fn build_with(&self, params: SolverParams) -> Result<Simulation, SceneError> {
-        Simulation::new(
+        let build_error = |source: SimError| SceneError::Build {
+            path: self.path.clone(),
+            source,
+        };
+        let mut sim = Simulation::new(
             self.bodies.clone(),
             self.joints.clone(),
             self.springs.clone(),
@@ -121,10 +132,11 @@ impl Scene {
             self.gravity_in_world,
             params,
         )
-        .map_err(|source: SimError| SceneError::Build {
-            path: self.path.clone(),
-            source,
-        })
+        .map_err(build_error)?;
+        for f in &self.forces {
+            sim.add_force_element(f.clone()).map_err(build_error)?;
+        }
+        Ok(sim)
     }
 }
 

@@ -10,6 +10,7 @@ use nalgebra::{Isometry3, Point3, Vector3};
 use super::body::{Body, BodyId};
 use super::diagnostics::{EnergyLedger, StepDiagnostics};
 use super::error::SimError;
+use super::force::ForceElement;
 use super::grab::GrabPoint;
 use super::joint::Joint;
 use super::model::Model;
@@ -75,6 +76,7 @@ impl Simulation {
             bodies: &mut self.model.bodies,
             joints: &self.model.joints,
             springs: &self.model.springs,
+            force_elements: &self.model.force_elements,
             gravity_in_world: self.model.gravity_in_world,
             stylus: self.stylus,
             stylus_target: self.stylus_target,
@@ -224,6 +226,18 @@ impl Simulation {
         let arm = point_in_world.coords - b.position_in_world;
         self.solver.loads.force[body] += force_in_world;
         self.solver.loads.torque[body] += arm.cross(&force_in_world);
+    }
+
+    /// Adds a force element (a force or torque on a body, constant or sinusoidal) that acts
+    /// in every following step; its work is booked as external work. The body must be a
+    /// dynamic body of this simulation.
+    pub fn add_force_element(&mut self, element: ForceElement) -> Result<(), SimError> {
+        self.model.add_force_element(element)
+    }
+
+    /// The force elements, in the order they were added.
+    pub fn force_elements(&self) -> &[ForceElement] {
+        &self.model.force_elements
     }
 
     // ----- energies and constraint error -----

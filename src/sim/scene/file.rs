@@ -29,6 +29,8 @@ pub(super) struct SceneFile {
     pub(super) springs: Vec<SpringDef>,
     #[serde(rename = "grab", default)]
     pub(super) grabs: Vec<GrabDef>,
+    #[serde(rename = "force", default)]
+    pub(super) forces: Vec<ForceDef>,
 }
 
 fn default_gravity() -> Spanned<[f64; 3]> {
@@ -107,4 +109,29 @@ pub(super) struct GrabDef {
     pub(super) name: Spanned<String>,
     pub(super) body: Spanned<String>,
     pub(super) point_in_world_m: Spanned<[f64; 3]>,
+}
+
+/// A `[[force]]` table (see `super::forces` for the meaning of the fields).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ForceDef {
+    pub(super) name: Spanned<String>,
+    pub(super) body: Spanned<String>,
+    /// A force (N); exactly one of this and `torque_n_m`.
+    pub(super) force_n: Option<Spanned<[f64; 3]>>,
+    /// A torque (N·m).
+    pub(super) torque_n_m: Option<Spanned<[f64; 3]>>,
+    #[serde(default)]
+    pub(super) axes: AxesDef,
+    pub(super) frequency_hz: Option<Spanned<f64>>,
+    pub(super) phase_rad: Option<Spanned<f64>>,
+    pub(super) point_in_body_m: Option<Spanned<[f64; 3]>>,
+}
+
+#[derive(Deserialize, Clone, Copy, Default)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum AxesDef {
+    #[default]
+    World,
+    Body,
 }

@@ -137,8 +137,9 @@ impl Step<'_> {
             if b.is_dynamic() {
                 let v = (b.linear_velocity_in_world + self.s.body.v_start[i]) * 0.5;
                 let w = (b.angular_velocity_in_world + self.s.body.w_start[i]) * 0.5;
-                self.s.ledger.external_work_j +=
-                    h * (self.s.loads.force[i].dot(&v) + self.s.loads.torque[i].dot(&w));
+                let force = self.s.loads.force[i] + self.s.loads.element_force[i];
+                let torque = self.s.loads.torque[i] + self.s.loads.element_torque[i];
+                self.s.ledger.external_work_j += h * (force.dot(&v) + torque.dot(&w));
             }
         }
     }

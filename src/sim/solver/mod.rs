@@ -105,6 +105,7 @@ use nalgebra::{Matrix3, Vector3};
 use crate::sim::block::BlockVector;
 use crate::sim::body::{Body, Pose};
 use crate::sim::diagnostics::{EnergyLedger, StepDiagnostics};
+use crate::sim::force::ForceElement;
 use crate::sim::joint::Joint;
 use crate::sim::spring::Spring;
 use crate::sim::stylus::{StylusAttachment, StylusTarget};
@@ -168,11 +169,15 @@ impl BodyScratch {
     }
 }
 
-/// External loads queued for the next step (N and N·m about the centre of mass, world).
+/// External loads (N and N·m about the centre of mass, world): those queued for the next
+/// step (applied in every sub-step of a split step, cleared after it), and the force elements'
+/// in the current (sub-)step.
 #[derive(Clone, Debug)]
 pub(crate) struct ExternalLoads {
     pub(crate) force: Vec<Vector3<f64>>,
     pub(crate) torque: Vec<Vector3<f64>>,
+    pub(crate) element_force: Vec<Vector3<f64>>,
+    pub(crate) element_torque: Vec<Vector3<f64>>,
 }
 
 /// The solver's state between steps and its scratch, sized once for a model: nothing is
@@ -214,6 +219,8 @@ impl Solver {
             loads: ExternalLoads {
                 force: vec![Vector3::zeros(); n],
                 torque: vec![Vector3::zeros(); n],
+                element_force: vec![Vector3::zeros(); n],
+                element_torque: vec![Vector3::zeros(); n],
             },
             impulses_carry_over: false,
             reactions: vec![JointReaction::default(); n_joints],
@@ -232,6 +239,7 @@ pub(crate) struct Step<'a> {
     pub(crate) bodies: &'a mut [Body],
     pub(crate) joints: &'a [Joint],
     pub(crate) springs: &'a [Spring],
+    pub(crate) force_elements: &'a [ForceElement],
     pub(crate) gravity_in_world: Vector3<f64>,
     pub(crate) stylus: Option<StylusAttachment>,
     /// The tip; the step advances it by h · its velocity.

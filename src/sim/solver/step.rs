@@ -49,10 +49,22 @@ impl Step<'_> {
     }
 
     /// Stage 1, free motion (Eq. 14–16): v += h (g + F/m), ω += h I⁻¹ τ for every dynamic
-    /// body, with I the world inertia at the start orientation for the whole step.
+    /// body, with I the world inertia at the start orientation for the whole step; F and τ are
+    /// the queued external loads and the force elements at the midpoint time and start pose.
     fn free_motion(&mut self, reuse_end: bool) {
         let h = self.ctx.h;
         self.update_inertia();
+        // The force elements' wrench at the midpoint time (second order for a sinusoid) and
+        // the start pose, for this (sub-)step only.
+        let t_mid_secs = self.s.time_secs + 0.5 * h;
+        let loads = &mut self.s.loads;
+        loads.element_force.fill(Vector3::zeros());
+        loads.element_torque.fill(Vector3::zeros());
+        for e in self.force_elements {
+            let (f, t) = e.wrench_at(t_mid_secs, &self.bodies[e.body].world_from_body());
+            loads.element_force[e.body] += f;
+            loads.element_torque[e.body] += t;
+        }
         for (i, b) in self.bodies.iter_mut().enumerate() {
             if !reuse_end {
                 self.s.body.start[i] = Pose::of(b);
@@ -62,10 +74,10 @@ impl Step<'_> {
             self.s.body.v_start[i] = b.linear_velocity_in_world;
             self.s.body.w_start[i] = b.angular_velocity_in_world;
             if b.is_dynamic() {
-                b.linear_velocity_in_world +=
-                    (self.gravity_in_world + self.s.loads.force[i] * b.inv_mass) * h;
-                b.angular_velocity_in_world +=
-                    self.s.body.inv_inertia[i] * self.s.loads.torque[i] * h;
+                let force = self.s.loads.force[i] + self.s.loads.element_force[i];
+                let torque = self.s.loads.torque[i] + self.s.loads.element_torque[i];
+                b.linear_velocity_in_world += (self.gravity_in_world + force * b.inv_mass) * h;
+                b.angular_velocity_in_world += self.s.body.inv_inertia[i] * torque * h;
             }
             self.s.body.v_free[i] = b.linear_velocity_in_world;
             self.s.body.w_free[i] = b.angular_velocity_in_world;
