@@ -170,8 +170,8 @@ fn golden_ten_pendula_drag() {
         "ten_pendula drag",
         got,
         1400,
-        0x6792a638a283b688,
-        0xd504365a5f621dfc,
+        0x130b5a7743b4ed3e,
+        0x8e290094444f24fe,
     );
 }
 
@@ -188,8 +188,8 @@ fn golden_cross_lift_lift() {
         "cross_lift lift",
         got,
         1000,
-        0x112e5345ded1f2dd,
-        0x004eb935927e0c87,
+        0xe6fdd954bc991461,
+        0xe073feb8e783cdbc,
     );
 }
 
@@ -206,8 +206,8 @@ fn golden_steel_fish_blow() {
         "steel_fish blow",
         got,
         1200,
-        0xf4a95c81c7c7b705,
-        0x86596e58d3ac02fb,
+        0x62a7f31fd6a44bf9,
+        0x4f07a0619f4d96ad,
     );
 }
 

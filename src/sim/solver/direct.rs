@@ -120,12 +120,19 @@ impl Step<'_> {
         if newton && self.s.newton.inertia_stale {
             self.newton_inertia_from_turning();
         }
+        // A body turns by M (τ − φ × τ) under a torque impulse τ (`flush_into`); the
+        // symmetric (I + [φ]×) M (I − [φ]×), M in the midpoint frame, stands for that here.
+        // (With M alone, a thin link's large inverse axial inertia met its midpoint rows'
+        // O(φ) component along its start axis: the factor overestimated the response.)
         let weight = |b: BodyId, ang: &Vector3<f64>| {
-            if newton {
-                self.s.newton.inv_inertia[b] * ang
+            let phi = &self.s.body.half_turn[b];
+            let turned = ang - phi.cross(ang);
+            let w = if newton {
+                self.s.newton.inv_inertia[b] * turned
             } else {
-                self.s.body.inv_inertia[b] * ang
-            }
+                self.s.body.inv_inertia[b] * turned
+            };
+            w + phi.cross(&w)
         };
         for (i, j) in self.joints.iter().enumerate() {
             let blk = &self.s.joint.blocks[i];

@@ -34,17 +34,33 @@ impl Step<'_> {
         self.flush_torques(false);
     }
 
-    /// Sets the velocities to v_free and each body's gathered torque to the gyroscopic
-    /// impulse (see [`Self::reapply_impulses`]; [`Self::flush_torques`] applies it).
+    /// Sets the velocities to v_free plus the gyroscopic impulse's change (see
+    /// [`Self::reapply_impulses`]), clears the gathered torques, and sets each body's half
+    /// turn φ = (h/2) ω̄ at the current ω̄.
+    ///
+    /// The elements' world impulses P act on a body at its midpoint orientation
+    /// R_m = R₁ + [φ]× R₁ + O(h²), while the velocity stage works with I(R₁); so the flushes
+    /// until the next reset apply P − φ × P = R₁R_mᵀP + O(h²) (see `flush_into`). In the body
+    /// frame that is J (Ω′ − Ω) = h (J Ω̄) × Ω̄ + R_mᵀP + O(h³), the implicit midpoint rule:
+    /// second order. With P itself, i.e. R₁ᵀP in the body, the torques' direction lagged by
+    /// half a step's turn, and the step was first order once the motion left a plane
+    /// (tests/convergence.rs). As φ ∥ ω̄, ω̄ · (P − φ × P) = ω̄ · P: the impulses' work, and with
+    /// it the energy identity, are unchanged. The gyroscopic impulse is frame-independent (the
+    /// same in the start and the midpoint frame) and is applied as is.
     pub(super) fn reset_to_free_motion(&mut self) {
         let h = self.ctx.h;
         for (i, b) in self.bodies.iter_mut().enumerate() {
             b.linear_velocity_in_world = self.s.body.v_free[i];
             if b.is_dynamic() {
                 let w_mid = (self.s.body.w_start[i] + b.angular_velocity_in_world) * 0.5;
-                self.s.body.torque[i] = (self.s.body.inertia[i] * w_mid).cross(&w_mid) * h;
+                self.s.body.half_turn[i] = w_mid * (0.5 * h);
+                self.s.body.torque[i] = Vector3::zeros();
+                let gyroscopic = (self.s.body.inertia[i] * w_mid).cross(&w_mid) * h;
+                b.angular_velocity_in_world =
+                    self.s.body.w_free[i] + self.s.body.inv_inertia[i] * gyroscopic;
+            } else {
+                b.angular_velocity_in_world = self.s.body.w_free[i];
             }
-            b.angular_velocity_in_world = self.s.body.w_free[i];
         }
     }
 
@@ -95,13 +111,14 @@ impl Step<'_> {
         } else {
             &self.s.body.inv_inertia
         };
-        for ((b, t), m) in self
+        for (((b, t), m), half) in self
             .bodies
             .iter_mut()
             .zip(&mut self.s.body.torque)
             .zip(inverse)
+            .zip(&self.s.body.half_turn)
         {
-            flush_into(b, t, m);
+            flush_into(b, t, m, half);
         }
     }
 
@@ -111,6 +128,7 @@ impl Step<'_> {
             &mut self.bodies[i],
             &mut self.s.body.torque[i],
             &self.s.body.inv_inertia[i],
+            &self.s.body.half_turn[i],
         );
     }
 }
@@ -147,9 +165,15 @@ pub(super) fn add_row_impulses(
 
 /// ω += m τ for a dynamic body, then τ = 0 (see `Step::flush_torques`).
 #[inline]
-pub(super) fn flush_into(body: &mut Body, torque: &mut Vector3<f64>, m: &Matrix3<f64>) {
+pub(super) fn flush_into(
+    body: &mut Body,
+    torque: &mut Vector3<f64>,
+    m: &Matrix3<f64>,
+    half: &Vector3<f64>,
+) {
     if body.is_dynamic() {
-        body.angular_velocity_in_world += m * *torque;
+        // At the midpoint orientation (see `Step::reset_to_free_motion`).
+        body.angular_velocity_in_world += m * (*torque - half.cross(torque));
     }
     *torque = Vector3::zeros();
 }

@@ -9,11 +9,17 @@
 //! work equals the change of potential energy and the springs' midpoint impulses
 //! −h k (eₙ + eₙ₊₁)/2 equal the change of elastic energy. The energy balance of
 //! [`crate::sim::diagnostics`] therefore measures the solver's real error, not a bookkeeping one.
+//! Torques act on each body at its midpoint orientation: the velocity stage works with the
+//! inertia of the start orientation, so an angular impulse P is applied as P − φ × P,
+//! φ = (h/2) ω̄ (see `Step::reset_to_free_motion`; with P itself the step was only
+//! first-order accurate in three-dimensional motion, tests/convergence.rs); as φ ∥ ω̄ its work
+//! is P·ω̄.
 //!
 //! # Stage order of the step ([`crate::sim::Simulation::step`])
 //! 1. **Free motion** (Eq. 14–16): every dynamic body gets the impulse of gravity and of the
 //!    external forces queued with [`crate::sim::Simulation::apply_external_force`]: v += h (g + F/m),
-//!    ω += h I⁻¹ τ, with I the world inertia at the start orientation for the whole step.
+//!    ω += h I⁻¹ (τ − φ × τ), with I the world inertia at the start orientation for the
+//!    whole step (φ here from the start velocity).
 //!    The gyroscopic term of Euler's equation is not part of this stage: it is solved with
 //!    the impulses in stage 4 (see `reapply_impulses`), at the midpoint velocity, which makes
 //!    the scheme the implicit midpoint rule for I (ω′ − ω) = h (I ω̄) × ω̄ + impulses: the
@@ -143,6 +149,9 @@ pub(crate) struct BodyScratch {
     /// Angular impulses (N·m·s, world) gathered per body before they are turned into ω
     /// ([`Step::flush_torques`]): one 3 × 3 product per body instead of one per row.
     pub(crate) torque: Vec<Vector3<f64>>,
+    /// Per body, φ = (h/2) ω̄: to first order, the turn from the start orientation to the
+    /// midpoint one, at which the gathered torques act (see [`Step::reset_to_free_motion`]).
+    pub(crate) half_turn: Vec<Vector3<f64>>,
     /// Velocities before an update (the refresh measures its change from them).
     pub(crate) velocity_snapshot: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// Per body, the velocity change the constraints made in the last step (linear,
@@ -163,6 +172,7 @@ impl BodyScratch {
             v_free: vec![Vector3::zeros(); n],
             w_free: vec![Vector3::zeros(); n],
             torque: vec![Vector3::zeros(); n],
+            half_turn: vec![Vector3::zeros(); n],
             velocity_snapshot: vec![(Vector3::zeros(), Vector3::zeros()); n],
             constraint_velocity_change: vec![(Vector3::zeros(), Vector3::zeros()); n],
         }

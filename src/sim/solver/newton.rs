@@ -2,7 +2,7 @@
 //! under the impulses they carry, which makes the row refreshes a Newton iteration instead of
 //! a slowly contracting fixed-point one. [`NewtonGain`] owns its state and flags.
 
-use nalgebra::Matrix3;
+use nalgebra::{Matrix3, Vector3};
 
 use super::spring_rows::MIN_SPRING_LENGTH_M;
 use super::Step;
@@ -119,10 +119,22 @@ impl Step<'_> {
         for a in &mut self.s.newton.turning {
             *a = Matrix3::zeros();
         }
+        // The flushes apply a body's torque impulse P as P − φ × P, φ = (h/2) ω̄ (see
+        // `reset_to_free_motion`), which adds ∂/∂ω′ = (h/4)[P]×. With the arms' turning,
+        // (h/4)([F]×[r]× + [r × F]×) = (h/4)[r]×[F]×: no torque about the arm's own direction,
+        // as in the midpoint frame. (Without it the gain expected a thin link to spin about
+        // its axis and the refreshes diverged more often.) The springs' and the stylus's terms
+        // below are that product.
+        let q = 0.25 * h;
         for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
             let (a1, a2) = j.turning_stiffness(&blk.geometry_start, &blk.lambda, h);
-            self.s.newton.turning[j.body1] += a1;
-            self.s.newton.turning[j.body2] += a2;
+            let (mut p1, mut p2) = (Vector3::zeros(), Vector3::zeros());
+            for (row, l) in blk.rows[..j.rows()].iter().zip(&blk.lambda) {
+                p1 += row.ang1 * *l;
+                p2 += row.ang2 * *l;
+            }
+            self.s.newton.turning[j.body1] += a1 + p1.cross_matrix() * q;
+            self.s.newton.turning[j.body2] += a2 + p2.cross_matrix() * q;
         }
         // The gyroscopic impulse h (I ω̄) × ω̄, ω̄ = (ω₀ + ω′)/2, at ω̄ ≈ ω₀:
         // A = (h/2)([I ω̄]× − [ω̄]× I).
@@ -138,7 +150,6 @@ impl Step<'_> {
                 *a += ((inertia * w).cross_matrix() - w.cross_matrix() * inertia) * (0.5 * h);
             }
         }
-        let q = 0.25 * h;
         for (s, r) in self.springs.iter().zip(&self.s.spring_rows) {
             let (p1, p2) = (&self.s.body.start[s.body1], &self.s.body.start[s.body2]);
             let (r1, r2) = (p1.r * s.point1_in_body1, p2.r * s.point2_in_body2);
@@ -149,12 +160,12 @@ impl Step<'_> {
             }
             // Force n λ on body 2, −n λ on body 1.
             let f = d * (r.lambda / len);
-            self.s.newton.turning[s.body1] -= cross_cross(&f, &r1) * q;
-            self.s.newton.turning[s.body2] += cross_cross(&f, &r2) * q;
+            self.s.newton.turning[s.body1] -= cross_cross(&r1, &f) * q;
+            self.s.newton.turning[s.body2] += cross_cross(&r2, &f) * q;
         }
         if let Some(s) = self.stylus {
             let arm = self.s.body.start[s.body].r * s.point_in_body;
-            self.s.newton.turning[s.body] += cross_cross(&self.s.stylus_block.lambda, &arm) * q;
+            self.s.newton.turning[s.body] += cross_cross(&arm, &self.s.stylus_block.lambda) * q;
         }
     }
 

@@ -49,8 +49,10 @@ impl Step<'_> {
     }
 
     /// Stage 1, free motion (Eq. 14–16): v += h (g + F/m), ω += h I⁻¹ τ for every dynamic
-    /// body, with I the world inertia at the start orientation for the whole step; F and τ are
-    /// the queued external loads and the force elements at the midpoint time and start pose.
+    /// body, with I the world inertia at the start orientation for the whole step and τ applied
+    /// at the midpoint orientation (τ − φ × τ, φ = (h/2) ω from the start velocity); F and τ
+    /// are the queued external loads and the force elements at the midpoint time and start
+    /// pose.
     fn free_motion(&mut self, reuse_end: bool) {
         let h = self.ctx.h;
         self.update_inertia();
@@ -77,7 +79,12 @@ impl Step<'_> {
                 let force = self.s.loads.force[i] + self.s.loads.element_force[i];
                 let torque = self.s.loads.torque[i] + self.s.loads.element_torque[i];
                 b.linear_velocity_in_world += (self.gravity_in_world + force * b.inv_mass) * h;
-                b.angular_velocity_in_world += self.s.body.inv_inertia[i] * torque * h;
+                // The torque acts at the midpoint orientation (see `reset_to_free_motion`),
+                // here from the start velocity (the rows' ω̄ is not known yet).
+                let half = b.angular_velocity_in_world * (0.5 * h);
+                self.s.body.half_turn[i] = half;
+                b.angular_velocity_in_world +=
+                    self.s.body.inv_inertia[i] * (torque - half.cross(&torque)) * h;
             }
             self.s.body.v_free[i] = b.linear_velocity_in_world;
             self.s.body.w_free[i] = b.angular_velocity_in_world;
