@@ -46,19 +46,21 @@ pub struct DemoArgs {
     #[arg(long)]
     pub frames: Option<u64>,
     /// Stop after this many seconds (e.g. 600 for the ten-minute soak).
-    #[arg(long)]
+    #[arg(long, value_name = "S", allow_negative_numbers = true,
+          value_parser = super::numeric_arg::duration_secs)]
     pub duration_s: Option<f64>,
     /// Folder for the headless PNG frames.
     #[arg(long, default_value = "demo-frames")]
     pub out: PathBuf,
-    /// Interpupillary distance for --display hmd, millimetres.
-    #[arg(long, default_value_t = DEFAULT_IPD_M * 1e3)]
+    /// Interpupillary distance for --display hmd, millimetres (positive).
+    #[arg(long, default_value_t = DEFAULT_IPD_M * 1e3, allow_negative_numbers = true,
+          value_parser = super::numeric_arg::positive)]
     pub ipd_mm: f64,
     /// Per-eye size for --display hmd, WIDTHxHEIGHT pixels.
     #[arg(long, default_value = "800x600")]
     pub eye_size: String,
-    /// Display frame rate, frames per second.
-    #[arg(long, default_value_t = 25.0)]
+    /// Display frame rate, frames per second (0.01 to 240).
+    #[arg(long, default_value_t = 25.0, allow_negative_numbers = true)]
     pub fps: f64,
     /// Run without the synthetic microphone (no wind).
     #[arg(long)]
@@ -105,8 +107,9 @@ pub fn stop_on_ctrl_c(stop: &StopFlag) -> anyhow::Result<()> {
 /// Runs the command.
 pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
-        args.fps.is_finite() && args.fps > 0.0 && args.fps <= 240.0,
-        "--fps {}: must be between 0 and 240",
+        // The lower bound keeps the frame period a representable `Duration`.
+        (0.01..=240.0).contains(&args.fps),
+        "--fps {}: must be between 0.01 and 240",
         args.fps
     );
     let eye_size = if args.eye_size == "800x600" {

@@ -1,10 +1,15 @@
-//! One file per subcommand: its arguments (clap) and the function that runs it.
+//! One file per subcommand: its arguments (clap) and the function that runs it; a large
+//! command's output in files of its own (`simulate_output`, `simulate_plot`), and the range
+//! checks of numeric flags shared by the commands (`numeric_arg`).
 
 pub mod arm;
 pub mod calibrate;
 pub mod calibrate_camera;
 pub mod calibrate_tracker;
 pub mod demo;
+pub mod numeric_arg;
 pub mod run;
 pub mod simulate;
+pub mod simulate_output;
+pub mod simulate_plot;
 pub mod track;

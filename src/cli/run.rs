@@ -30,7 +30,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub config: PathBuf,
     /// Stop after this many seconds (default: until the window closes or Ctrl-C).
-    #[arg(long)]
+    #[arg(long, value_name = "S", allow_negative_numbers = true,
+          value_parser = super::numeric_arg::duration_secs)]
     pub duration_s: Option<f64>,
 }
 

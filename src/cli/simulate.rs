@@ -1,6 +1,6 @@
 //! `simulate`: runs a scene headless as fast as it can, optionally scripted, and prints a
-//! summary (steps, wall time, real-time factor, max ‖ψ‖, max |energy error|); writes the
-//! per-step CSV and a plot on request.
+//! summary (model size, steps, wall time, real-time factor, max ‖ψ‖, max |energy error|);
+//! streams the per-step CSV and the bodies' poses to files, and draws a plot, on request.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -9,34 +9,44 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use super::numeric_arg;
+use super::simulate_output::{CsvStream, COLUMNS_HELP};
+use super::simulate_plot::{plot, Series};
 use ar_multibody::sim::wind::{LevelSchedule, WindElement};
 use ar_multibody::sim::{
-    run_scripted_with, scripted, stylus, Scene, Simulation, SolverMethod, StylusScript,
-    StylusSpring,
+    run_scripted_with, scripted, stylus, Scene, SimError, Simulation, SolverMethod, SolverParams,
+    StylusScript, StylusSpring,
 };
 
-/// Arguments of `simulate`.
+/// Arguments of `simulate`. Numeric flags are checked while the command line is parsed
+/// ([`numeric_arg`]), so a bad value is reported as such, not as a problem of the scene.
 #[derive(Args, Debug)]
+#[command(after_long_help = COLUMNS_HELP)]
 pub struct SimulateArgs {
     /// Scene name (a file in assets/scenes/, e.g. ten_pendula) or path to a scene file (TOML).
     pub scene: String,
-    /// Simulated duration (s).
-    #[arg(long, default_value_t = 10.0)]
+    /// Simulated duration (s), zero or more.
+    #[arg(long, value_name = "S", default_value_t = 10.0, allow_negative_numbers = true,
+          value_parser = numeric_arg::duration_secs)]
     pub duration: f64,
-    /// Time step h (s); default: the scene's `[solver] dt_secs` (0.01).
-    #[arg(long)]
+    /// Time step h (s), positive; default: the scene's `[solver] dt_secs` (0.01).
+    #[arg(long, value_name = "H", allow_negative_numbers = true,
+          value_parser = numeric_arg::positive_secs)]
     pub dt: Option<f64>,
-    /// Cap on velocity Gauss–Seidel sweeps per step (default: the scene's, or 100).
-    #[arg(long)]
+    /// Cap on linear solves (or Gauss–Seidel sweeps) per step, 1 or more (default: the
+    /// scene's, or 100).
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = numeric_arg::positive_count)]
     pub iterations: Option<usize>,
-    /// Baumgarte factor β in (0, 1] (default: the scene's, or 1).
-    #[arg(long)]
+    /// Baumgarte factor β in [0, 1] (default: the scene's, or 1).
+    #[arg(long, value_name = "B", allow_negative_numbers = true,
+          value_parser = numeric_arg::unit_interval)]
     pub beta: Option<f64>,
     /// Most re-evaluations of the midpoint rows per step (default 10; a step stops once they
     /// converge, usually after 2 or 3). A step that has not converged within a lower cap is split
     /// into shorter steps, so a lower cap is rarely faster; 0 skips them (fast, but the energy
     /// balance is then off by several per cent).
-    #[arg(long)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub row_refreshes: Option<usize>,
     /// Solve with the paper's Gauss–Seidel sweeps instead of the coupled direct solve.
     #[arg(long)]
@@ -44,15 +54,28 @@ pub struct SimulateArgs {
     /// Stylus script (CSV with header `t,x,y,z,grab` or `t,dx,dy,dz,grab`).
     #[arg(long, value_name = "SCRIPT.csv")]
     pub stylus: Option<PathBuf>,
-    /// Stylus spring stiffness (N/m).
-    #[arg(long, default_value_t = stylus::DEFAULT_STIFFNESS_N_PER_M)]
+    /// Stylus spring stiffness (N/m), positive.
+    #[arg(long, value_name = "N_PER_M", allow_negative_numbers = true,
+          value_parser = numeric_arg::positive,
+          default_value_t = stylus::DEFAULT_STIFFNESS_N_PER_M)]
     pub stylus_stiffness: f64,
-    /// Stylus spring damping (N·s/m).
-    #[arg(long, default_value_t = stylus::DEFAULT_DAMPING_N_S_PER_M)]
+    /// Stylus spring damping (N·s/m), zero or more.
+    #[arg(long, value_name = "N_S_PER_M", allow_negative_numbers = true,
+          value_parser = numeric_arg::non_negative,
+          default_value_t = stylus::DEFAULT_DAMPING_N_S_PER_M)]
     pub stylus_damping: f64,
-    /// Write one CSV row per step here.
+    /// Write one CSV row per step here, as the run goes (columns: see --help).
     #[arg(long, value_name = "OUT.csv")]
     pub csv: Option<PathBuf>,
+    /// Write the state of every dynamic body here, one row per body and step, as the run goes:
+    /// position of the centre of mass (the body frame's origin), orientation, velocities,
+    /// world frame (columns: see --help).
+    #[arg(long, value_name = "OUT.csv")]
+    pub poses: Option<PathBuf>,
+    /// Write the poses of every Nth step only (steps N, 2N, ...).
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
+          value_parser = numeric_arg::positive_count)]
+    pub poses_every: usize,
     /// Draw ‖ψ‖ and the energies over time into this PNG.
     #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
@@ -71,26 +94,28 @@ fn wind_schedule(arg: &str) -> Result<LevelSchedule> {
     }
 }
 
-/// Everything the plot needs, one entry per step.
-#[derive(Default)]
-struct Series {
-    t: Vec<f64>,
-    psi: Vec<f64>,
-    kinetic: Vec<f64>,
-    potential: Vec<f64>,
-    elastic: Vec<f64>,
-    user: Vec<f64>,
-    dissipated: Vec<f64>,
-    error: Vec<f64>,
+/// The solver's own check of the parameters once the flags are applied. The scene loader has
+/// already checked the scene's `[solver]` values, so a refusal here is a flag's: it is named
+/// as such rather than reported as a problem of the scene file.
+fn check_solver_params(params: &SolverParams) -> Result<()> {
+    match params.validate() {
+        Ok(()) => Ok(()),
+        Err(SimError::BadParameter { field, value }) => {
+            let flag = match field {
+                "dt_secs" => "--dt",
+                "max_iterations" => "--iterations",
+                "beta" => "--beta",
+                "max_row_refreshes" => "--row-refreshes",
+                other => other,
+            };
+            anyhow::bail!("{flag} {value}: the solver does not accept this value")
+        }
+        Err(e) => anyhow::bail!("solver parameters: {e}"),
+    }
 }
 
 /// Runs the command.
 pub fn run(args: SimulateArgs) -> Result<()> {
-    anyhow::ensure!(
-        args.duration.is_finite() && args.duration >= 0.0,
-        "--duration must be a non-negative number of seconds, got {}",
-        args.duration
-    );
     let scene = Scene::load(ar_multibody::rig::scene_sim::resolve_scene(&args.scene))?;
     let mut params = scene.params;
     if let Some(dt) = args.dt {
@@ -108,6 +133,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     if args.gauss_seidel {
         params.method = SolverMethod::GaussSeidel;
     }
+    check_solver_params(&params)?;
     let mut sim: Simulation = scene.build_with(params)?;
     let script = match &args.stylus {
         Some(path) => {
@@ -124,17 +150,6 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         stiffness_n_per_m: args.stylus_stiffness,
         damping_n_s_per_m: args.stylus_damping,
     };
-
-    // Rows are collected in memory and written after the timed loop, so the real-time
-    // factor measures the solver, not the disk.
-    let mut csv = args.csv.as_ref().map(|_| {
-        let mut s = scripted::csv_header(&sim);
-        s.push('\n');
-        s
-    });
-    let mut series = Series::default();
-    let want_plot = args.plot.is_some();
-    let started = Instant::now();
     let mut wind = match &args.wind {
         Some(arg) => {
             let schedule = wind_schedule(arg)?;
@@ -145,12 +160,26 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         }
         None => None,
     };
+
+    // The files are opened before the run (a bad path shows at once) and written as it goes;
+    // the real-time factor includes formatting and buffered writing.
+    let mut csv = match &args.csv {
+        Some(path) => Some(CsvStream::create(path, &scripted::csv_header(&sim))?),
+        None => None,
+    };
+    let mut poses = match &args.poses {
+        Some(path) => Some(CsvStream::create(path, scripted::POSES_CSV_HEADER)?),
+        None => None,
+    };
+    let mut series = args.plot.as_ref().map(|_| Series::default());
+    let mut steps_done = 0usize;
     let before_step = |sim: &mut Simulation| {
         if let Some((schedule, _, element, max_force)) = wind.as_mut() {
             element.apply(sim, schedule.level_at(sim.time_secs()), 0.0);
             *max_force = max_force.max(element.last_total_force().norm());
         }
     };
+    let started = Instant::now();
     let summary = run_scripted_with(
         &mut sim,
         script.as_ref(),
@@ -158,40 +187,47 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         args.duration,
         before_step,
         |sim| {
+            steps_done += 1;
             if let Some(out) = csv.as_mut() {
-                scripted::csv_row(sim, out);
-                out.push('\n');
+                out.write_rows(|line| {
+                    scripted::csv_row(sim, line);
+                    line.push('\n');
+                });
             }
-            if want_plot {
-                let d = sim.diagnostics();
-                series.t.push(d.time_secs);
-                series.psi.push(d.constraint_norm_m);
-                series.kinetic.push(d.kinetic_j);
-                series.potential.push(d.potential_j);
-                series.elastic.push(d.elastic_j);
-                series.user.push(d.user_work_j);
-                series.dissipated.push(d.dissipated_j);
-                series.error.push(d.energy_error_rel);
+            if let Some(out) = poses
+                .as_mut()
+                .filter(|_| steps_done.is_multiple_of(args.poses_every))
+            {
+                out.write_rows(|rows| scripted::poses_csv_rows(sim, rows));
+            }
+            if let Some(series) = series.as_mut() {
+                series.push(sim.diagnostics());
             }
         },
     )?;
     let wall = started.elapsed().as_secs_f64();
-
-    if let (Some(path), Some(text)) = (&args.csv, &csv) {
-        ar_calibration::atomic_write::write_atomic(path, text.as_bytes())
-            .with_context(|| format!("cannot write CSV {}", path.display()))?;
-    }
-    if let Some(path) = &args.plot {
-        plot(path, &series).with_context(|| format!("cannot draw plot {}", path.display()))?;
+    csv.map(CsvStream::finish).transpose()?;
+    poses.map(CsvStream::finish).transpose()?;
+    if let (Some(path), Some(series)) = (&args.plot, &series) {
+        plot(path, series).with_context(|| format!("cannot draw plot {}", path.display()))?;
     }
 
+    let joints = sim.joints();
+    let constraint_rows: usize = joints.iter().map(|j| j.rows()).sum();
+    let dynamic_bodies = sim.bodies().iter().filter(|b| b.is_dynamic()).count();
     let mut out = std::io::stdout().lock();
     writeln!(out, "scene              {}", args.scene)?;
     writeln!(
         out,
-        "steps              {} (h = {} s, {} s simulated)",
+        "model              {dynamic_bodies} dynamic bodies, {} joints, {constraint_rows} constraint rows",
+        joints.len()
+    )?;
+    writeln!(
+        out,
+        "steps              {} (h = {} s, {:.*} s simulated)",
         summary.steps,
         sim.dt_secs(),
+        scripted::TIME_DECIMALS,
         summary.simulated_secs
     )?;
     writeln!(
@@ -251,71 +287,5 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             "wind               from ({x}, {y}, {z}) m along ({dx}, {dy}, {dz}); max total force {max_force:.4} N"
         )?;
     }
-    Ok(())
-}
-
-fn plot(path: &std::path::Path, s: &Series) -> Result<()> {
-    use plotters::prelude::*;
-    let root = BitMapBackend::new(path, (1200, 900)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (top, bottom) = root.split_vertically(420);
-    let t_end = s.t.last().copied().unwrap_or(1.0).max(1e-9);
-
-    let psi_max = s.psi.iter().copied().fold(1e-12_f64, f64::max) * 2.0;
-    let mut chart = ChartBuilder::on(&top)
-        .caption("constraint error |psi| (m)", ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..t_end, (1e-12..psi_max).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("t (s)")
-        .y_label_formatter(&|v| format!("{v:.0e}"))
-        .draw()?;
-    chart.draw_series(LineSeries::new(
-        s.t.iter().zip(&s.psi).map(|(&t, &p)| (t, p.max(1e-12))),
-        &RED,
-    ))?;
-
-    let p0 = s.potential.first().copied().unwrap_or(0.0);
-    let lines: [(&str, Vec<f64>, RGBColor); 5] = [
-        ("kinetic", s.kinetic.clone(), BLUE),
-        (
-            "potential - initial",
-            s.potential.iter().map(|p| p - p0).collect(),
-            GREEN,
-        ),
-        ("elastic", s.elastic.clone(), MAGENTA),
-        ("user work", s.user.clone(), BLACK),
-        ("dissipated", s.dissipated.clone(), CYAN),
-    ];
-    let (mut lo, mut hi) = (0.0_f64, 1e-9_f64);
-    for (_, v, _) in &lines {
-        for &x in v {
-            lo = lo.min(x);
-            hi = hi.max(x);
-        }
-    }
-    let pad = 0.05 * (hi - lo);
-    let mut chart = ChartBuilder::on(&bottom)
-        .caption("energies (J)", ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..t_end, (lo - pad)..(hi + pad))?;
-    chart.configure_mesh().x_desc("t (s)").draw()?;
-    for (name, v, color) in lines {
-        chart
-            .draw_series(LineSeries::new(s.t.iter().copied().zip(v), &color))?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()?;
     Ok(())
 }

@@ -35,7 +35,9 @@ impl Default for StylusSpring {
 pub struct RunSummary {
     /// Steps taken.
     pub steps: usize,
-    /// Simulated time (s).
+    /// Simulated time at the end of the last step (s): the solver's clock
+    /// ([`super::StepDiagnostics::time_secs`]), n·h accumulated, so it may differ from
+    /// steps·h in the last bits; 0 when no step was taken.
     pub simulated_secs: f64,
     /// Largest ‖ψ‖ over the run (m).
     pub max_constraint_norm_m: f64,
@@ -149,28 +151,51 @@ pub fn run_scripted_with(
         on_step(sim);
     }
     summary.steps = steps;
+    // The solver's own clock, so that the summary's time is the CSV's last `t_s`.
     summary.simulated_secs = sim.time_secs();
     summary.energy_reference_j = sim.diagnostics().energy_reference_j;
     summary.max_abs_energy_error_rel = summary.max_abs_energy_drift_j / summary.energy_reference_j;
     Ok(summary)
 }
 
-/// The CSV header of `simulate --csv` for this simulation's joints.
+/// Decimals of the `t_s` columns: the time is printed rounded to 1 ns. The solver's time is
+/// n·h accumulated step by step (0.49000000000000027 after 49 steps of 0.01 s), which would
+/// otherwise show its last-bit rounding; 1 ns is far below any step the solver is run with.
+pub const TIME_DECIMALS: usize = 9;
+
+/// Appends `text` as one CSV field, quoted (RFC 4180) when it holds a comma, a quote or a
+/// line break: body and joint names come from scene files and may hold any of them.
+fn push_csv_field(out: &mut String, text: &str) {
+    if text.contains([',', '"', '\n', '\r']) {
+        out.push('"');
+        out.push_str(&text.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(text);
+    }
+}
+
+/// The CSV header of `simulate --csv` for this simulation's joints (no newline). The columns
+/// are documented in `simulate --help` and the README.
 pub fn csv_header(sim: &Simulation) -> String {
     let mut s = String::from(
-        "t,constraint_norm_m,kinetic_j,potential_j,elastic_j,user_work_j,dissipated_j,\
-         energy_error_rel,clipped,stylus_x,stylus_y,stylus_z,grab_x,grab_y,grab_z",
+        "t_s,constraint_norm_m,kinetic_j,potential_j,elastic_j,user_work_j,external_work_j,\
+         dissipated_j,energy_error_rel,clipped,stylus_x,stylus_y,stylus_z,grab_x,grab_y,grab_z",
     );
     for j in sim.joints() {
-        let _ = write!(s, ",{0}_fx,{0}_fy,{0}_fz", j.name);
+        for column in ["fx", "fy", "fz", "tx", "ty", "tz"] {
+            s.push(',');
+            push_csv_field(&mut s, &format!("{}_{column}", j.name));
+        }
     }
     s
 }
 
-/// Appends the CSV row of the last step to `out` (no newline). Numbers use Rust's shortest
-/// round-trip formatting, so equal rows mean bit-identical values. The stylus columns hold
-/// the tip the solver uses (NaN when none was ever set); the grab columns the first grab
-/// point's world position (NaN if the scene has none).
+/// Appends the CSV row of the last step to `out` (no newline). `t_s` has [`TIME_DECIMALS`]
+/// decimals; every other number uses Rust's shortest round-trip formatting, so equal rows mean
+/// bit-identical values. The stylus columns hold the tip the solver uses (NaN when none was
+/// ever set); the grab columns the first grab point's world position (NaN if the scene has
+/// none); per joint, the reaction force (N) and moment (N·m) on its second body, world axes.
 pub fn csv_row(sim: &Simulation, out: &mut String) {
     let d = sim.diagnostics();
     let tip = sim
@@ -181,13 +206,15 @@ pub fn csv_row(sim: &Simulation, out: &mut String) {
         .map_or([f64::NAN; 3], |p| p.coords.into());
     let _ = write!(
         out,
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{:.*},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        TIME_DECIMALS,
         d.time_secs,
         d.constraint_norm_m,
         d.kinetic_j,
         d.potential_j,
         d.elastic_j,
         d.user_work_j,
+        d.external_work_j,
         d.dissipated_j,
         d.energy_error_rel,
         u8::from(d.clipped),
@@ -199,7 +226,33 @@ pub fn csv_row(sim: &Simulation, out: &mut String) {
         grab[2]
     );
     for r in sim.joint_reactions() {
-        let f = r.force_in_world;
-        let _ = write!(out, ",{},{},{}", f.x, f.y, f.z);
+        let (f, m) = (r.force_in_world, r.torque_in_world);
+        let _ = write!(out, ",{},{},{},{},{},{}", f.x, f.y, f.z, m.x, m.y, m.z);
+    }
+}
+
+/// The header of `simulate --poses` (no newline): one row per dynamic body and written step,
+/// world frame; the position and velocity are those of the body frame's origin, which is the
+/// centre of mass.
+pub const POSES_CSV_HEADER: &str = "t_s,body,x_m,y_m,z_m,qw,qx,qy,qz,vx_m_per_s,vy_m_per_s,\
+                                    vz_m_per_s,wx_rad_per_s,wy_rad_per_s,wz_rad_per_s";
+
+/// Appends one `simulate --poses` row per dynamic body (in scene order) for the last step to
+/// `out`, each ending with a newline: time ([`TIME_DECIMALS`] decimals), body name, position
+/// of the centre of mass (m), the unit quaternion `world_from_body` (w, x, y, z), velocity of
+/// the centre of mass (m/s) and angular velocity (rad/s), all in world axes, numbers in Rust's
+/// shortest round-trip formatting.
+pub fn poses_csv_rows(sim: &Simulation, out: &mut String) {
+    let t = sim.diagnostics().time_secs;
+    for b in sim.bodies().iter().filter(|b| b.is_dynamic()) {
+        let _ = write!(out, "{t:.*},", TIME_DECIMALS);
+        push_csv_field(out, &b.name);
+        let (x, q) = (b.position_in_world, b.world_from_body_rotation);
+        let (v, w) = (b.linear_velocity_in_world, b.angular_velocity_in_world);
+        let _ = writeln!(
+            out,
+            ",{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            x.x, x.y, x.z, q.w, q.i, q.j, q.k, v.x, v.y, v.z, w.x, w.y, w.z
+        );
     }
 }
