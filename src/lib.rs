@@ -4,10 +4,12 @@
 //! - [`tracking`]: ArUco marker detection and camera pose.
 //! - [`interaction`]: stylus → clip / drag / release.
 //! - [`rig`]: worker threads, messages, clocks, shutdown.
+//! - [`scene_view`]: what a running simulation shows (bodies, reactions), as neutral data.
 //! - [`compositor`]: video background and simulation overlay (kiss3d).
 
 pub mod compositor;
 pub mod interaction;
 pub mod rig;
+pub mod scene_view;
 pub mod sim;
 pub mod tracking;

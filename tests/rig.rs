@@ -7,7 +7,7 @@
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
 use ar_multibody::compositor::frames::FrameWriter;
-use ar_multibody::compositor::{Compositor, CompositorConfig, Shading, ShapeInstance, VisualShape};
+use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::interaction::{GrabPoint, SpringAttachment};
 use ar_multibody::rig::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
 use ar_multibody::rig::scripted_user::{spawn_scripted_user, UserScript};
@@ -15,6 +15,7 @@ use ar_multibody::rig::{
     CameraTracker, CameraUpdate, DeviceError, DisplayLoopConfig, Rig, RigDevices, RigError,
     SimDiagnostics, Simulation, SimulationError, SolverConfig, StopFlag, StopReason, VideoFrame,
 };
+use ar_multibody::scene_view::{BodyView, Shape};
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -89,12 +90,12 @@ impl Simulation for BobSim {
         (body == 0).then(|| self.p + point_in_body.coords)
     }
 
-    fn shapes(&self) -> Vec<ShapeInstance> {
-        vec![ShapeInstance {
-            shape: VisualShape::Sphere { radius_m: 0.012 },
-            world_from_shape: Isometry3::translation(self.p.x, self.p.y, self.p.z),
-            color: [0.9, 0.3, 0.2],
-            shading: Shading::Lit,
+    fn bodies(&self) -> Vec<BodyView> {
+        vec![BodyView {
+            body: 0,
+            name: Arc::from("bob"),
+            shape: Shape::Sphere { radius_m: 0.012 },
+            world_from_body: Isometry3::translation(self.p.x, self.p.y, self.p.z),
         }]
     }
 

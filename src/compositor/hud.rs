@@ -42,6 +42,8 @@ pub struct HudStats {
     pub mic: DeviceStatus,
     /// End-to-end latency, stylus sample time → frame presented, milliseconds.
     pub latency_ms: Option<f64>,
+    /// Why the simulation failed, once it has (the solver then stops stepping).
+    pub solver_failure: Option<String>,
 }
 
 impl HudStats {
@@ -51,7 +53,12 @@ impl HudStats {
             Some(ms) => format!("{ms:.1} ms"),
             None => "-".to_owned(),
         };
-        vec![
+        let mut lines = Vec::with_capacity(4);
+        // First, so that it is seen: the numbers below stopped changing.
+        if let Some(why) = &self.solver_failure {
+            lines.push(format!("solver failed: {why}"));
+        }
+        lines.extend([
             format!(
                 "{:.1} fps   solver x{:.2} real time   latency {latency}",
                 self.fps, self.solver_real_time_factor
@@ -65,7 +72,8 @@ impl HudStats {
                 "marker: {}   arm: {}   mic: {}",
                 self.marker, self.arm, self.mic
             ),
-        ]
+        ]);
+        lines
     }
 }
 
@@ -84,6 +92,7 @@ mod tests {
             arm: DeviceStatus::Lost("port closed".into()),
             mic: DeviceStatus::Waiting,
             latency_ms: Some(31.25),
+            solver_failure: None,
         };
         let text = hud.lines().join("\n");
         assert!(
@@ -92,5 +101,20 @@ mod tests {
         );
         assert!(text.contains("arm: LOST (port closed)"), "{text}");
         assert!(text.contains("mic: waiting"), "{text}");
+        assert!(!text.contains("solver failed"), "{text}");
+    }
+
+    #[test]
+    fn a_failed_solver_is_the_first_line_with_its_reason() {
+        let hud = HudStats {
+            solver_failure: Some("body `p1` has a non-finite position".into()),
+            ..HudStats::default()
+        };
+        let lines = hud.lines();
+        assert_eq!(
+            lines[0],
+            "solver failed: body `p1` has a non-finite position"
+        );
+        assert_eq!(lines.len(), 4);
     }
 }

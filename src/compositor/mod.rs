@@ -6,12 +6,15 @@
 //! - [`undistort`]: removes lens distortion from the video (OpenCV `remap`), so that the overlay
 //!   can be drawn with the pinhole model.
 //! - [`overlay`]: what is drawn, as plain data (shapes at world poses, stylus, spring, arrows).
+//! - [`bodies`]: a simulation's neutral view (bodies, reactions) turned into the overlay,
+//!   with the body colours chosen here.
 //! - [`hud`]: the HUD's numbers.
 //! - [`material`]: the one kiss3d material (and shader) the video and the overlay are drawn with.
 //! - [`stereo`]: two eyes an IPD apart, side by side.
 //! - [`frames`]: numbered PNG output.
 //! - [`renderer`]: [`Compositor`], which ties them together on the main thread.
 
+pub mod bodies;
 pub mod camera;
 pub mod frames;
 pub mod hud;

@@ -4,8 +4,8 @@
 //! [`DeviceError::Timeout`]), so a worker notices a shutdown promptly.
 
 use super::messages::{CameraUpdate, MicLevel, SimDiagnostics, StylusSample};
-use crate::compositor::{ForceArrow, ShapeInstance};
 use crate::interaction::{GrabPoint, SpringAttachment};
+use crate::scene_view::{BodyView, ReactionView};
 use nalgebra::{Isometry3, Point3};
 
 /// Why a device call failed, and whether retrying can help.
@@ -40,7 +40,8 @@ pub trait MicDevice: Send {
     fn next_level(&mut self) -> Result<MicLevel, DeviceError>;
 }
 
-/// A simulation failure (the message says what and where).
+/// A simulation failure (the message says what and where, e.g. the time and the body whose
+/// state stopped being finite).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("simulation: {0}")]
 pub struct SimulationError(pub String);
@@ -49,7 +50,8 @@ pub struct SimulationError(pub String);
 pub trait Simulation: Send {
     /// Advances by `dt_secs`, with the stylus spring while clipped and the wind level: the
     /// microphone's RMS above its noise floor (full scale 1; 0 when silent or without a
-    /// microphone), which the scene's wind turns into forces.
+    /// microphone), which the scene's wind turns into forces. An error means the simulation
+    /// cannot go on (e.g. its state is no longer finite): the solver thread stops stepping.
     fn step(
         &mut self,
         dt_secs: f64,
@@ -63,10 +65,10 @@ pub trait Simulation: Send {
     fn grab_points(&self) -> Vec<GrabPoint>;
     /// Where a body point is now; `None` for an unknown body.
     fn point_in_world(&self, body: usize, point_in_body: &Point3<f64>) -> Option<Point3<f64>>;
-    /// The bodies' visual shapes at their current poses.
-    fn shapes(&self) -> Vec<ShapeInstance>;
-    /// Joint reaction forces to draw as arrows (none by default).
-    fn reactions(&self) -> Vec<ForceArrow> {
+    /// The bodies that have a visual shape, at their current poses.
+    fn bodies(&self) -> Vec<BodyView>;
+    /// Joint reaction forces (none by default).
+    fn reactions(&self) -> Vec<ReactionView> {
         Vec::new()
     }
     /// Diagnostics of the last step.

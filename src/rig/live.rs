@@ -4,15 +4,14 @@
 
 use super::device_worker::{spawn_arm, spawn_camera, spawn_mic};
 use super::devices::{CameraTracker, MicDevice, Simulation, StylusDevice};
+use super::frame_content::{build_overlay, hud_stats};
 use super::latency::LatencyStats;
 use super::messages::{CameraUpdate, SimSnapshot};
 use super::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
 use super::view_tee::ViewTee;
 use super::worker::{StopFlag, Worker, WorkerError, WorkerReport};
 use crate::compositor::frames::{FrameWriteError, FrameWriter};
-use crate::compositor::{
-    Compositor, CompositorError, DeviceStatus, FrameInput, HudStats, Overlay, VideoImage,
-};
+use crate::compositor::{Compositor, CompositorError, DeviceStatus, FrameInput, VideoImage};
 use ar_drivers::latest::{drain_latest, latest_channel, LatestReceiver};
 use crossbeam_channel::{Receiver, Sender};
 use image::RgbImage;
@@ -196,6 +195,8 @@ pub struct DisplaySummary {
     /// Workers that ended while the rig was still running (checked after every frame), plus
     /// the one whose failure stopped it; the others stopping with the rig are not lost.
     pub workers_lost: Vec<String>,
+    /// The HUD's lines on the last frame (what the user saw last, e.g. "solver failed: …").
+    pub last_hud_lines: Vec<String>,
 }
 
 impl DisplaySummary {
@@ -424,6 +425,7 @@ impl Rig {
         let mut fps = 0.0;
         let mut last_present: Option<Instant> = None;
         let mut memory: Option<MemorySummary> = None;
+        let mut last_hud_lines = Vec::new();
         let workers_started: Vec<String> = self
             .devices
             .iter()
@@ -475,32 +477,7 @@ impl Rig {
                 (Some(_), _) => DeviceStatus::Ok("marker not seen".into()),
                 (None, _) => DeviceStatus::Waiting,
             };
-            let hud = HudStats {
-                fps,
-                solver_real_time_factor: snapshot.as_ref().map_or(0.0, |s| s.real_time_factor),
-                psi_norm_m: snapshot.as_ref().map_or(0.0, |s| s.diagnostics.psi_norm_m),
-                energy_error_rel: snapshot
-                    .as_ref()
-                    .map_or(0.0, |s| s.diagnostics.energy_error_rel),
-                marker,
-                arm: match snapshot.as_ref().and_then(|s| s.arm_status.clone()) {
-                    Some(s) if s.starts_with("lost") => DeviceStatus::Lost(s),
-                    Some(_)
-                        if snapshot
-                            .as_ref()
-                            .is_some_and(|s| s.spring_in_world.is_some()) =>
-                    {
-                        DeviceStatus::Ok("clipped".into())
-                    }
-                    Some(s) => DeviceStatus::Ok(s),
-                    None => DeviceStatus::Waiting,
-                },
-                mic: match snapshot.as_ref().and_then(|s| s.mic_rms) {
-                    Some(rms) => DeviceStatus::Ok(format!("rms {rms:.3}")),
-                    None => DeviceStatus::Waiting,
-                },
-                latency_ms: latency.last_ms(),
-            };
+            let hud = hud_stats(snapshot.as_ref(), fps, marker, latency.last_ms());
             let hud_lines = hud.lines();
             let frame_arc: Option<Arc<_>> = new_camera.as_ref().map(|u| u.frame.clone());
             let video = frame_arc.as_ref().map(|f| VideoImage {
@@ -524,6 +501,7 @@ impl Rig {
                 Err(e) => return Err(e.into()),
             };
             let presented = Instant::now();
+            last_hud_lines = hud_lines;
             render.push_ms((presented - render_start).as_secs_f64() * 1e3);
             if let Some(t) = stylus_sampled_at {
                 latency.push_ms(presented.saturating_duration_since(t).as_secs_f64() * 1e3);
@@ -599,6 +577,7 @@ impl Rig {
             stop_reason,
             workers_started,
             workers_lost,
+            last_hud_lines,
         })
     }
 }
@@ -608,27 +587,6 @@ impl Drop for Rig {
         // Workers stop and join in their own Drop; the flag makes them all stop together.
         self.stop.stop();
     }
-}
-
-fn build_overlay(snapshot: Option<&SimSnapshot>, config: &DisplayLoopConfig) -> Overlay {
-    let mut overlay = Overlay {
-        arrow_m_per_n: config.arrow_m_per_n,
-        ..Overlay::default()
-    };
-    if let Some(s) = snapshot {
-        overlay.shapes = s.shapes.clone();
-        overlay.stylus_tip_in_world = s.stylus_tip_in_world;
-        overlay.spring_in_world = s.spring_in_world;
-        if config.show_reactions {
-            overlay.arrows = s.arrows.clone();
-        }
-        if config.show_grab_points && s.spring_in_world.is_none() {
-            for p in &s.grab_points_in_world {
-                overlay.push_marker(*p, 0.005, [0.2, 0.8, 1.0]);
-            }
-        }
-    }
-    overlay
 }
 
 /// Makes the C allocator serve every block of [`LARGE_BLOCK_BYTES`] or more (video frames,

@@ -1,7 +1,7 @@
 //! The messages that flow between the rig's threads. Every one carries the monotonic time at
 //! which its device produced it, so the compositor can show end-to-end latencies.
 
-use crate::compositor::{ForceArrow, ShapeInstance};
+use crate::scene_view::{BodyView, ReactionView};
 use nalgebra::{Isometry3, Point3};
 use std::sync::Arc;
 use std::time::Instant;
@@ -79,10 +79,10 @@ pub struct SimSnapshot {
     pub real_time_factor: f64,
     /// Steps dropped so far because the solver fell behind more than its catch-up bound.
     pub skipped_steps: u64,
-    /// Bodies to draw.
-    pub shapes: Vec<ShapeInstance>,
-    /// Reaction-force arrows.
-    pub arrows: Vec<ForceArrow>,
+    /// The bodies, at their poses after the last step.
+    pub bodies: Vec<BodyView>,
+    /// Joint reaction forces after the last step.
+    pub reactions: Vec<ReactionView>,
     /// The stylus tip, world frame, when the arm reports it.
     pub stylus_tip_in_world: Option<Point3<f64>>,
     /// Spring from the stylus tip to the grabbed body point, while clipped.
@@ -97,4 +97,7 @@ pub struct SimSnapshot {
     pub arm_status: Option<String>,
     /// The last microphone level used, RMS.
     pub mic_rms: Option<f64>,
+    /// Why the simulation failed, once it has: the solver thread then stops stepping and
+    /// this is its last snapshot, with no bodies or reactions (the failed state is not drawn).
+    pub solver_failure: Option<String>,
 }

@@ -25,6 +25,7 @@
 //! - [`scripted_user`]: the demo's user, moving the simulated arm.
 //! - [`demo_world`]: the demo's simulated devices and scripted user.
 //! - [`fixed_view`]: a camera stand-in with a fixed, known pose.
+//! - [`frame_content`]: the overlay and the HUD the display loop shows for a snapshot.
 //! - [`latency`]: per-frame statistics.
 //! - [`report`]: the printed run summary.
 //! - [`live`]: [`Rig`], which starts them and runs the compositor loop.
@@ -36,6 +37,7 @@ pub mod demo_world;
 pub mod device_worker;
 pub mod devices;
 pub mod fixed_view;
+pub mod frame_content;
 pub mod latency;
 pub mod live;
 pub mod messages;

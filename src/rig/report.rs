@@ -204,7 +204,7 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
         let _ = writeln!(out, "stopped early: {worker} failed: {message}");
     }
     if let Some(e) = &s.error {
-        let _ = writeln!(out, "solver error: {e}");
+        let _ = writeln!(out, "solver failed (stepping stopped, the rig ran on): {e}");
     }
     for e in &d.events {
         let _ = writeln!(out, "  {e}");
@@ -235,6 +235,7 @@ mod tests {
             stop_reason,
             workers_started: vec!["camera".into(), "solver".into()],
             workers_lost,
+            last_hud_lines: Vec::new(),
         }
     }
 

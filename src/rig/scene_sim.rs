@@ -1,7 +1,9 @@
 //! The solver library (`crate::sim`) behind the rig's [`Simulation`] interface: loads a scene,
 //! attaches and detaches the stylus spring as the interaction clips and releases, feeds the
-//! stylus target (with its finite-difference velocity) before every step, and reports the
-//! bodies' visual shapes, grab points, joint reactions and diagnostics as plain data.
+//! stylus target (with its finite-difference velocity) before every step, checks after every
+//! step that the state is still finite (a diverged solution is an error naming the time and
+//! the body, not NaN passed on), and reports the bodies, grab points, joint reactions and
+//! diagnostics as neutral data ([`crate::scene_view`]).
 //!
 //! The microphone makes wind here: when the scene has a `[wind]` table, every step hands the
 //! microphone level above its noise floor to the scene's [`WindElement`] — the same per-step
@@ -11,27 +13,17 @@
 use super::devices::{Simulation, SimulationError};
 use super::messages::SimDiagnostics;
 use super::wind_log::WindLog;
-use crate::compositor::{ForceArrow, Shading, ShapeInstance, VisualShape};
 use crate::interaction::{GrabPoint, SpringAttachment};
-use crate::sim::shape::Shape;
+use crate::scene_view::{BodyView, ReactionView};
 use crate::sim::stylus::{StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M};
 use crate::sim::wind::WindElement;
 use crate::sim::Scene;
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Isometry3, Point3};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Fastest the spring's stylus end may move, m/s.
 pub const MAX_TARGET_SPEED_M_PER_S: f64 = 1.0;
-
-/// A palette for the bodies, cycled in scene order.
-const PALETTE: [[f32; 3]; 6] = [
-    [0.90, 0.35, 0.20],
-    [0.95, 0.75, 0.20],
-    [0.30, 0.70, 0.95],
-    [0.55, 0.85, 0.35],
-    [0.80, 0.45, 0.85],
-    [0.95, 0.55, 0.60],
-];
 
 /// A scene's simulation driven by the rig.
 pub struct SceneSimulation {
@@ -42,6 +34,8 @@ pub struct SceneSimulation {
     damping_n_s_per_m: f64,
     wind: Option<WindElement>,
     wind_log: WindLog,
+    /// The bodies' names, shared by every snapshot.
+    names: Vec<Arc<str>>,
 }
 
 /// Finds a scene by name (`ten_pendula` → `assets/scenes/ten_pendula.toml`, looked up next
@@ -82,7 +76,13 @@ impl SceneSimulation {
 
     /// Wraps a built simulation, with the default stylus spring and no wind.
     pub fn new(sim: crate::sim::Simulation) -> Self {
+        let names = sim
+            .bodies()
+            .iter()
+            .map(|b| Arc::from(b.name.as_str()))
+            .collect();
         Self {
+            names,
             sim,
             attached: None,
             last_target: None,
@@ -121,15 +121,43 @@ impl SceneSimulation {
     }
 }
 
-fn visual(shape: &Shape) -> VisualShape {
-    match *shape {
-        Shape::Box { size_m } => VisualShape::Box {
-            size_m: Vector3::from(size_m),
-        },
-        Shape::Sphere { radius_m } => VisualShape::Sphere { radius_m },
-        Shape::Cylinder { radius_m, length_m } => VisualShape::Cylinder { radius_m, length_m },
-        Shape::Capsule { radius_m, length_m } => VisualShape::Capsule { radius_m, length_m },
+/// The first non-finite value of the simulation's state after a step, described: a dynamic
+/// body's position, orientation, velocities or kinetic energy, else a diagnostic.
+fn non_finite_state(sim: &crate::sim::Simulation) -> Option<String> {
+    let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+    for b in sim.bodies().iter().filter(|b| b.is_dynamic()) {
+        let q = b.world_from_body_rotation.coords;
+        let bad = [
+            ("position", finite(b.position_in_world.as_slice())),
+            ("orientation", finite(q.as_slice())),
+            ("velocity", finite(b.linear_velocity_in_world.as_slice())),
+            (
+                "angular velocity",
+                finite(b.angular_velocity_in_world.as_slice()),
+            ),
+            // Finite but huge velocities overflow here first.
+            ("kinetic energy", b.kinetic_energy_j().is_finite()),
+        ]
+        .into_iter()
+        .find(|(_, ok)| !ok);
+        if let Some((what, _)) = bad {
+            return Some(format!("body `{}` has a non-finite {what}", b.name));
+        }
     }
+    let d = sim.diagnostics();
+    [
+        ("|psi|", d.constraint_norm_m),
+        ("kinetic energy", d.kinetic_j),
+        ("potential energy", d.potential_j),
+        ("elastic energy", d.elastic_j),
+        ("user work", d.user_work_j),
+        ("external work", d.external_work_j),
+        ("dissipated energy", d.dissipated_j),
+        ("energy error", d.energy_error_rel),
+    ]
+    .into_iter()
+    .find(|(_, v)| !v.is_finite())
+    .map(|(what, v)| format!("the {what} is {v}"))
 }
 
 impl Simulation for SceneSimulation {
@@ -186,6 +214,7 @@ impl Simulation for SceneSimulation {
             wind.apply(&mut self.sim, wind_level, 0.0);
             wind_force_n = wind.last_total_force().norm();
         }
+        let t_start_secs = self.sim.time_secs();
         self.sim
             .step()
             .map_err(|e| SimulationError(e.to_string()))?;
@@ -193,11 +222,12 @@ impl Simulation for SceneSimulation {
             self.wind_log
                 .record(dt_secs, self.sim.time_secs(), wind_level, wind_force_n);
         }
-        let d = self.sim.diagnostics();
-        if !(d.constraint_norm_m.is_finite() && d.kinetic_j.is_finite()) {
+        if let Some(what) = non_finite_state(&self.sim) {
+            // The step's interval, not the solver's clock: a step that cannot be completed
+            // stops it part of the way through its sub-steps.
             return Err(SimulationError(format!(
-                "the solution diverged at t = {:.2} s (|psi| = {}, kinetic energy = {} J)",
-                d.time_secs, d.constraint_norm_m, d.kinetic_j
+                "the solution diverged in the step from t = {t_start_secs:.3} s to {:.3} s: {what}",
+                t_start_secs + dt_secs
             )));
         }
         Ok(())
@@ -231,24 +261,24 @@ impl Simulation for SceneSimulation {
             .map(|b| b.point_in_world(&point_in_body.coords))
     }
 
-    fn shapes(&self) -> Vec<ShapeInstance> {
+    fn bodies(&self) -> Vec<BodyView> {
         self.sim
             .bodies()
             .iter()
+            .zip(&self.names)
             .enumerate()
-            .filter_map(|(i, b)| {
-                let shape = b.shape.as_ref()?;
-                Some(ShapeInstance {
-                    shape: visual(shape),
-                    world_from_shape: b.world_from_body(),
-                    color: PALETTE[i % PALETTE.len()],
-                    shading: Shading::Lit,
+            .filter_map(|(i, (b, name))| {
+                Some(BodyView {
+                    body: i,
+                    name: name.clone(),
+                    shape: b.shape?,
+                    world_from_body: b.world_from_body(),
                 })
             })
             .collect()
     }
 
-    fn reactions(&self) -> Vec<ForceArrow> {
+    fn reactions(&self) -> Vec<ReactionView> {
         let bodies = self.sim.bodies();
         self.sim
             .joints()
@@ -256,9 +286,9 @@ impl Simulation for SceneSimulation {
             .zip(self.sim.joint_reactions())
             .filter_map(|(j, r)| {
                 let b2 = bodies.get(j.body2)?;
-                Some(ForceArrow {
-                    origin_in_world: b2.point_in_world(&j.anchor2_in_body2),
-                    force_n: r.force_in_world,
+                Some(ReactionView {
+                    point_in_world: b2.point_in_world(&j.anchor2_in_body2),
+                    force_in_world: r.force_in_world,
                 })
             })
             .collect()
@@ -278,6 +308,34 @@ impl Simulation for SceneSimulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::Vector3;
+
+    /// A ball in a gravity of 1e300 m/s² (test scene): its first step overflows the
+    /// kinetic energy.
+    const EXPLODING_SCENE: &str = r#"
+gravity_m_per_s2 = [0.0, 0.0, -1.0e300]
+
+[[body]]
+name = "ball"
+mass_kg = 0.1
+inertia_kg_m2 = [1.0e-5, 1.0e-5, 1.0e-5]
+position_m = [0.0, 0.0, 0.5]
+shape = { kind = "sphere", radius_m = 0.01 }
+"#;
+
+    /// Regression: the rig's check used to look at ‖ψ‖ and the kinetic energy only, and
+    /// named neither the body nor the quantity; a diverged state must be an error naming the
+    /// time and the body, not NaN or inf passed on to the compositor.
+    #[test]
+    fn a_diverging_step_is_an_error_naming_the_time_and_the_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("exploding.toml");
+        std::fs::write(&path, EXPLODING_SCENE).unwrap();
+        let mut sim = SceneSimulation::load(&path).unwrap();
+        let err = sim.step(sim.dt_secs(), None, 0.0).unwrap_err().to_string();
+        assert!(err.contains("from t = 0.000 s to 0.010 s"), "{err}");
+        assert!(err.contains("body `ball`"), "{err}");
+    }
 
     /// Drags the ten-pendula tip `drag_in_world` over 1.5 s, holds, and returns the largest
     /// ‖ψ‖ and the largest tip-to-target distance after the first 0.3 s.

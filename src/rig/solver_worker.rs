@@ -2,6 +2,11 @@
 //! per displayed frame, bounded catch-up ([`super::clock`]); runs the interaction on the newest
 //! stylus sample before every step; publishes a [`SimSnapshot`] after each batch; and records a
 //! trace (for the demo's summary and the end-to-end test).
+//!
+//! When a step fails (e.g. the state stopped being finite) the thread reports it, publishes a
+//! last snapshot that says so (the HUD shows "solver failed" and the reason), and stops
+//! stepping: the rest of the rig goes on, so the user sees why the scene froze, and this
+//! thread waits for the rig to stop instead of stepping a broken state.
 
 use super::clock::RealTimeStepper;
 use super::devices::Simulation;
@@ -86,7 +91,7 @@ pub struct SolverSummary {
     pub max_abs_energy_error_rel: f64,
     /// Largest |energy drift| seen, joules.
     pub max_abs_energy_drift_j: f64,
-    /// The simulation error that stopped the thread, if any.
+    /// The simulation error that stopped the stepping, if any.
     pub error: Option<String>,
 }
 
@@ -216,22 +221,19 @@ impl SolverLoop {
         while !stop.is_stopped() {
             self.drain_inputs();
             let plan = stepper.plan(Instant::now());
+            let mut failure = None;
             for _ in 0..plan.steps {
                 let k = self.summary.steps;
                 let t = (k + 1) as f64 * h;
                 if let Err(e) = self.step(h, t, k) {
-                    self.summary.error = Some(e.clone());
-                    report(
-                        &self.reports,
-                        WorkerReport::Fatal {
-                            worker: "solver".into(),
-                            message: e,
-                        },
-                    );
-                    stop.stop();
+                    failure = Some(e);
                     break;
                 }
                 self.summary.steps += 1;
+            }
+            if let Some(why) = failure {
+                self.fail(&stepper, why, stop);
+                break;
             }
             let quiet = self
                 .last_slowdown_report
@@ -323,18 +325,39 @@ impl SolverLoop {
         Ok(())
     }
 
+    /// Reports a failed step, publishes the snapshot that shows it, and waits for the rig to
+    /// stop without stepping again.
+    fn fail(&mut self, stepper: &RealTimeStepper, why: String, stop: &StopFlag) {
+        let t = self.summary.steps as f64 * self.config.dt_secs;
+        self.event(t, format!("solver failed, stepping stopped: {why}"));
+        self.summary.error = Some(why.clone());
+        let mut snap = self.snapshot(stepper);
+        snap.bodies.clear();
+        snap.reactions.clear();
+        snap.solver_failure = Some(why);
+        self.snapshots.send(snap);
+        while !stop.is_stopped() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn publish(&mut self, stepper: &RealTimeStepper) {
+        let snap = self.snapshot(stepper);
+        self.snapshots.send(snap);
+    }
+
+    fn snapshot(&self, stepper: &RealTimeStepper) -> SimSnapshot {
         let spring_in_world = self.interaction.spring().and_then(|s| {
             self.sim
                 .point_in_world(s.body, &s.point_in_body)
                 .map(|p| (s.target_in_world, p))
         });
-        let snap = SimSnapshot {
+        SimSnapshot {
             sim_time_s: stepper.steps_taken() as f64 * self.config.dt_secs,
             real_time_factor: stepper.real_time_factor(Instant::now()),
             skipped_steps: stepper.steps_skipped(),
-            shapes: self.sim.shapes(),
-            arrows: self.sim.reactions(),
+            bodies: self.sim.bodies(),
+            reactions: self.sim.reactions(),
             stylus_tip_in_world: self.interaction.tip_in_world(),
             spring_in_world,
             grab_points_in_world: self
@@ -347,7 +370,7 @@ impl SolverLoop {
             stylus_sampled_at: self.stylus.map(|s| s.sampled_at),
             arm_status: self.arm_status.clone(),
             mic_rms: self.mic_rms,
-        };
-        self.snapshots.send(snap);
+            solver_failure: None,
+        }
     }
 }

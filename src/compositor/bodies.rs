@@ -1,0 +1,138 @@
+//! How the compositor draws a simulation's neutral view ([`crate::scene_view`]): bodies as lit
+//! shapes in palette colours chosen here (the simulation never chooses colours), reactions as
+//! force arrows.
+
+use super::overlay::{ForceArrow, Overlay, Rgb, Shading, ShapeInstance, VisualShape};
+use crate::scene_view::{BodyView, ReactionView, Shape};
+use nalgebra::{Isometry3, Vector3};
+
+/// Body colours, cycled by body index (the solver library's ground is index 0 and has no
+/// shape, so a scene's first body gets the second colour).
+pub const BODY_PALETTE: [Rgb; 6] = [
+    [0.90, 0.35, 0.20],
+    [0.95, 0.75, 0.20],
+    [0.30, 0.70, 0.95],
+    [0.55, 0.85, 0.35],
+    [0.80, 0.45, 0.85],
+    [0.95, 0.55, 0.60],
+];
+
+/// The colour of body `body`.
+pub fn body_color(body: usize) -> Rgb {
+    BODY_PALETTE[body % BODY_PALETTE.len()]
+}
+
+/// The compositor's geometry for a body shape.
+pub fn visual_shape(shape: &Shape) -> VisualShape {
+    match *shape {
+        Shape::Box { size_m } => VisualShape::Box {
+            size_m: Vector3::from(size_m),
+        },
+        Shape::Sphere { radius_m } => VisualShape::Sphere { radius_m },
+        Shape::Cylinder { radius_m, length_m } => VisualShape::Cylinder { radius_m, length_m },
+        Shape::Capsule { radius_m, length_m } => VisualShape::Capsule { radius_m, length_m },
+    }
+}
+
+/// Whether a pose can be drawn: the renderer works in f32, where a diverged simulation's
+/// poses (huge or not finite) would poison the scene graph.
+fn drawable(pose: &Isometry3<f64>) -> bool {
+    let t = pose.translation.vector;
+    let q = pose.rotation.coords;
+    t.iter().chain(q.iter()).all(|&x| (x as f32).is_finite())
+}
+
+impl Overlay {
+    /// Adds the bodies as lit shapes in their palette colours. A body whose pose cannot be
+    /// drawn (not finite in f32) is left out.
+    pub fn push_bodies(&mut self, bodies: &[BodyView]) {
+        self.shapes.extend(
+            bodies
+                .iter()
+                .filter(|b| drawable(&b.world_from_body))
+                .map(|b| ShapeInstance {
+                    shape: visual_shape(&b.shape),
+                    world_from_shape: b.world_from_body,
+                    color: body_color(b.body),
+                    shading: Shading::Lit,
+                }),
+        );
+    }
+
+    /// Adds the reactions as force arrows (drawn at [`Overlay::arrow_m_per_n`]); non-finite
+    /// ones are left out.
+    pub fn push_reactions(&mut self, reactions: &[ReactionView]) {
+        self.arrows.extend(
+            reactions
+                .iter()
+                .filter(|r| {
+                    r.point_in_world.iter().all(|x| x.is_finite())
+                        && r.force_in_world.iter().all(|x| x.is_finite())
+                })
+                .map(|r| ForceArrow {
+                    origin_in_world: r.point_in_world,
+                    force_n: r.force_in_world,
+                }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::{Point3, Translation3, UnitQuaternion};
+    use std::sync::Arc;
+
+    fn body(index: usize, x: f64) -> BodyView {
+        BodyView {
+            body: index,
+            name: Arc::from(format!("b{index}")),
+            shape: Shape::Capsule {
+                radius_m: 0.004,
+                length_m: 0.042,
+            },
+            world_from_body: Isometry3::from_parts(
+                Translation3::new(x, 0.0, 0.5),
+                UnitQuaternion::identity(),
+            ),
+        }
+    }
+
+    /// The colours are the ones the rig used before the compositor chose them (body index
+    /// modulo the palette), so the demo's frames look as before.
+    #[test]
+    fn bodies_are_lit_in_the_palette_colour_of_their_index_and_diverged_ones_are_skipped() {
+        let mut o = Overlay::default();
+        o.push_bodies(&[
+            body(1, 0.0),
+            body(7, 0.1),
+            body(2, f64::NAN),
+            body(3, 1e300),
+        ]);
+        assert_eq!(o.shapes.len(), 2);
+        assert_eq!(o.shapes[0].color, [0.95, 0.75, 0.20]);
+        assert_eq!(o.shapes[1].color, [0.95, 0.75, 0.20]);
+        assert!(o.shapes.iter().all(|s| s.shading == Shading::Lit));
+        assert_eq!(
+            o.shapes[0].shape,
+            VisualShape::Capsule {
+                radius_m: 0.004,
+                length_m: 0.042
+            }
+        );
+        assert_eq!(o.shapes[1].world_from_shape, body(7, 0.1).world_from_body);
+
+        o.push_reactions(&[
+            ReactionView {
+                point_in_world: Point3::new(0.0, 0.0, 0.6),
+                force_in_world: Vector3::new(0.0, 0.0, 9.81),
+            },
+            ReactionView {
+                point_in_world: Point3::origin(),
+                force_in_world: Vector3::new(f64::INFINITY, 0.0, 0.0),
+            },
+        ]);
+        assert_eq!(o.arrows.len(), 1);
+        assert_eq!(o.arrows[0].force_n, Vector3::new(0.0, 0.0, 9.81));
+    }
+}

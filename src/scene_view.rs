@@ -1,0 +1,33 @@
+//! What a running simulation shows, as neutral data: its bodies (shape and pose) and its joint
+//! reactions. The rig's simulation interface returns these and the solver thread publishes
+//! them; the compositor turns them into its drawables and chooses how they look (colours,
+//! arrow scale). Nothing here knows about drawing, and nothing here is solver state.
+
+use std::sync::Arc;
+
+use nalgebra::{Isometry3, Point3, Vector3};
+
+pub use crate::sim::Shape;
+
+/// One body to show: which body, what it looks like, and where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyView {
+    /// The body's index in its simulation (in the solver library, 0 is the ground, which has
+    /// no shape). Stable over a run: the compositor keys a body's colour on it.
+    pub body: usize,
+    /// The body's name from the scene file (shared: snapshots are cloned every frame).
+    pub name: Arc<str>,
+    /// Its visual shape, centred on the body frame's origin (elongated shapes along z).
+    pub shape: Shape,
+    /// The body pose `world_from_body` (world = marker frame, metres).
+    pub world_from_body: Isometry3<f64>,
+}
+
+/// The reaction force of one joint on its second body.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReactionView {
+    /// Where it acts: the joint's anchor on its second body, world frame (m).
+    pub point_in_world: Point3<f64>,
+    /// The force, world frame (N).
+    pub force_in_world: Vector3<f64>,
+}
