@@ -194,5 +194,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     if let StopReason::WorkerFailed { worker, message } = &summary.display.stop_reason {
         anyhow::bail!("{worker} failed: {message}");
     }
+    if let Some(e) = &summary.solver.error {
+        anyhow::bail!("solver failed: {e}");
+    }
     Ok(())
 }

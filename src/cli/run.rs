@@ -136,5 +136,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         "{}",
         describe(&summary, loop_config.frame_period.as_secs_f64() * 1e3)
     );
+    // The rig ran on after the failure (the HUD showed it); the exit status still says so.
+    if let Some(e) = &summary.solver.error {
+        anyhow::bail!("solver failed: {e}");
+    }
     Ok(())
 }
