@@ -261,9 +261,10 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     }
     writeln!(
         out,
-        "max |energy error| {:.4} % ({:.2e}) of E_ref = {:.5} J",
+        "max |energy drift| {:.3e} J = {:.4} % of E_ref = {:.5} J (E_ref: the largest of the \
+         peak kinetic energy, the potential and elastic energy ranges and the injected work)",
+        summary.max_abs_energy_drift_j,
         100.0 * summary.max_abs_energy_error_rel,
-        summary.max_abs_energy_error_rel,
         summary.energy_reference_j
     )?;
     writeln!(

@@ -333,7 +333,7 @@ shape = { kind = "sphere", radius_m = 0.01 }
         std::fs::write(&path, EXPLODING_SCENE).unwrap();
         let mut sim = SceneSimulation::load(&path).unwrap();
         let err = sim.step(sim.dt_secs(), None, 0.0).unwrap_err().to_string();
-        assert!(err.contains("from t = 0.000 s to 0.010 s"), "{err}");
+        assert!(err.contains("from t = 0.000000 s to 0.010000 s"), "{err}");
         assert!(err.contains("body `ball`"), "{err}");
     }
 

@@ -120,6 +120,7 @@ impl Step<'_> {
                     "angular velocity",
                     b.angular_velocity_in_world.iter().all(|x| x.is_finite()),
                 ),
+                ("kinetic energy", b.kinetic_energy_j().is_finite()),
             ];
             if let Some((what, _)) = parts.iter().find(|(_, ok)| !ok) {
                 return Some(format!("body `{}` {what}", b.name));

@@ -108,7 +108,10 @@ fn an_exploding_scene_stops_the_solver_and_the_hud_says_why() {
         .error
         .as_deref()
         .expect("the failure is reported");
-    assert!(error.contains("from t = 0.000 s to 0.010 s"), "{error}");
+    assert!(
+        error.contains("from t = 0.000000 s to 0.010000 s"),
+        "{error}"
+    );
     assert!(error.contains("body `ball`"), "{error}");
     // The failed step is the first one; none after it.
     assert_eq!(summary.solver.steps, 0);
