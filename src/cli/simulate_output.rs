@@ -26,9 +26,12 @@ t_s has 9 decimals, i.e. rounded to 1 ns, as the solver's clock is n·h accumula
   user_work_j         work done by the user through the stylus spring since the start (J)
   external_work_j     work of the wind and other external forces since the start (J)
   dissipated_j        energy taken out by dampers since the start (J)
-  energy_error_rel    (E + dissipated − user work − external work − E(0)) / E_ref, with
-                      E = kinetic + potential + elastic and E_ref the largest E − E(0) so far,
-                      at least 1 mJ
+  energy_error_rel    drift / E_ref: the drift is E + dissipated − user work − external
+                      work − E(0) (J), E = kinetic + potential + elastic, and E_ref the
+                      largest so far of the peak kinetic energy, the ranges (max − min) of
+                      the potential and elastic energy and |user work| + |external work|,
+                      at least 1 nJ. The summary's figure is the run's largest |drift| over
+                      the E_ref at its end.
   clipped             1 while the stylus is clipped, else 0
   stylus_x,_y,_z      the stylus tip the solver uses (m; NaN before a script sets one)
   grab_x,_y,_z        the scene's first grab point (m; NaN if it has none)
