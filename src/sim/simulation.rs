@@ -70,7 +70,7 @@ impl Simulation {
     }
 
     /// The step's view of the model and the solver, with a full step's context.
-    fn step_view(&mut self) -> Step<'_> {
+    pub(crate) fn step_view(&mut self) -> Step<'_> {
         Step {
             ctx: StepContext::new(&self.params),
             bodies: &mut self.model.bodies,

@@ -106,6 +106,9 @@ mod step;
 mod stylus_rows;
 mod velocity;
 
+#[cfg(test)]
+mod tests;
+
 use nalgebra::{Matrix3, Vector3};
 
 use crate::sim::block::BlockVector;

@@ -223,7 +223,7 @@ impl Step<'_> {
 
 /// The Newton gain (I − A)⁻¹ I of a body, if I − A is invertible and the gain bounded (the
 /// A it is made from is only an estimate, so a near-singular I − A would amplify its error).
-fn newton_gain_of(inertia: &Matrix3<f64>, a: &Matrix3<f64>) -> Option<Matrix3<f64>> {
+pub(super) fn newton_gain_of(inertia: &Matrix3<f64>, a: &Matrix3<f64>) -> Option<Matrix3<f64>> {
     (inertia - a)
         .try_inverse()
         .map(|inv| inv * inertia)

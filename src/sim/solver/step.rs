@@ -53,7 +53,7 @@ impl Step<'_> {
     /// at the midpoint orientation (τ − φ × τ, φ = (h/2) ω from the start velocity); F and τ
     /// are the queued external loads and the force elements at the midpoint time and start
     /// pose.
-    fn free_motion(&mut self, reuse_end: bool) {
+    pub(super) fn free_motion(&mut self, reuse_end: bool) {
         let h = self.ctx.h;
         self.update_inertia();
         // The force elements' wrench at the midpoint time (second order for a sinusoid) and
@@ -140,7 +140,7 @@ impl Step<'_> {
     /// into velocity kicks once the rows rotate. (Using the old impulses only to predict the
     /// first rows, and solving from zero, made the row refreshes of the free swing stop
     /// converging: energy error 20 % after 8 s.)
-    fn warm_start(&mut self) {
+    pub(super) fn warm_start(&mut self) {
         if self.ctx.method == SolverMethod::Direct {
             for blk in &mut self.s.joint.blocks {
                 blk.lambda = [0.0; MAX_ROWS];
