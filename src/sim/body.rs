@@ -110,6 +110,27 @@ impl Body {
         )
     }
 
+    /// The first part of the state that is NaN or infinite ("position", "orientation",
+    /// "velocity", "angular velocity"), if any.
+    pub fn non_finite_state(&self) -> Option<&'static str> {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        [
+            ("position", finite(self.position_in_world.as_slice())),
+            (
+                "orientation",
+                finite(self.world_from_body_rotation.coords.as_slice()),
+            ),
+            ("velocity", finite(self.linear_velocity_in_world.as_slice())),
+            (
+                "angular velocity",
+                finite(self.angular_velocity_in_world.as_slice()),
+            ),
+        ]
+        .into_iter()
+        .find(|(_, ok)| !ok)
+        .map(|(what, _)| what)
+    }
+
     /// Kinetic energy ½ m v² + ½ ωᵀ I ω (J).
     pub fn kinetic_energy_j(&self) -> f64 {
         if !self.is_dynamic() {

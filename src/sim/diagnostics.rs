@@ -73,6 +73,26 @@ pub struct StepDiagnostics {
     pub row_refresh_change: f64,
 }
 
+impl StepDiagnostics {
+    /// The first figure that is NaN or infinite ("the kinetic energy", …), if any.
+    pub fn non_finite(&self) -> Option<&'static str> {
+        [
+            ("the constraint error |psi|", self.constraint_norm_m),
+            ("the kinetic energy", self.kinetic_j),
+            ("the potential energy", self.potential_j),
+            ("the elastic energy", self.elastic_j),
+            ("the user work", self.user_work_j),
+            ("the external work", self.external_work_j),
+            ("the dissipated energy", self.dissipated_j),
+            ("the energy drift", self.energy_drift_j),
+            ("the energy balance", self.energy_error_rel),
+        ]
+        .into_iter()
+        .find(|(_, x)| !x.is_finite())
+        .map(|(what, _)| what)
+    }
+}
+
 /// Running totals behind [`StepDiagnostics`].
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct EnergyLedger {

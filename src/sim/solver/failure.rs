@@ -100,29 +100,11 @@ impl Step<'_> {
     /// The first non-finite pose, velocity or impulse, if any.
     pub(super) fn first_non_finite(&self) -> Option<String> {
         for b in self.bodies.iter().filter(|b| b.is_dynamic()) {
-            let parts = [
-                (
-                    "position",
-                    b.position_in_world.iter().all(|x| x.is_finite()),
-                ),
-                (
-                    "orientation",
-                    b.world_from_body_rotation
-                        .coords
-                        .iter()
-                        .all(|x| x.is_finite()),
-                ),
-                (
-                    "velocity",
-                    b.linear_velocity_in_world.iter().all(|x| x.is_finite()),
-                ),
-                (
-                    "angular velocity",
-                    b.angular_velocity_in_world.iter().all(|x| x.is_finite()),
-                ),
-                ("kinetic energy", b.kinetic_energy_j().is_finite()),
-            ];
-            if let Some((what, _)) = parts.iter().find(|(_, ok)| !ok) {
+            // Finite but huge velocities overflow the kinetic energy first.
+            let part = b
+                .non_finite_state()
+                .or_else(|| (!b.kinetic_energy_j().is_finite()).then_some("kinetic energy"));
+            if let Some(what) = part {
                 return Some(format!("body `{}` {what}", b.name));
             }
         }
@@ -139,17 +121,7 @@ impl Step<'_> {
         if self.stylus.is_some() && !self.s.stylus_block.lambda.iter().all(|x| x.is_finite()) {
             return Some("the impulse of the stylus spring".to_owned());
         }
-        let d = &self.s.diagnostics;
-        for (what, x) in [
-            ("the kinetic energy", d.kinetic_j),
-            ("the constraint error |psi|", d.constraint_norm_m),
-            ("the energy balance", d.energy_error_rel),
-        ] {
-            if !x.is_finite() {
-                return Some(what.to_owned());
-            }
-        }
-        None
+        self.s.diagnostics.non_finite().map(str::to_owned)
     }
 
     /// Every element's residual at the last prediction, largest (NaN first) first, at most

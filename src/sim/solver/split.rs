@@ -108,7 +108,7 @@ impl Step<'_> {
         }
         self.s.diagnostics.substeps = substeps;
         self.s.diagnostics.unconverged = unconverged;
-        let result = if accepted && self.bodies_finite() {
+        let result = if accepted && self.state_finite() {
             Ok(())
         } else {
             let failure = self.failure(substeps, last_diagnostics.constraint_norm_m, saved.2);
@@ -135,17 +135,11 @@ impl Step<'_> {
         result
     }
 
-    /// Whether every dynamic body's pose and velocities are finite.
-    fn bodies_finite(&self) -> bool {
-        self.bodies.iter().all(|b| {
-            b.position_in_world.iter().all(|x| x.is_finite())
-                && b.world_from_body_rotation
-                    .coords
-                    .iter()
-                    .all(|x| x.is_finite())
-                && b.linear_velocity_in_world.iter().all(|x| x.is_finite())
-                && b.angular_velocity_in_world.iter().all(|x| x.is_finite())
-        })
+    /// Whether every body's pose and velocities and every figure of the diagnostics are
+    /// finite.
+    fn state_finite(&self) -> bool {
+        self.bodies.iter().all(|b| b.non_finite_state().is_none())
+            && self.s.diagnostics.non_finite().is_none()
     }
 
     /// Describes the failed (sub-)step that the state now ends with.
@@ -198,6 +192,6 @@ impl Step<'_> {
             && d.constraint_norm_m.is_finite()
             && d.velocity_residual <= f * self.ctx.velocity_tolerance
             && d.constraint_norm_m <= f * self.ctx.position_tolerance_m
-            && self.bodies_finite()
+            && self.state_finite()
     }
 }
