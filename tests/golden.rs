@@ -188,8 +188,8 @@ fn golden_cross_lift_lift() {
         "cross_lift lift",
         got,
         1000,
-        0xe6fdd954bc991461,
-        0xc7ac4e27e9d39d3d,
+        0x18bd4467c267388f,
+        0xe2d9014971942f4b,
     );
 }
 
@@ -206,8 +206,8 @@ fn golden_steel_fish_blow() {
         "steel_fish blow",
         got,
         1200,
-        0x62a7f31fd6a44bf9,
-        0x1cd6214703749350,
+        0x7e46ed3ddef58d43,
+        0x76d484821032d57f,
     );
 }
 

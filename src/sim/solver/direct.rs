@@ -2,7 +2,7 @@
 //! factorisation of J M⁻¹ Jᵀ (+ the soft terms), factored once per step and reused as a chord
 //! over the step's linearisations (see the stage order in [`super`]).
 
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 use super::impulses::{add_row_impulses, add_stylus_impulse};
 use super::{larger, Step};
@@ -123,17 +123,20 @@ impl Step<'_> {
         // A body turns by M (τ − φ × τ) under a torque impulse τ (`flush_into`); the
         // symmetric (I + [φ]×) M (I − [φ]×), M in the midpoint frame, stands for that here.
         // (With M alone, a thin link's large inverse axial inertia met its midpoint rows'
-        // O(φ) component along its start axis: the factor overestimated the response.)
-        let weight = |b: BodyId, ang: &Vector3<f64>| {
-            let phi = &self.s.body.half_turn[b];
-            let turned = ang - phi.cross(ang);
-            let w = if newton {
-                self.s.newton.inv_inertia[b] * turned
+        // O(φ) component along its start axis: the factor overestimated the response.) Made
+        // once per body, as A = M (I − [φ]×), W = A + [φ]× A, then applied to every row.
+        for (b, w) in self.s.direct.body_weight.iter_mut().enumerate() {
+            let m = if newton {
+                &self.s.newton.inv_inertia[b]
             } else {
-                self.s.body.inv_inertia[b] * turned
+                &self.s.body.inv_inertia[b]
             };
-            w + phi.cross(&w)
-        };
+            let phi = self.s.body.half_turn[b].cross_matrix();
+            let a = m - m * phi;
+            *w = a + phi * a;
+        }
+        let body_weight = &self.s.direct.body_weight;
+        let weight = |b: BodyId, ang: &Vector3<f64>| body_weight[b] * ang;
         for (i, j) in self.joints.iter().enumerate() {
             let blk = &self.s.joint.blocks[i];
             self.s
@@ -224,6 +227,9 @@ pub(crate) struct DirectSolver {
     pub(crate) factorisations: usize,
     /// Per body, the first block of the coupled system that acts on it (its profile).
     pub(crate) body_first_block: Vec<usize>,
+    /// Per body, the weight (I + [φ]×) M (I − [φ]×) of its rows' angular parts in the coupled
+    /// matrix (see [`Step::assemble_and_factor`]).
+    pub(crate) body_weight: Vec<Matrix3<f64>>,
 }
 
 impl DirectSolver {
@@ -237,6 +243,7 @@ impl DirectSolver {
             factored: false,
             factorisations: 0,
             body_first_block: vec![usize::MAX; n_bodies],
+            body_weight: vec![Matrix3::zeros(); n_bodies],
         }
     }
 }

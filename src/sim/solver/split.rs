@@ -138,8 +138,7 @@ impl Step<'_> {
     /// Whether every body's pose and velocities and every figure of the diagnostics are
     /// finite.
     fn state_finite(&self) -> bool {
-        self.bodies.iter().all(|b| b.non_finite_state().is_none())
-            && self.s.diagnostics.non_finite().is_none()
+        self.bodies.iter().all(Body::state_is_finite) && self.s.diagnostics.non_finite().is_none()
     }
 
     /// Describes the failed (sub-)step that the state now ends with.

@@ -121,3 +121,30 @@ fn a_failed_step_restores_the_state_and_names_the_body() {
     assert_eq!(sim.time_secs(), t);
     assert_eq!(sim.bodies()[1].position_in_world, before);
 }
+
+#[test]
+fn the_fast_finite_check_agrees_with_the_one_that_names_the_part() {
+    let sim = two_bodies();
+    let mut body = sim.bodies()[1].clone();
+    assert!(body.state_is_finite() && body.non_finite_state().is_none());
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        for part in 0..4 {
+            let mut b = body.clone();
+            match part {
+                0 => b.position_in_world.y = bad,
+                1 => {
+                    b.world_from_body_rotation = nalgebra::UnitQuaternion::new_unchecked(
+                        nalgebra::Quaternion::new(bad, 0.0, 0.0, 0.0),
+                    )
+                }
+                2 => b.linear_velocity_in_world.z = bad,
+                _ => b.angular_velocity_in_world.x = bad,
+            }
+            assert!(!b.state_is_finite(), "part {part} = {bad}");
+            assert!(b.non_finite_state().is_some(), "part {part} = {bad}");
+        }
+    }
+    // Huge but finite numbers are finite (x · 0 does not overflow).
+    body.linear_velocity_in_world = Vector3::repeat(f64::MAX);
+    assert!(body.state_is_finite());
+}
