@@ -33,6 +33,9 @@ enum Command {
     /// Calibrate the camera intrinsics or the arm-to-marker transform.
     #[command(subcommand)]
     Calibrate(cli::calibrate::CalibrateCommand),
+    /// Generate parametric scenes (long chains, binary mobiles) as scene TOML.
+    #[command(subcommand)]
+    Scene(cli::scene::SceneCommand),
     /// Digitizer-arm tools: a simulated arm on a pseudo-terminal, and a probe.
     #[command(subcommand)]
     Arm(cli::arm::ArmCommand),
@@ -55,6 +58,7 @@ fn main() -> anyhow::Result<()> {
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Track(args) => cli::track::run(args),
         Command::Calibrate(cmd) => cli::calibrate::run(cmd),
+        Command::Scene(cmd) => cli::scene::run(cmd),
         Command::Arm(cmd) => cli::arm::run(cmd),
     }
 }

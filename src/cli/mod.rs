@@ -9,6 +9,7 @@ pub mod calibrate_tracker;
 pub mod demo;
 pub mod numeric_arg;
 pub mod run;
+pub mod scene;
 pub mod simulate;
 pub mod simulate_output;
 pub mod simulate_plot;

@@ -62,6 +62,7 @@ pub mod lanes;
 pub mod mobile;
 pub mod model;
 pub mod scene;
+pub mod scene_gen;
 pub mod script;
 pub mod scripted;
 pub mod shape;
