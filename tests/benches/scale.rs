@@ -1,0 +1,92 @@
+//! How the default solver scales: generated chains of the paper's Table 1 pendulum (10, 100,
+//! 1000 links) under the ten-pendula acceptance drag, and hanging at rest; binary mobiles of
+//! depth 4 to 9 at rest. Prints one table row per case: time per step (wall clock over the
+//! whole run, release build), max ‖ψ‖, split steps, solves and factorisations per step, and
+//! the energy balance: the largest drift (J) and its share of the run's reference energy
+//! (at rest the reference is its 1e-9 J floor, so only the drift in joules says anything).
+//!
+//! Run: `cargo bench --bench scale` (add a case name to run only matching cases, e.g.
+//! `cargo bench --bench scale -- chain`). Not part of `make test`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use ar_multibody::sim::scene_gen::{chain_toml, mobile_toml};
+use ar_multibody::sim::{run_scripted, Scene, StylusScript, StylusSpring};
+
+struct Case {
+    name: String,
+    scene: String,
+    scripted: bool,
+    secs: f64,
+}
+
+fn main() {
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let mut cases = Vec::new();
+    for links in [10, 100, 1000] {
+        let scene = chain_toml(links).expect("chain");
+        cases.push(Case {
+            name: format!("chain {links} dragged"),
+            scene: scene.clone(),
+            scripted: true,
+            secs: 14.0,
+        });
+        cases.push(Case {
+            name: format!("chain {links} hanging"),
+            scene,
+            scripted: false,
+            secs: 2.0,
+        });
+    }
+    for depth in 4..=9 {
+        cases.push(Case {
+            name: format!("mobile depth {depth} ({} parts) at rest", (1 << depth) - 1),
+            scene: mobile_toml(depth).expect("mobile"),
+            scripted: false,
+            secs: 2.0,
+        });
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let drag = std::fs::read_to_string(root.join("assets/scripts/ten_pendula_drag.csv"))
+        .expect("drag script");
+    let drag = StylusScript::parse(&drag).expect("drag script parses");
+    println!(
+        "{:<36} {:>12} {:>10} {:>7} {:>8} {:>8} {:>12} {:>11}",
+        "case", "us/step", "max|psi| m", "split", "solves", "factors", "drift J", "of E_ref"
+    );
+    for case in cases
+        .iter()
+        .filter(|c| filter.is_empty() || filter.iter().any(|f| c.name.contains(f.as_str())))
+    {
+        let mut sim = Scene::parse(&case.scene, "generated.toml")
+            .and_then(|s| s.build())
+            .expect("generated scene builds");
+        let start = Instant::now();
+        let result = run_scripted(
+            &mut sim,
+            case.scripted.then_some(&drag),
+            StylusSpring::default(),
+            case.secs,
+            |_| {},
+        );
+        let wall = start.elapsed().as_secs_f64();
+        match result {
+            Ok(s) => println!(
+                "{:<36} {:>12.1} {:>10.1e} {:>7} {:>8.2} {:>8.2} {:>12.2e} {:>10.4}%",
+                case.name,
+                wall / s.steps as f64 * 1e6,
+                s.max_constraint_norm_m,
+                s.split_steps,
+                s.total_iterations as f64 / s.steps as f64,
+                s.total_factorisations as f64 / s.steps as f64,
+                s.max_abs_energy_drift_j,
+                s.max_abs_energy_error_rel * 100.0
+            ),
+            Err(e) => println!("{:<36} failed: {e}", case.name),
+        }
+    }
+}
