@@ -41,7 +41,7 @@ impl Simulation {
     ) -> Result<Self, SimError> {
         params.validate()?;
         let model = Model::new(bodies, joints, springs, grab_points, gravity_in_world)?;
-        let solver = Solver::new(&model.bodies, model.joints.len(), model.springs.len());
+        let solver = Solver::new(&model.bodies, &model.joints, model.springs.len());
         let mut sim = Self {
             model,
             params,

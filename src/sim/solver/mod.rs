@@ -219,8 +219,9 @@ pub(crate) struct Solver {
 
 impl Solver {
     /// Scratch for these bodies and element counts.
-    pub(crate) fn new(bodies: &[Body], n_joints: usize, n_springs: usize) -> Self {
+    pub(crate) fn new(bodies: &[Body], joints: &[Joint], n_springs: usize) -> Self {
         let n = bodies.len();
+        let n_joints = joints.len();
         let max_blocks = n_joints + n_springs + 1;
         Self {
             body: BodyScratch::new(bodies),
@@ -228,7 +229,7 @@ impl Solver {
             spring_rows: vec![SoftRow::default(); n_springs],
             stylus_block: StylusBlock::default(),
             newton: NewtonGain::new(n),
-            direct: DirectSolver::new(max_blocks, n),
+            direct: DirectSolver::new(max_blocks, bodies, joints),
             loads: ExternalLoads {
                 force: vec![Vector3::zeros(); n],
                 torque: vec![Vector3::zeros(); n],

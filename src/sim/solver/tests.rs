@@ -148,3 +148,38 @@ fn the_fast_finite_check_agrees_with_the_one_that_names_the_part() {
     body.linear_velocity_in_world = Vector3::repeat(f64::MAX);
     assert!(body.state_is_finite());
 }
+
+#[test]
+fn loops_are_found_in_the_cross_lift_and_not_in_the_trees() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes");
+    for (scene, loops) in [
+        ("ten_pendula.toml", false),
+        ("steel_fish.toml", false),
+        ("cross_lift.toml", true),
+    ] {
+        let sim = Scene::load(root.join(scene))
+            .expect("scene loads")
+            .build()
+            .expect("builds");
+        assert_eq!(
+            super::direct::joints_close_a_loop(sim.bodies(), sim.joints()),
+            loops,
+            "{scene}"
+        );
+    }
+    // In `two_bodies` (0 ground, 1 free, 2 bob) the pivot joins ground and bob; a joint from
+    // the free body to the bob keeps a tree, one more from the ground to the free body closes
+    // the loop ground–free–bob–ground.
+    let sim = two_bodies();
+    let pivot = sim.joints()[0].clone();
+    let mut joints = vec![pivot.clone()];
+    assert!(!super::direct::joints_close_a_loop(sim.bodies(), &joints));
+    let mut free_to_bob = pivot.clone();
+    (free_to_bob.body1, free_to_bob.body2) = (1, 2);
+    joints.push(free_to_bob);
+    assert!(!super::direct::joints_close_a_loop(sim.bodies(), &joints));
+    let mut ground_to_free = pivot;
+    (ground_to_free.body1, ground_to_free.body2) = (0, 1);
+    joints.push(ground_to_free);
+    assert!(super::direct::joints_close_a_loop(sim.bodies(), &joints));
+}
