@@ -6,7 +6,7 @@
 //! counters must account for every header that came down the line.
 //!
 //! `AR_ARM_HOSTILE_PACKETS=N` sets how many packets of each same-length corruption to inject
-//! (default 500; `make fuzz-arm` runs 2,000).
+//! (default 250, one every ~10 packets; `make fuzz-arm` runs 2,000).
 
 use ar_drivers::arm::protocol::Session;
 use ar_drivers::arm::transport::SerialLine;
@@ -24,7 +24,7 @@ fn corrupted_per_kind() -> u32 {
     std::env::var("AR_ARM_HOSTILE_PACKETS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(500)
+        .unwrap_or(250)
 }
 
 /// A looping tip path through the workspace, ~0.13 m/s, with the pedal held on alternate legs.
@@ -126,7 +126,7 @@ fn connect(sim: &SimArmHandle) -> (Session<SerialLine>, ar_drivers::arm::ArmPara
     (session, params)
 }
 
-/// Streams while injecting `n` single-packet faults of each kind, one every ~4 packets, then
+/// Streams while injecting `n` single-packet faults of each kind, one every ~10 packets, then
 /// lets the line go quiet and reads the rest. `raw` reads without the plausibility filter
 /// (what the driver did before it had one).
 fn hostile_run(
@@ -157,7 +157,7 @@ fn hostile_run(
             if Instant::now() >= next {
                 sim.inject(kind());
                 injected += 1;
-                next = Instant::now() + Duration::from_micros(5_600);
+                next = Instant::now() + Duration::from_millis(14);
             }
             read(&mut session, &mut samples);
         }

@@ -512,7 +512,7 @@ impl<P: Read + Write> Session<P> {
     }
 
     /// Reads what arrives until a plausible packet is passed on or `timeout` passes
-    /// (`Ok(None)`). Packets are held until their successor confirms them (see
+    /// (`Ok(None)`). Packets are held until two successors confirm them (see
     /// [`super::plausibility`]); refused ones are counted in [`Self::counters`].
     pub fn next_packet(&mut self, timeout: Duration) -> Result<Option<DataPacket>, ProtocolError> {
         let deadline = Instant::now() + timeout;
