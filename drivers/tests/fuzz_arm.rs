@@ -37,7 +37,11 @@ fn decode(bytes: &[u8]) -> (Vec<(DataPacket, u64)>, PacketParser, PlausibilityFi
     let len = CMD.packet_len() as u64;
     let mut anomalies = 0;
     let mut out = Vec::new();
-    let mut feed = |p: DataPacket, at: u64, parser: &PacketParser, out: &mut Vec<_>| {
+    let mut feed = |p: DataPacket,
+                    at: u64,
+                    parser: &PacketParser,
+                    filter: &mut PlausibilityFilter,
+                    out: &mut Vec<_>| {
         let s = parser.stats();
         let a = s.truncated + s.misframed + s.discarded + s.bytes_skipped;
         if a != anomalies {
@@ -50,18 +54,19 @@ fn decode(bytes: &[u8]) -> (Vec<(DataPacket, u64)>, PacketParser, PlausibilityFi
     };
     for (i, &b) in bytes.iter().enumerate() {
         if let Some(p) = parser.push_byte(b) {
-            feed(p, (i as u64).saturating_sub(len), &parser, &mut out);
+            feed(
+                p,
+                (i as u64).saturating_sub(len),
+                &parser,
+                &mut filter,
+                &mut out,
+            );
         }
     }
     if let Some(p) = parser.flush_idle() {
-        feed(
-            p,
-            (bytes.len() as u64).saturating_sub(len),
-            &parser,
-            &mut out,
-        );
+        let at = (bytes.len() as u64).saturating_sub(len);
+        feed(p, at, &parser, &mut filter, &mut out);
     }
-    drop(feed);
     filter.reset();
     (out, parser, filter)
 }
@@ -149,7 +154,7 @@ proptest! {
         let n = CMD.packet_len();
         for (at, bit, substitute, value) in flips {
             let i = at % bytes.len();
-            if i % n == 0 {
+            if i.is_multiple_of(n) {
                 continue; // headers keep bit 7: that is framing, covered above
             }
             if substitute { bytes[i] = value } else { bytes[i] ^= 1 << bit }
@@ -159,8 +164,8 @@ proptest! {
         for (p, at) in &passed {
             let truth = packets[*at as usize / n];
             prop_assert_eq!(p.buttons, truth.buttons);
-            for j in 0..6 {
-                let m = i32::from(max[j]) + 1;
+            for (j, &mx) in max.iter().enumerate() {
+                let m = i32::from(mx) + 1;
                 let d = (i32::from(p.counts[j]) - i32::from(truth.counts[j])).rem_euclid(m.max(1));
                 let d = d.min(m - d);
                 prop_assert!(d <= 1, "joint {} off by {} counts at byte {}: {:?} vs {:?}", j, d, at, p, truth);
