@@ -80,7 +80,15 @@ fn probe_reconnects_keeps_its_rows_and_ends_cleanly_on_sigterm() {
     // Gone for good: gives up, exit 1, rows kept.
     let csv2 = dir.path().join("rows2.csv");
     let child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(["arm", "probe", "--count", "0", "--give-up-after", "2", "--port"])
+        .args([
+            "arm",
+            "probe",
+            "--count",
+            "0",
+            "--give-up-after",
+            "2",
+            "--port",
+        ])
         .arg(&link)
         .arg("--csv")
         .arg(&csv2)
