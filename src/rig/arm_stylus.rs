@@ -4,7 +4,7 @@
 
 use super::devices::{DeviceError, StylusDevice};
 use super::messages::StylusSample;
-use ar_drivers::arm::{ArmConfig, ArmStatus, ArmWorker};
+use ar_drivers::arm::{ArmConfig, ArmCounters, ArmStatus, ArmWorker};
 use crossbeam_channel::select;
 use std::time::Duration;
 
@@ -29,6 +29,12 @@ impl ArmStylus {
             poll: Duration::from_millis(100),
         })
     }
+
+    /// The driver's stream counters (packets passed, rejected by reason, framing losses),
+    /// summed over every connection so far.
+    pub fn counters(&self) -> ArmCounters {
+        self.worker.counters()
+    }
 }
 
 impl StylusDevice for ArmStylus {
@@ -45,7 +51,10 @@ impl StylusDevice for ArmStylus {
                 Err(_) => Err(DeviceError::Fatal("the arm driver thread stopped".into())),
             },
             recv(status) -> st => match st {
-                Ok(ArmStatus::Disconnected { reason }) => Err(DeviceError::Disconnected(reason)),
+                Ok(ArmStatus::Disconnected { reason }) => {
+                    log::info!("arm stream so far: {}", self.worker.counters());
+                    Err(DeviceError::Disconnected(reason))
+                }
                 Ok(ArmStatus::Connected { port, identity, baud, .. }) => {
                     log::info!("arm connected on {port} at {baud} Bd: {identity:?}");
                     Err(DeviceError::Timeout)

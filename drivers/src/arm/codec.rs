@@ -222,6 +222,8 @@ fn join_14bit(hi: u8, lo: u8) -> u16 {
 /// Counters of what the parser had to throw away.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ParserStats {
+    /// Header bytes seen (each starts a candidate packet).
+    pub headers: u64,
     /// Packets accepted.
     pub packets: u64,
     /// Bytes skipped while looking for a header.
@@ -230,6 +232,8 @@ pub struct ParserStats {
     pub truncated: u64,
     /// Complete packets discarded because stray bytes followed them.
     pub misframed: u64,
+    /// Partial or unconfirmed packets forgotten by [`PacketParser::reset`] (a flush).
+    pub discarded: u64,
 }
 
 /// Incremental parser for a stream of data packets answering one data command.
@@ -265,8 +269,21 @@ impl PacketParser {
 
     /// Forgets any partial or pending packet (after a flush of the port, for instance).
     pub fn reset(&mut self) {
+        if !self.buf.is_empty() || self.pending.is_some() {
+            self.stats.discarded += 1;
+        }
         self.buf.clear();
         self.pending = None;
+    }
+
+    /// Bytes of a partial packet held (0 when between packets).
+    pub fn partial_len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether a complete packet waits for proof of framing.
+    pub fn has_pending(&self) -> bool {
+        self.pending.is_some()
     }
 
     /// Feeds bytes, calling `on_packet` for each accepted packet in order.
@@ -297,6 +314,7 @@ impl PacketParser {
                 self.buf.clear();
             }
             if byte == self.command.header() {
+                self.stats.headers += 1;
                 self.buf.push(byte);
             } else {
                 self.stats.bytes_skipped += 1;

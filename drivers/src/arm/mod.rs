@@ -34,6 +34,7 @@
 //! - [`params`]: identity, `C6`, `C0`/`D3` (wire and SI), tip corrections.
 //! - [`kinematics`]: counts → angles, modified DH with β, roll/pitch/yaw.
 //! - [`ik`]: tip-position inverse kinematics.
+//! - [`plausibility`]: the filters that stand in for the missing checksum, and the counters.
 //! - [`protocol`]: the host side of the handshake and data exchange over any `Read + Write`.
 //! - [`transport`]: opening serial ports, auto-detection.
 //! - [`worker`]: the streaming thread with reconnection.
@@ -43,6 +44,7 @@ pub mod codec;
 pub mod ik;
 pub mod kinematics;
 pub mod params;
+pub mod plausibility;
 pub mod protocol;
 pub mod sim;
 pub mod transport;
@@ -50,6 +52,7 @@ pub mod worker;
 
 pub use codec::{DataCommand, DataPacket, PacketParser};
 pub use params::{ArmParams, DhParams, Identity, MaxValues, RawDhParams, TipCorrection};
+pub use plausibility::{ArmCounters, PlausibilityLimits, RejectCounts};
 pub use protocol::{ProtocolError, Session};
 pub use sim::{
     Fault, MotionScript, SentSample, SimArmConfig, SimArmControl, SimArmHandle, SimulatedArm,

@@ -30,6 +30,16 @@ pub enum ParamsError {
         "parameter format {0:?} is not {PARAM_FORMAT_DH05:?}; refusing to guess the kinematics"
     )]
     UnsupportedFormat(String),
+    /// The arm announced encoder ranges or parameters no real arm has (zero encoders, a range
+    /// that is not a power of two, a link longer than a metre): the kinematics would be
+    /// garbage, so the handshake refuses them.
+    #[error("{block}: {what} (refusing an arm with absurd parameters)")]
+    Implausible {
+        /// Which block (`C6`, `C0`).
+        block: &'static str,
+        /// What is wrong, naming the field and byte offset in the block.
+        what: String,
+    },
     /// A tip-correction file could not be read.
     #[error("reading tip corrections {path}: {source}")]
     TipFileIo {
@@ -198,7 +208,48 @@ impl MaxValues {
     pub fn joint_count(&self) -> usize {
         self.encoder_max.iter().filter(|&&m| m != 0).count()
     }
+
+    /// Checks that these are ranges a real HCI arm announces: joints 0–4 present, every
+    /// present encoder with 2¹⁰…2¹⁴ counts per revolution (a power of two), angle 5 absent or
+    /// likewise, a non-zero timer range. Errors name the field and its offset in the payload.
+    pub fn validate(&self) -> Result<(), ParamsError> {
+        let bad = |what: String| ParamsError::Implausible { block: "C6", what };
+        if self.timer_max == 0 {
+            return Err(bad("timer max (bytes 1–2) is 0".into()));
+        }
+        for (i, &m) in self.encoder_max.iter().enumerate() {
+            let offset = 12 + 2 * i;
+            if m == 0 {
+                if i < 5 {
+                    return Err(bad(format!(
+                        "encoder {i} (bytes {offset}–{}) has 0 counts per revolution; a \
+                         MicroScribe has at least 5 encoders",
+                        offset + 1
+                    )));
+                }
+                continue;
+            }
+            let per_rev = u32::from(m) + 1;
+            if !per_rev.is_power_of_two()
+                || !(MIN_COUNTS_PER_REV..=MAX_COUNTS_PER_REV).contains(&per_rev)
+            {
+                return Err(bad(format!(
+                    "encoder {i} (bytes {offset}–{}) announces {per_rev} counts per revolution; \
+                     expected a power of two from {MIN_COUNTS_PER_REV} to {MAX_COUNTS_PER_REV}",
+                    offset + 1
+                )));
+            }
+        }
+        Ok(())
+    }
 }
+
+/// Fewest counts per revolution a plausible arm encoder has.
+pub const MIN_COUNTS_PER_REV: u32 = 1 << 10;
+/// Most counts per revolution a 14-bit HCI count can carry.
+pub const MAX_COUNTS_PER_REV: u32 = 1 << 14;
+/// Longest link length or offset (|A|, |D|) accepted from `C0`, in mils (32 in ≈ 0.8 m).
+pub const MAX_LINK_MILS: i16 = 32_000;
 
 /// The `C0` and `D3` blocks in wire units: angles with 32768 = 180°, lengths in mils.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,6 +299,32 @@ impl RawDhParams {
             p.d[i] = v(12 + i);
         }
         Ok(p)
+    }
+
+    /// Checks the lengths are those of a desk-sized arm (|A|, |D| ≤ 32 in) and not all zero.
+    pub fn validate(&self) -> Result<(), ParamsError> {
+        for (name, values, first) in [("A", &self.a, 6), ("D", &self.d, 12)] {
+            for (i, &v) in values.iter().enumerate() {
+                if v.unsigned_abs() > MAX_LINK_MILS.unsigned_abs() {
+                    let offset = 1 + 2 * (first + i);
+                    return Err(ParamsError::Implausible {
+                        block: "C0",
+                        what: format!(
+                            "{name}{i} (bytes {offset}–{}) = {v} mils is longer than {:.0} in",
+                            offset + 1,
+                            f64::from(MAX_LINK_MILS) / 1000.0
+                        ),
+                    });
+                }
+            }
+        }
+        if self.a.iter().chain(&self.d).all(|&v| v == 0) {
+            return Err(ParamsError::Implausible {
+                block: "C0",
+                what: "every link length and offset is 0".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Encodes the `C0` payload (length byte first).
@@ -437,6 +514,32 @@ mod tests {
         assert!(e.to_string().contains("C6"), "{e}");
         let e = RawDhParams::decode_c0(&[36; 20]).expect_err("short");
         assert!(e.to_string().contains("C0"), "{e}");
+    }
+
+    #[test]
+    fn zero_and_absurd_encoder_ranges_are_refused_naming_the_field() {
+        assert!(MaxValues::microscribe_3dx().validate().is_ok());
+        let mut zero = MaxValues::microscribe_3dx();
+        zero.encoder_max = [0; 6];
+        let e = zero.validate().expect_err("no encoders");
+        assert!(e.to_string().contains("encoder 0 (bytes 12–13)"), "{e}");
+        for bad in [0x0123, 0x003F, 0x3FFE] {
+            let mut m = MaxValues::microscribe_3dx();
+            m.encoder_max[2] = bad;
+            let e = m.validate().expect_err("absurd range");
+            assert!(e.to_string().contains("encoder 2 (bytes 16–17)"), "{e}");
+        }
+        let mut six = MaxValues::microscribe_3dx();
+        six.encoder_max[5] = 0x0FFF;
+        assert!(six.validate().is_ok(), "a sixth encoder is allowed");
+        let mut timer = MaxValues::microscribe_3dx();
+        timer.timer_max = 0;
+        assert!(timer.validate().is_err());
+        let mut raw = RawDhParams::microscribe_3dx();
+        assert!(raw.validate().is_ok());
+        raw.d[3] = i16::MAX;
+        let e = raw.validate().expect_err("a 33-inch forearm");
+        assert!(e.to_string().contains("D3 (bytes 31–32)"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,11 @@
 //! The host side of the HCI protocol over any `Read + Write` byte stream: autosync, `BEGIN`,
 //! identity strings, `C6`/`C0`/`D3`, baud change, data queries and streaming.
 //!
+//! Streamed packets ([`Session::next_packet`]) pass through the plausibility filter of
+//! [`super::plausibility`] (the protocol has no checksum); [`Session::counters`] accounts for
+//! every header seen. [`Session::query`] and [`Session::next_raw_packet`] return packets as
+//! framed, unfiltered.
+//!
 //! The stream must have a short read timeout (a few ms to a few tens of ms): reads that time
 //! out (`TimedOut`, `WouldBlock`) are how the session notices silence and keeps its deadlines.
 
@@ -12,6 +17,7 @@ use super::codec::{
 use super::params::{
     ArmParams, DhParams, Identity, MaxValues, ParamsError, RawDhParams, TipCorrection,
 };
+use super::plausibility::{ArmCounters, PlausibilityFilter, PlausibilityLimits};
 use std::io::{self, ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
@@ -90,6 +96,16 @@ pub struct Session<P> {
     read_buf: Vec<u8>,
     rx_pos: usize,
     rx_len: usize,
+    /// Bytes fed to the parser since the session started (data-stream byte offsets;
+    /// configuration answers are read directly and not counted).
+    fed: u64,
+    max_values: Option<MaxValues>,
+    limits: PlausibilityLimits,
+    filter: Option<PlausibilityFilter>,
+    /// Parser anomalies at the last framed packet: a change means a gap in the stream.
+    anomalies_seen: u64,
+    /// Counters of parsers and filters replaced so far.
+    retired: ArmCounters,
 }
 
 /// Reads what is there; a timeout is "nothing".
@@ -118,7 +134,66 @@ impl<P: Read + Write> Session<P> {
             read_buf: vec![0; 512],
             rx_pos: 0,
             rx_len: 0,
+            fed: 0,
+            max_values: None,
+            limits: PlausibilityLimits::streaming(),
+            filter: None,
+            anomalies_seen: 0,
+            retired: ArmCounters::default(),
         }
+    }
+
+    /// Sets the limits of the plausibility filter used from the next `start_streaming`.
+    pub fn set_limits(&mut self, limits: PlausibilityLimits) {
+        self.limits = limits;
+    }
+
+    /// Everything counted about the data stream since the session started.
+    pub fn counters(&self) -> ArmCounters {
+        let mut c = self.retired;
+        c.add(&self.current_counters());
+        c
+    }
+
+    fn current_counters(&self) -> ArmCounters {
+        let p = self.parser.stats();
+        let (passed, rejected) = self
+            .filter
+            .as_ref()
+            .map(|f| (f.passed(), f.rejected()))
+            .unwrap_or_default();
+        ArmCounters {
+            headers: p.headers,
+            framed: p.packets,
+            passed,
+            rejected,
+            truncated: p.truncated,
+            misframed: p.misframed,
+            discarded: p.discarded,
+            bytes_skipped: p.bytes_skipped,
+        }
+    }
+
+    /// Replaces the parser (and filter), keeping their counts.
+    fn new_parser(&mut self, cmd: DataCommand, filtered: bool) {
+        if let Some(f) = self.filter.as_mut() {
+            f.reset();
+        }
+        let c = self.current_counters();
+        self.retired.add(&c);
+        self.parser = PacketParser::new(cmd);
+        self.anomalies_seen = 0;
+        self.filter = if filtered {
+            self.max_values
+                .map(|m| PlausibilityFilter::new(m, self.limits))
+        } else {
+            None
+        };
+    }
+
+    fn anomalies(&self) -> u64 {
+        let s = self.parser.stats();
+        s.truncated + s.misframed + s.discarded + s.bytes_skipped
     }
 
     /// The port.
@@ -153,6 +228,9 @@ impl<P: Read + Write> Session<P> {
             }
         }
         self.parser.reset();
+        if let Some(f) = self.filter.as_mut() {
+            f.reset();
+        }
         self.rx_pos = 0;
         self.rx_len = 0;
         Ok(())
@@ -285,7 +363,10 @@ impl<P: Read + Write> Session<P> {
     pub fn read_max_values(&mut self) -> Result<MaxValues, ProtocolError> {
         self.command_with_echo(&[CMD_MAX_VALUES], "C6")?;
         let payload = self.read_exact_by(MAX_VALUES_LEN, "C6", ANSWER_TIMEOUT)?;
-        Ok(MaxValues::decode(&payload)?)
+        let values = MaxValues::decode(&payload)?;
+        values.validate()?;
+        self.max_values = Some(values);
+        Ok(values)
     }
 
     /// `C0`, and `D3` when `with_beta`.
@@ -303,6 +384,7 @@ impl<P: Read + Write> Session<P> {
         let mut payload = len;
         payload.extend(self.read_exact_by(usize::from(PARAMS_LEN), "C0", ANSWER_TIMEOUT)?);
         let mut raw = RawDhParams::decode_c0(&payload)?;
+        raw.validate()?;
         if with_beta {
             self.command_with_echo(&[CMD_EXT_PARAMS], "D3")?;
             let len = self.read_exact_by(1, "D3", ANSWER_TIMEOUT)?;
@@ -364,15 +446,15 @@ impl<P: Read + Write> Session<P> {
 
     /// One data query: sends `cmd`, waits for its packet.
     pub fn query(&mut self, cmd: DataCommand) -> Result<DataPacket, ProtocolError> {
-        if self.parser.command() != cmd {
-            self.parser = PacketParser::new(cmd);
+        if self.parser.command() != cmd || self.filter.is_some() {
+            self.new_parser(cmd, false);
         }
         self.parser.reset();
         self.send(&[cmd.byte()])?;
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         while Instant::now() < deadline {
             let timeout = deadline.saturating_duration_since(Instant::now());
-            if let Some(p) = self.receive(timeout, true)? {
+            if let Some((p, _)) = self.receive(timeout, true)? {
                 return Ok(p);
             }
         }
@@ -398,7 +480,10 @@ impl<P: Read + Write> Session<P> {
         for _ in 0..cmd.encoder_count() {
             out.extend([0u8; 2]);
         }
-        self.parser = PacketParser::new(cmd);
+        self.new_parser(cmd, true);
+        if self.filter.is_none() {
+            log::warn!("arm: streaming without the arm's ranges (no C6 read): packets unfiltered");
+        }
         self.command_with_echo(&out, "CF")?;
         self.streaming = true;
         Ok(())
@@ -411,38 +496,84 @@ impl<P: Read + Write> Session<P> {
         self.drain(Duration::from_millis(30), Duration::from_millis(500))
     }
 
+    /// Forgets the stream after a failure (silence, lost port) without talking to the arm:
+    /// packets in flight are counted as unconfirmed.
+    pub fn abandon_stream(&mut self) {
+        self.streaming = false;
+        self.parser.reset();
+        if let Some(f) = self.filter.as_mut() {
+            f.reset();
+        }
+    }
+
     /// Whether `CF` streaming is on.
     pub fn is_streaming(&self) -> bool {
         self.streaming
     }
 
-    /// Reads what arrives until a packet is accepted or `timeout` passes (`Ok(None)`).
-    /// A complete packet followed by silence is accepted when a read comes back empty.
+    /// Reads what arrives until a plausible packet is passed on or `timeout` passes
+    /// (`Ok(None)`). Packets are held until two successors confirm them (see
+    /// [`super::plausibility`]); refused ones are counted in [`Self::counters`].
     pub fn next_packet(&mut self, timeout: Duration) -> Result<Option<DataPacket>, ProtocolError> {
-        self.receive(timeout, false)
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some((p, offset)) = self.receive(left, false)? else {
+                return Ok(None);
+            };
+            let anomalies = self.anomalies();
+            let Some(filter) = self.filter.as_mut() else {
+                return Ok(Some(p));
+            };
+            if anomalies != self.anomalies_seen {
+                // Bytes were lost or added since the last packet: its neighbours are unknown.
+                filter.reset();
+                self.anomalies_seen = anomalies;
+            }
+            if let Some(located) = filter.push(p, offset) {
+                return Ok(Some(located.packet));
+            }
+            if Instant::now() >= deadline {
+                return Ok(None);
+            }
+        }
     }
 
-    /// Like [`Self::next_packet`]; with `eager`, a complete packet at the end of what has
-    /// arrived is accepted at once (a query's answer is the only packet to come).
+    /// Reads what arrives until a packet is framed or `timeout` passes, without the
+    /// plausibility filter (what the driver did before it had one; for diagnostics).
+    pub fn next_raw_packet(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<Option<DataPacket>, ProtocolError> {
+        Ok(self.receive(timeout, false)?.map(|(p, _)| p))
+    }
+
+    /// Reads until the parser frames a packet or `timeout` passes; returns it with the byte
+    /// offset of its header. With `eager`, a complete packet at the end of what has arrived is
+    /// accepted at once (a query's answer is the only packet to come).
     fn receive(
         &mut self,
         timeout: Duration,
         eager: bool,
-    ) -> Result<Option<DataPacket>, ProtocolError> {
+    ) -> Result<Option<(DataPacket, u64)>, ProtocolError> {
         let deadline = Instant::now() + timeout;
+        let len = self.parser.command().packet_len() as u64;
         let mut read_once = false;
         loop {
             // Bytes left over from the previous read come first, so no packet is lost.
             while self.rx_pos < self.rx_len {
                 let b = self.read_buf[self.rx_pos];
                 self.rx_pos += 1;
+                let at = self.fed;
+                self.fed += 1;
                 if let Some(p) = self.parser.push_byte(b) {
-                    return Ok(Some(p));
+                    // Accepted on the next header, the byte at `at`.
+                    return Ok(Some((p, at.saturating_sub(len))));
                 }
             }
             if eager {
                 if let Some(p) = self.parser.flush_idle() {
-                    return Ok(Some(p));
+                    return Ok(Some((p, self.fed.saturating_sub(len))));
                 }
             }
             if read_once && Instant::now() >= deadline {
@@ -454,7 +585,7 @@ impl<P: Read + Write> Session<P> {
             self.rx_len = n;
             if n == 0 {
                 if let Some(p) = self.parser.flush_idle() {
-                    return Ok(Some(p));
+                    return Ok(Some((p, self.fed.saturating_sub(len))));
                 }
             }
         }

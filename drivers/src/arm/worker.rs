@@ -1,17 +1,20 @@
 //! The arm worker: a named thread that connects (handshake, fastest baud, `CF` streaming),
 //! turns every accepted packet into a [`StylusSample`] on a latest-value channel, reports
 //! connection status, and reconnects with backoff when the arm goes silent or the port
-//! vanishes. Dropping the [`ArmWorker`] stops and joins the thread.
+//! vanishes. Dropping the [`ArmWorker`] stops and joins the thread. [`ArmWorker::counters`]
+//! sums the stream counters (packets passed, rejected by reason, framing losses) over all
+//! connections.
 
 use super::codec::DataCommand;
 use super::params::{ArmParams, Identity, TipCorrection};
+use super::plausibility::ArmCounters;
 use super::protocol::{ProtocolError, Session, AUTOSYNC_BUDGET};
 use super::transport::{auto_detect, candidate_ports, PortSpec, SerialLine};
 use super::StylusSample;
 use crate::latest::{latest_channel, LatestReceiver, LatestSender};
 use crossbeam_channel::{Receiver, Sender};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -90,6 +93,7 @@ pub enum ArmStatus {
 pub struct ArmWorker {
     samples: LatestReceiver<StylusSample>,
     status: Receiver<ArmStatus>,
+    counters: Arc<Mutex<ArmCounters>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -101,12 +105,19 @@ impl ArmWorker {
         let (status_tx, status) = crossbeam_channel::bounded(256);
         let stop = Arc::new(AtomicBool::new(false));
         let stop_thread = stop.clone();
+        let counters = Arc::new(Mutex::new(ArmCounters::default()));
+        let shared = Shared {
+            sample_tx,
+            status_tx,
+            counters: counters.clone(),
+        };
         let thread = std::thread::Builder::new()
             .name("arm".into())
-            .spawn(move || run(config, sample_tx, status_tx, stop_thread))?;
+            .spawn(move || run(config, shared, stop_thread))?;
         Ok(Self {
             samples,
             status,
+            counters,
             stop,
             thread: Some(thread),
         })
@@ -121,6 +132,18 @@ impl ArmWorker {
     pub fn status(&self) -> &Receiver<ArmStatus> {
         &self.status
     }
+
+    /// The stream counters summed over every connection so far (up to the last packet).
+    pub fn counters(&self) -> ArmCounters {
+        self.counters.lock().map(|c| *c).unwrap_or_default()
+    }
+}
+
+/// What the worker thread shares with its handle.
+struct Shared {
+    sample_tx: LatestSender<StylusSample>,
+    status_tx: Sender<ArmStatus>,
+    counters: Arc<Mutex<ArmCounters>>,
 }
 
 impl Drop for ArmWorker {
@@ -166,12 +189,14 @@ fn connect(config: &ArmConfig) -> Result<(Session<SerialLine>, ArmParams, String
     Ok((session, params, path, baud))
 }
 
-fn run(
-    config: ArmConfig,
-    sample_tx: LatestSender<StylusSample>,
-    status_tx: Sender<ArmStatus>,
-    stop: Arc<AtomicBool>,
-) {
+fn run(config: ArmConfig, shared: Shared, stop: Arc<AtomicBool>) {
+    let Shared {
+        sample_tx,
+        status_tx,
+        counters,
+    } = shared;
+    // Counters of finished connections.
+    let mut before = ArmCounters::default();
     let mut seq = 0u64;
     let mut attempt = 0u32;
     while !stop.load(Ordering::SeqCst) {
@@ -187,11 +212,31 @@ fn run(
                         baud,
                     },
                 );
-                let reason = stream(&mut session, &params, &config, &sample_tx, &stop, &mut seq);
+                let reason = stream(
+                    &mut session,
+                    &params,
+                    &config,
+                    (&sample_tx, &counters, &before),
+                    &stop,
+                    &mut seq,
+                );
+                let publish = |session: &Session<SerialLine>| {
+                    let mut total = before;
+                    total.add(&session.counters());
+                    if let Ok(mut c) = counters.lock() {
+                        *c = total;
+                    }
+                    total
+                };
+                if reason.is_none() {
+                    let _ = session.stop_streaming();
+                } else {
+                    session.abandon_stream();
+                }
+                before = publish(&session);
                 match reason {
                     None => {
-                        // Leave the arm ready for the next host: stop streaming, back to autobaud.
-                        let _ = session.stop_streaming();
+                        // Leave the arm ready for the next host: streaming stopped, autobaud.
                         let _ = session.end();
                         return;
                     }
@@ -222,14 +267,32 @@ fn stream(
     session: &mut Session<SerialLine>,
     params: &ArmParams,
     config: &ArmConfig,
-    sample_tx: &LatestSender<StylusSample>,
+    (sample_tx, counters, before): (
+        &LatestSender<StylusSample>,
+        &Mutex<ArmCounters>,
+        &ArmCounters,
+    ),
     stop: &AtomicBool,
     seq: &mut u64,
 ) -> Option<String> {
     let mut last_packet = Instant::now();
+    let mut last_published = Instant::now();
     while !stop.load(Ordering::SeqCst) {
+        let publish = |session: &Session<SerialLine>| {
+            let mut total = *before;
+            total.add(&session.counters());
+            if let Ok(mut c) = counters.lock() {
+                *c = total;
+            }
+        };
+        if last_published.elapsed() >= Duration::from_millis(20) {
+            publish(session);
+            last_published = Instant::now();
+        }
         match session.next_packet(Duration::from_millis(20)) {
             Ok(Some(packet)) => {
+                // Counted before it is sent: a consumer never holds more than was counted.
+                publish(session);
                 last_packet = Instant::now();
                 let sample = StylusSample::from_packet(&packet, params, last_packet, *seq);
                 *seq += 1;

@@ -20,6 +20,31 @@ pub enum Fault {
         /// Packets affected.
         packets: u32,
     },
+    /// Each of the next `packets` data packets has one to three bits flipped in its data
+    /// bytes (bit 7 stays clear: the framing cannot see it; the length is unchanged).
+    BitFlips {
+        /// Packets affected.
+        packets: u32,
+    },
+    /// Each of the next `packets` data packets has one data byte replaced by another 7-bit
+    /// value (same length, framing intact).
+    SubstituteBytes {
+        /// Packets affected.
+        packets: u32,
+    },
+    /// Before each of the next `bursts` packets, a phantom packet: the header byte followed by
+    /// a packet's length of 7-bit noise; every other phantom has in-range encoder counts,
+    /// buttons and timer (noise that looks exactly like a packet).
+    HeaderNoise {
+        /// Phantoms sent.
+        bursts: u32,
+    },
+    /// Each of the next `packets` data packets has one encoder count outside the range the arm
+    /// announced (bits above its maximum set, or a count on the absent sixth encoder).
+    OutOfRangeCounts {
+        /// Packets affected.
+        packets: u32,
+    },
     /// The arm neither sends nor hears anything for this long (a loose cable).
     Silence {
         /// How long.

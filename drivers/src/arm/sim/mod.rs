@@ -4,7 +4,8 @@
 //! - [`device`]: the protocol state machine (autobaud, identity, parameters, data, streaming).
 //! - [`motion`]: motion scripts (joint angles or tip positions over time, CSV).
 //! - [`control`]: the live feed (tip targets by inverse kinematics, joint angles, buttons).
-//! - [`faults`]: garbage, dropped bytes, truncated packets, silence, hang-up.
+//! - [`faults`]: garbage, dropped bytes, truncated packets, bit flips, substituted bytes,
+//!   header-like noise, out-of-range counts, silence, hang-up.
 //! - `server`: the pty thread, pacing at the line rate.
 //!
 //! ```no_run
@@ -73,10 +74,14 @@ impl Default for SimArmConfig {
     }
 }
 
-/// A data packet the simulated arm sent intact: the ground truth for the driver's samples.
+/// A data packet the simulated arm sent: the ground truth for the driver's samples. Packets
+/// sent intact are in [`SimArmHandle::sent_samples`]; those a fault corrupted (bit flips,
+/// substitutions, out-of-range counts, dropped or truncated bytes) in
+/// [`SimArmHandle::tampered_samples`], with what they should have said.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SentSample {
-    /// Index among intact packets sent since the arm started.
+    /// Index among intact packets sent since the arm started (for a tampered packet: the index
+    /// the next intact packet gets).
     pub index: u64,
     /// When it went on the line.
     pub t: Instant,
@@ -105,6 +110,10 @@ pub struct SimStatus {
     pub packets_sent: u64,
     /// Hang-ups performed.
     pub hangups: u32,
+    /// Bytes equal to a data-packet header put on the line with data packets (real headers,
+    /// header-like noise, garbage that happens to match): what a driver's header count must
+    /// equal when nothing was lost in between.
+    pub data_headers_sent: u64,
 }
 
 /// Starts simulated arms.
@@ -119,6 +128,7 @@ pub struct SimArmHandle {
     control: SimArmControl,
     faults: Sender<Fault>,
     truth: Arc<Mutex<VecDeque<SentSample>>>,
+    tampered: Arc<Mutex<VecDeque<SentSample>>>,
     status: Arc<Mutex<SimStatus>>,
     dh: DhParams,
     stop: Arc<AtomicBool>,
@@ -142,6 +152,7 @@ impl SimulatedArm {
         let (fault_tx, fault_rx) = crossbeam_channel::unbounded();
         let pty_path = Arc::new(Mutex::new(path));
         let truth = Arc::new(Mutex::new(VecDeque::new()));
+        let tampered = Arc::new(Mutex::new(VecDeque::new()));
         let status = Arc::new(Mutex::new(SimStatus::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let now = Instant::now();
@@ -164,8 +175,14 @@ impl SimulatedArm {
             garbage_pending: 0,
             drop_pending: 0,
             truncate_pending: 0,
+            flip_pending: 0,
+            substitute_pending: 0,
+            noise_pending: 0,
+            range_pending: 0,
+            tampered: tampered.clone(),
             silent_until: None,
             sent_index: 0,
+            phantoms_sent: 0,
         };
         let thread = std::thread::Builder::new()
             .name("sim-arm".into())
@@ -176,6 +193,7 @@ impl SimulatedArm {
             control,
             faults: fault_tx,
             truth,
+            tampered,
             status,
             dh,
             stop,
@@ -219,6 +237,14 @@ impl SimArmHandle {
     /// The ground truth kept so far (oldest first), without removing it.
     pub fn sent_samples(&self) -> Vec<SentSample> {
         self.truth
+            .lock()
+            .map(|t| t.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// The truth of the packets a fault corrupted (what they should have said), oldest first.
+    pub fn tampered_samples(&self) -> Vec<SentSample> {
+        self.tampered
             .lock()
             .map(|t| t.iter().copied().collect())
             .unwrap_or_default()

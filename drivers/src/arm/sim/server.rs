@@ -62,8 +62,14 @@ pub(crate) struct Server {
     pub garbage_pending: usize,
     pub drop_pending: u32,
     pub truncate_pending: u32,
+    pub flip_pending: u32,
+    pub substitute_pending: u32,
+    pub noise_pending: u32,
+    pub range_pending: u32,
+    pub tampered: Arc<Mutex<VecDeque<SentSample>>>,
     pub silent_until: Option<Instant>,
     pub sent_index: u64,
+    pub phantoms_sent: u64,
 }
 
 impl Server {
@@ -157,6 +163,74 @@ impl Server {
         }
     }
 
+    /// Applies the pending payload faults to one encoded data packet; true if it changed.
+    fn corrupt(&mut self, payload: &mut Vec<u8>) -> bool {
+        let n = payload.len();
+        if self.drop_pending > 0 {
+            self.drop_pending -= 1;
+            let i = self.rng.random_range(0..n);
+            payload.remove(i);
+        } else if self.truncate_pending > 0 {
+            self.truncate_pending -= 1;
+            let keep = self.rng.random_range(1..n);
+            payload.truncate(keep);
+        } else if self.flip_pending > 0 {
+            self.flip_pending -= 1;
+            let original = payload.clone();
+            while *payload == original {
+                for _ in 0..self.rng.random_range(1..=3) {
+                    let i = self.rng.random_range(1..n);
+                    payload[i] ^= 1 << self.rng.random_range(0..7);
+                }
+            }
+        } else if self.substitute_pending > 0 {
+            self.substitute_pending -= 1;
+            let i = self.rng.random_range(1..n);
+            let old = payload[i];
+            while payload[i] == old {
+                payload[i] = self.rng.random_range(0..0x80);
+            }
+        } else if self.range_pending > 0 {
+            self.range_pending -= 1;
+            // The encoder counts are the last 12 bytes: (hi, lo) per encoder 0–5.
+            let first = n - 12;
+            let over: Vec<usize> = (0..6).filter(|&k| self.max_encoder[k] < 0x3FFF).collect();
+            let k = over[self.rng.random_range(0..over.len())];
+            let extra = !self.max_encoder[k] & 0x3FFF;
+            // Set one bit above the encoder's maximum (in the high byte).
+            let bits: Vec<u16> = (0..14).filter(|b| extra & (1 << b) != 0).collect();
+            let bit = bits[self.rng.random_range(0..bits.len())];
+            if bit >= 7 {
+                payload[first + 2 * k] |= 1 << (bit - 7);
+            } else {
+                payload[first + 2 * k + 1] |= 1 << bit;
+            }
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// Header-like noise before `packet`: alternately a packet's length of random 7-bit bytes
+    /// after the header, and a packet with random but in-range buttons, timer and counts.
+    fn phantom(&mut self, packet: &crate::arm::codec::DataPacket) -> Vec<u8> {
+        self.phantoms_sent += 1;
+        let n = packet.command.packet_len();
+        if self.phantoms_sent % 2 == 1 {
+            let mut out = vec![packet.command.header()];
+            out.extend((1..n).map(|_| self.rng.random_range(0..0x80u8)));
+            out
+        } else {
+            let mut p = *packet;
+            p.buttons = self.rng.random_range(0..4);
+            p.timer_ticks = p.timer_ticks.map(|_| self.rng.random_range(0..0x4000));
+            for (k, c) in p.counts.iter_mut().enumerate().take(6) {
+                *c = self.rng.random_range(0..=u32::from(self.max_encoder[k])) as u16;
+            }
+            p.encode()
+        }
+    }
+
     fn publish_status(&self) {
         if let Ok(mut s) = self.status.lock() {
             s.baud = self.device.baud();
@@ -171,6 +245,10 @@ impl Server {
             Fault::Garbage { bytes } => self.garbage_pending += bytes,
             Fault::DropBytes { packets } => self.drop_pending += packets,
             Fault::TruncatePackets { packets } => self.truncate_pending += packets,
+            Fault::BitFlips { packets } => self.flip_pending += packets,
+            Fault::SubstituteBytes { packets } => self.substitute_pending += packets,
+            Fault::HeaderNoise { bursts } => self.noise_pending += bursts,
+            Fault::OutOfRangeCounts { packets } => self.range_pending += packets,
             Fault::Silence { duration } => self.silent_until = Some(Instant::now() + duration),
             Fault::HangUp => match new_pty() {
                 Ok((master, slave, path)) => {
@@ -211,18 +289,14 @@ impl Server {
             self.garbage_pending = 0;
         }
         let mut payload = out.bytes;
-        if out.packet.is_some() && payload.len() > 2 {
-            if self.drop_pending > 0 {
-                self.drop_pending -= 1;
-                let i = self.rng.random_range(0..payload.len());
-                payload.remove(i);
-                intact = false;
-            } else if self.truncate_pending > 0 {
-                self.truncate_pending -= 1;
-                let keep = self.rng.random_range(1..payload.len());
-                payload.truncate(keep);
-                intact = false;
+        if let Some((packet, _)) = &out.packet {
+            if self.noise_pending > 0 {
+                self.noise_pending -= 1;
+                bytes.extend(self.phantom(packet));
             }
+        }
+        if out.packet.is_some() && payload.len() > 2 {
+            intact = !self.corrupt(&mut payload);
         }
         bytes.extend_from_slice(&payload);
         let baud = self
@@ -251,9 +325,15 @@ impl Server {
                 Err(_) => break,
             }
         }
+        if let Some(header) = out.packet.map(|(p, _)| p.command.header()) {
+            let headers = bytes[..written].iter().filter(|&&b| b == header).count();
+            if let Ok(mut s) = self.status.lock() {
+                s.data_headers_sent += headers as u64;
+            }
+        }
         if let Some((packet, reading)) = out.packet {
             self.control.sent(reading.buttons);
-            if intact && written == bytes.len() {
+            if written == bytes.len() {
                 let angles = crate::arm::kinematics::counts_to_angles(
                     packet.encoder_counts(),
                     &self.max_encoder,
@@ -269,9 +349,14 @@ impl Server {
                     arm_from_stylus: pose.rotation,
                     buttons: packet.buttons,
                 };
-                self.sent_index += 1;
+                let log = if intact {
+                    self.sent_index += 1;
+                    &self.truth
+                } else {
+                    &self.tampered
+                };
                 if self.truth_capacity > 0 {
-                    if let Ok(mut t) = self.truth.lock() {
+                    if let Ok(mut t) = log.lock() {
                         if t.len() >= self.truth_capacity {
                             t.pop_front();
                         }
