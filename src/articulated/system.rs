@@ -194,7 +194,7 @@ impl Dynamics {
 /// ("(energy ledger)" if only the work integrals are).
 fn first_non_finite_link(tree: &Tree, y: &[f64]) -> Option<String> {
     let i = y.iter().position(|x| !x.is_finite())?;
-    let (nq, nv) = (tree.nq(), tree.nv());
+    let nq = tree.nq();
     let link = tree.links().iter().find(|l| {
         let qi = l.q_offset..l.q_offset + l.joint.nq();
         let vi = nq + l.v_offset..nq + l.v_offset + l.joint.nv();
