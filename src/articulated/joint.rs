@@ -23,7 +23,7 @@
 
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
 
-use super::spatial::{skew, Motion, Transform};
+use super::spatial::{Motion, Transform};
 
 /// Most degrees of freedom of one joint.
 pub const MAX_DOF: usize = 6;
@@ -85,8 +85,20 @@ pub struct JointCalc {
 #[inline]
 pub fn axis_angle_matrix(axis: &Vector3<f64>, angle: f64) -> Matrix3<f64> {
     let (s, c) = angle.sin_cos();
-    let k = skew(axis);
-    Matrix3::identity() + k * s + k * k * (1.0 - c)
+    let t = 1.0 - c;
+    let (x, y, z) = (axis.x, axis.y, axis.z);
+    // I cos + [a]× sin + a aᵀ (1 − cos), written out.
+    Matrix3::new(
+        t * x * x + c,
+        t * x * y - s * z,
+        t * x * z + s * y,
+        t * x * y + s * z,
+        t * y * y + c,
+        t * y * z - s * x,
+        t * x * z - s * y,
+        t * y * z + s * x,
+        t * z * z + c,
+    )
 }
 
 /// Two unit vectors u, w with (u, w, n) a right-handed orthonormal basis.

@@ -269,10 +269,24 @@ impl Transform {
         let b = e.tr_mul(&(inertia.ang_lin * e));
         let c = e.tr_mul(&(inertia.lin_lin * e));
         // With T = [1 0; −r× 1]: Tᵀ [A B; Bᵀ C] T = [A − B r× + r× Bᵀ − r× C r×, B + r× C; ·, C].
-        let rx = skew(&self.trans);
-        let b_rx = b * rx;
-        let rx_c = rx * c;
-        let ang_ang = a - b_rx - b_rx.transpose() - rx_c * rx;
+        let r = &self.trans;
+        // Row i of B r× is (bᵢ × r)ᵀ; column j of r× C is r × cⱼ; (r× C) r× by rows again.
+        let b_rx = Matrix3::from_rows(&[
+            b.row(0).transpose().cross(r).transpose(),
+            b.row(1).transpose().cross(r).transpose(),
+            b.row(2).transpose().cross(r).transpose(),
+        ]);
+        let rx_c = Matrix3::from_columns(&[
+            r.cross(&c.column(0)),
+            r.cross(&c.column(1)),
+            r.cross(&c.column(2)),
+        ]);
+        let rx_c_rx = Matrix3::from_rows(&[
+            rx_c.row(0).transpose().cross(r).transpose(),
+            rx_c.row(1).transpose().cross(r).transpose(),
+            rx_c.row(2).transpose().cross(r).transpose(),
+        ]);
+        let ang_ang = a - b_rx - b_rx.transpose() - rx_c_rx;
         ArticulatedInertia {
             ang_ang: symmetrised(&ang_ang),
             ang_lin: b + rx_c,

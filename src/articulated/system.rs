@@ -60,6 +60,9 @@ struct Dynamics {
     loads: Vec<(usize, Vector3<f64>, Vector3<f64>)>,
     f_ext: Vec<Force>,
     tau: Vec<f64>,
+    /// Whether `ws` holds the kinematics of the system's current state y (set after each
+    /// step's diagnostics; the next evaluation at y then skips pass 1).
+    kinematics_current: bool,
 }
 
 impl Dynamics {
@@ -123,7 +126,12 @@ impl Dynamics {
 
     /// Kinematics at (q, q̇) and the external forces there; returns (P_ext, P_diss) (W).
     fn forces(&mut self, t: f64, q: &[f64], qd: &[f64]) -> (f64, f64) {
-        self.ws.kinematics(&self.tree, q, qd);
+        if !std::mem::take(&mut self.kinematics_current) {
+            self.ws.kinematics(&self.tree, q, qd);
+        }
+        if !self.has_external_forces() {
+            return (0.0, 0.0);
+        }
         self.f_ext.fill(Force::zero());
         let (mut p_ext, mut p_diss) = (0.0, 0.0);
         for si in 0..self.model.springs.len() {
@@ -166,7 +174,15 @@ impl Dynamics {
         (p_ext, p_diss)
     }
 
-    /// y' = f(t, y).
+    /// Whether any external force acts (else the ABA is given none).
+    fn has_external_forces(&self) -> bool {
+        !(self.model.springs.is_empty()
+            && self.model.force_elements.is_empty()
+            && self.loads.is_empty())
+    }
+
+    /// y' = f(t, y). With `kinematics_current` set, y must be the state whose kinematics `ws`
+    /// holds (the first evaluation of a step).
     fn derivative(&mut self, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ArticulatedError> {
         let (nq, nv) = (self.tree.nq(), self.tree.nv());
         let (q, qd) = (&y[..nq], &y[nq..nq + nv]);
@@ -288,6 +304,7 @@ impl ArticulatedSim {
                 loads: Vec::with_capacity(16),
                 f_ext: vec![Force::zero(); n_links],
                 tau: vec![0.0; nv],
+                kinematics_current: false,
             },
             y_new: y.clone(),
             y_work: y.clone(),
@@ -549,6 +566,7 @@ impl ArticulatedSim {
         let d = &mut self.dynamics;
         let (nq, nv) = (d.tree.nq(), d.tree.nv());
         d.ws.kinematics(&d.tree, &self.y[..nq], &self.y[nq..nq + nv]);
+        d.kinematics_current = true;
         let mut kinetic = 0.0;
         let mut potential = 0.0;
         for (i, l) in d.tree.links().iter().enumerate() {
