@@ -169,22 +169,26 @@ impl Workspace {
     }
 
     /// `link_X_world` of link `i` at the last [`Self::kinematics`].
+    #[inline]
     pub fn link_from_world(&self, i: usize) -> &Transform {
         &self.x_base[i]
     }
 
     /// World pose of link `i`'s frame: (`world_R_link`, origin in the world).
+    #[inline]
     pub fn world_from_link(&self, i: usize) -> (Matrix3<f64>, Vector3<f64>) {
         let x = &self.x_base[i];
         (x.rot.transpose(), x.trans)
     }
 
     /// Spatial velocity of link `i` in its own frame at the last [`Self::kinematics`].
+    #[inline]
     pub fn link_velocity(&self, i: usize) -> &Motion {
         &self.v[i]
     }
 
     /// Velocity (world axes) of a point given in link `i`'s frame.
+    #[inline]
     pub fn point_velocity_in_world(&self, i: usize, point_in_link: &Vector3<f64>) -> Vector3<f64> {
         let v = &self.v[i];
         self.x_base[i]
@@ -193,6 +197,7 @@ impl Workspace {
     }
 
     /// A point given in link `i`'s frame, in the world.
+    #[inline]
     pub fn point_in_world(&self, i: usize, point_in_link: &Vector3<f64>) -> Vector3<f64> {
         let x = &self.x_base[i];
         x.trans + x.rot.tr_mul(point_in_link)

@@ -161,6 +161,7 @@ fn quaternion_normalise(q: &mut [f64]) {
 
 impl JointType {
     /// Number of position coordinates nq.
+    #[inline]
     pub fn nq(&self) -> usize {
         match self {
             JointType::Revolute { .. } | JointType::Prismatic { .. } => 1,
@@ -173,6 +174,7 @@ impl JointType {
     }
 
     /// Number of velocity coordinates (degrees of freedom) nv.
+    #[inline]
     pub fn nv(&self) -> usize {
         match self {
             JointType::Revolute { .. } | JointType::Prismatic { .. } => 1,
@@ -209,6 +211,7 @@ impl JointType {
     }
 
     /// X_J, S, v_J and c_J at coordinates `q` (nq) and velocities `qd` (nv).
+    #[inline]
     pub fn calc(&self, q: &[f64], qd: &[f64], out: &mut JointCalc) {
         let zero = Vector3::zeros();
         out.dof = self.nv();
@@ -292,6 +295,7 @@ impl JointType {
     }
 
     /// q̇ (nq) from the velocities `qd` (nv) at `q`.
+    #[inline]
     pub fn q_rate(&self, q: &[f64], qd: &[f64], out: &mut [f64]) {
         match self {
             JointType::Spherical => {
@@ -311,6 +315,7 @@ impl JointType {
 
     /// q ← q advanced by the velocities `qd` over `h` (the position update of semi-implicit
     /// Euler): exact rotations for the quaternions.
+    #[inline]
     pub fn advance_q(&self, q: &mut [f64], qd: &[f64], h: f64) {
         match self {
             JointType::Spherical => {
@@ -332,6 +337,7 @@ impl JointType {
     }
 
     /// Renormalises the quaternion part of `q`, if any.
+    #[inline]
     pub fn normalise_q(&self, q: &mut [f64]) {
         match self {
             JointType::Spherical => quaternion_normalise(q),

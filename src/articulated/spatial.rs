@@ -263,6 +263,7 @@ impl Transform {
     /// `Xᵀ I X` for a symmetric 6×6 inertia `I` given in B: the same inertia expressed in A
     /// (A's articulated inertia gets its child's this way), in the factored form: rotate the
     /// blocks with E, then shift them by r.
+    #[inline]
     pub fn inertia_to_parent(&self, inertia: &ArticulatedInertia) -> ArticulatedInertia {
         let e = &self.rot;
         let a = e.tr_mul(&(inertia.ang_ang * e));
@@ -340,6 +341,7 @@ impl RigidInertia {
     }
 
     /// As a general (articulated) inertia.
+    #[inline]
     pub fn to_articulated(&self) -> ArticulatedInertia {
         let hx = skew(&self.first_moment);
         ArticulatedInertia {

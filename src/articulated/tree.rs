@@ -88,16 +88,19 @@ impl Tree {
     }
 
     /// The links in topological order.
+    #[inline]
     pub fn links(&self) -> &[Link] {
         &self.links
     }
 
     /// Number of position coordinates.
+    #[inline]
     pub fn nq(&self) -> usize {
         self.nq
     }
 
     /// Number of velocity coordinates (degrees of freedom).
+    #[inline]
     pub fn nv(&self) -> usize {
         self.nv
     }
@@ -113,6 +116,7 @@ impl Tree {
     }
 
     /// Renormalises the quaternions in q.
+    #[inline]
     pub fn normalise_q(&self, q: &mut [f64]) {
         for l in &self.links {
             l.joint
@@ -121,6 +125,7 @@ impl Tree {
     }
 
     /// q̇ (nq values) from the velocities `qd` (nv) at `q`.
+    #[inline]
     pub fn q_rate(&self, q: &[f64], qd: &[f64], out: &mut [f64]) {
         for l in &self.links {
             let (iq, iv) = (l.q_offset, l.v_offset);
@@ -131,6 +136,7 @@ impl Tree {
     }
 
     /// q ← q advanced by the velocities `qd` over `h` (exact rotations for quaternions).
+    #[inline]
     pub fn advance_q(&self, q: &mut [f64], qd: &[f64], h: f64) {
         for l in &self.links {
             let (iq, iv) = (l.q_offset, l.v_offset);
