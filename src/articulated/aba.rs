@@ -128,15 +128,16 @@ impl Workspace {
             // I^a = I^A − U D⁻¹ Uᵀ, p^a = p^A + I^a c + U D⁻¹ u.
             let mut ia_child = ia;
             let mut pa_child = self.pa[i];
-            for k in 0..n {
+            let cols = &self.u_cols[i];
+            for (dk, uk) in d.iter().zip(cols).take(n) {
                 let mut w = Force::zero();
                 let mut du = 0.0;
                 for m in 0..n {
-                    w += self.u_cols[i][m] * d[k][m];
-                    du += d[k][m] * u[m];
+                    w += cols[m] * dk[m];
+                    du += dk[m] * u[m];
                 }
-                ia_child.sub_outer(&self.u_cols[i][k], &w, 1.0);
-                pa_child += self.u_cols[i][k] * du;
+                ia_child.sub_outer(uk, &w, 1.0);
+                pa_child += *uk * du;
             }
             pa_child += ia_child.mul_motion(&self.c[i]);
             let moved = self.x_up[i].inertia_to_parent(&ia_child);

@@ -288,8 +288,8 @@ impl JointType {
             }
         }
         let mut v = Motion::zero();
-        for k in 0..out.dof {
-            v += out.s[k] * qd[k];
+        for (s, qdk) in out.s.iter().zip(qd).take(out.dof) {
+            v += *s * *qdk;
         }
         out.v_j = v;
     }
@@ -349,6 +349,7 @@ impl JointType {
     /// The velocities q̇ (nv) that best produce the joint motion `v_rel` (in F_s) at `q`:
     /// the least-squares solution of S q̇ = v_rel (exact when `v_rel` is a motion the joint
     /// allows). Used to map maximal-coordinate velocities onto the tree.
+    #[allow(clippy::needless_range_loop)] // small dense matrices read best with indices
     pub fn velocity_from_motion(&self, q: &[f64], v_rel: &Motion, out: &mut [f64]) {
         let n = self.nv();
         let mut c = JointCalc::default();
@@ -375,10 +376,11 @@ impl JointType {
 /// Inverts the leading n×n block of a symmetric positive definite matrix in place
 /// (Gauss–Jordan without pivoting, which is stable for SPD matrices). `None` if a pivot is
 /// not positive (the matrix is singular or indefinite).
+#[allow(clippy::needless_range_loop)] // small dense matrices read best with indices
 pub fn invert_spd(a: &mut [[f64; MAX_DOF]; MAX_DOF], n: usize) -> Option<()> {
     for k in 0..n {
         let p = a[k][k];
-        if !(p > 0.0) || !p.is_finite() {
+        if !(p.is_finite() && p > 0.0) {
             return None;
         }
         let inv = 1.0 / p;

@@ -67,7 +67,7 @@ impl Tree {
                 });
             }
         }
-        if !(inertia.mass > 0.0) {
+        if inertia.mass.is_nan() || inertia.mass <= 0.0 {
             return Err(ArticulatedError::BadTree {
                 link: name,
                 reason: "its mass must be positive".to_owned(),
