@@ -107,6 +107,31 @@ impl Workspace {
             let iv = l.v_offset;
             let jc = &self.jc[i];
             let ia = self.ia[i];
+            if n == 1 {
+                // One degree of freedom (most joints): scalars, no 6×6 scratch to clear.
+                let s = jc.s[0];
+                let uk = ia.mul_motion(&s);
+                let dd = s.dot(&uk);
+                if !(dd.is_finite() && dd > 0.0) {
+                    return Err(ArticulatedError::SingularJoint {
+                        link: l.name.clone(),
+                    });
+                }
+                let dinv = 1.0 / dd;
+                let uu = tau[iv] - s.dot(&self.pa[i]);
+                self.u_cols[i][0] = uk;
+                self.dinv[i][0][0] = dinv;
+                self.u[i][0] = uu;
+                let Some(parent) = l.parent else { continue };
+                let mut ia_child = ia;
+                ia_child.sub_outer(&uk, &uk, dinv);
+                let pa_child = self.pa[i] + ia_child.mul_motion(&self.c[i]) + uk * (dinv * uu);
+                let moved = self.x_up[i].inertia_to_parent(&ia_child);
+                self.ia[parent].add_assign(&moved);
+                let f = self.x_up[i].inv_apply_force(&pa_child);
+                self.pa[parent] += f;
+                continue;
+            }
             let mut d = [[0.0; MAX_DOF]; MAX_DOF];
             let mut u = [0.0; MAX_DOF];
             for k in 0..n {
@@ -154,6 +179,12 @@ impl Workspace {
                 None => a_base,
             };
             let mut a = self.x_up[i].apply_motion(&a_parent) + self.c[i];
+            if n == 1 {
+                let x = self.dinv[i][0][0] * (self.u[i][0] - a.dot(&self.u_cols[i][0]));
+                qdd[iv] = x;
+                self.a[i] = a + self.jc[i].s[0] * x;
+                continue;
+            }
             let mut rhs = [0.0; MAX_DOF];
             for (k, r) in rhs.iter_mut().enumerate().take(n) {
                 *r = self.u[i][k] - a.dot(&self.u_cols[i][k]);
