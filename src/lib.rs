@@ -1,12 +1,14 @@
 //! ar-multibody: the library behind the `ar-multibody` binary.
 //!
 //! - [`sim`]: the sequential-impulse multibody solver (no threads, no I/O).
+//! - [`articulated`]: the second method, articulated bodies in reduced coordinates.
 //! - [`tracking`]: ArUco marker detection and camera pose.
 //! - [`interaction`]: stylus → clip / drag / release.
 //! - [`rig`]: worker threads, messages, clocks, shutdown.
 //! - [`scene_view`]: what a running simulation shows (bodies, reactions), as neutral data.
 //! - [`compositor`]: video background and simulation overlay (kiss3d).
 
+pub mod articulated;
 pub mod compositor;
 pub mod interaction;
 pub mod rig;

@@ -11,6 +11,7 @@ pub mod numeric_arg;
 pub mod run;
 pub mod scene;
 pub mod simulate;
+pub mod simulate_articulated;
 pub mod simulate_output;
 pub mod simulate_plot;
 pub mod track;

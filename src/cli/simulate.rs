@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::numeric_arg;
+use super::simulate_articulated::{IntegratorArg, Method};
 use super::simulate_output::{CsvStream, COLUMNS_HELP};
 use super::simulate_plot::{plot, Series};
 use ar_multibody::sim::wind::{LevelSchedule, WindElement};
@@ -79,6 +80,19 @@ pub struct SimulateArgs {
     /// Draw ‖ψ‖ and the energies over time into this PNG.
     #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
+    /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`
+    /// (reduced coordinates, the articulated-body algorithm: exact joints, trees only; no
+    /// --stylus or --wind yet, no reaction columns in the CSV).
+    #[arg(long, value_enum, default_value_t = Method::Default)]
+    pub method: Method,
+    /// Integrator of `--method articulated`: euler (semi-implicit), rk4, or rk45 (adaptive,
+    /// Fehlberg, at --tolerance; rows are still written every h).
+    #[arg(long, value_enum, default_value_t = IntegratorArg::Euler)]
+    pub integrator: IntegratorArg,
+    /// Local error tolerance of `--integrator rk45` (relative to max(1, |y|) per coordinate).
+    #[arg(long, value_name = "TOL", default_value_t = 1e-8, allow_negative_numbers = true,
+          value_parser = numeric_arg::positive)]
+    pub tolerance: f64,
     /// Blow: a constant level (microphone RMS above the floor, e.g. 0.2) or a `t,level` CSV
     /// file; the wind comes from the scene's `[wind]` table (or its defaults).
     #[arg(long, value_name = "LEVEL|FILE.csv")]
@@ -116,6 +130,9 @@ fn check_solver_params(params: &SolverParams) -> Result<()> {
 
 /// Runs the command.
 pub fn run(args: SimulateArgs) -> Result<()> {
+    if args.method == Method::Articulated {
+        return super::simulate_articulated::run(&args);
+    }
     let scene = Scene::load(ar_multibody::rig::scene_sim::resolve_scene(&args.scene))?;
     let mut params = scene.params;
     if let Some(dt) = args.dt {

@@ -46,7 +46,11 @@ t_s has 9 decimals, i.e. rounded to 1 ns, as the solver's clock is n·h accumula
   qw,qx,qy,qz         orientation world_from_body as a unit quaternion
   vx_m_per_s,...      velocity of the centre of mass (m/s)
   wx_rad_per_s,...    angular velocity in world axes (rad/s)
-A point p given in the body frame is at x + R(q)·p in the world.";
+A point p given in the body frame is at x + R(q)·p in the world.
+
+With --method articulated the main CSV has the same columns up to grab_z and no reaction
+columns: constraint_norm_m is 0 (joints are exact in reduced coordinates), user_work_j and
+clipped are 0 and the stylus columns NaN (no stylus yet); the poses CSV is the same.";
 
 /// A CSV file written row by row during the run. The first write error is kept (the run's
 /// step callback cannot stop the run) and returned, naming the file, by [`Self::finish`].

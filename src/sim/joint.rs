@@ -149,6 +149,16 @@ impl Joint {
         self.kind.rows()
     }
 
+    /// The hinge axis fixed in body 1 (unit; meaningful for hinge and slot joints).
+    pub fn hinge_axis_in_body1(&self) -> Vector3<f64> {
+        self.hinge_axis_in_body1
+    }
+
+    /// The slide axis fixed in body 1 (unit; meaningful for prismatic and slot joints).
+    pub fn slide_axis_in_body1(&self) -> Vector3<f64> {
+        self.slide_perp_in_body1[0].cross(&self.slide_perp_in_body1[1])
+    }
+
     /// The joint's attachment vectors in the world at the poses `p1`, `p2`.
     pub(crate) fn geometry(&self, p1: &Pose, p2: &Pose) -> JointGeometry {
         let mut g = JointGeometry::default();

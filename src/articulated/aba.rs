@@ -1,0 +1,244 @@
+//! The articulated-body algorithm (Featherstone, RBDA Table 7.1; the structurally recursive
+//! forward dynamics of Brandl, Johanni and Otter): joint accelerations q̈ from q, q̇, joint
+//! forces τ, external forces and gravity in O(n).
+//!
+//! Three passes over the links:
+//! 1. forward ([`Workspace::kinematics`]): joint transforms, link velocities
+//!    v_i = X_i v_λ + v_J, velocity-product accelerations c_i = c_J + v_i × v_J, and each
+//!    link's pose in the world;
+//! 2. backward ([`Workspace::accelerations`]): articulated inertias and bias forces
+//!    I^A_i = I_i + Σ X*(I^A_c − U D⁻¹ Uᵀ) X, p^A_i = v × * I v − f_ext + Σ X*(p^a_c), with
+//!    U = I^A S, D = Sᵀ U, u = τ − Sᵀ p^A;
+//! 3. forward: a_i = X_i a_λ + c_i, q̈_i = D⁻¹ (u − Uᵀ a_i), a_i += S q̈_i, starting from
+//!    a_0 = −g (gravity as an acceleration of the base).
+//!
+//! The [`Workspace`] holds all scratch memory, sized once for a tree: a step allocates
+//! nothing. Pass 1 is separate so that force elements that depend on the poses and velocities
+//! (springs, the stylus) can be evaluated between the passes.
+
+use nalgebra::{Matrix3, Vector3};
+
+use super::error::ArticulatedError;
+use super::joint::{invert_spd, JointCalc, MAX_DOF};
+use super::spatial::{ArticulatedInertia, Force, Motion, Transform};
+use super::tree::Tree;
+
+/// Scratch memory and per-link results of the algorithm for one tree.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    jc: Vec<JointCalc>,
+    x_up: Vec<Transform>,
+    x_base: Vec<Transform>,
+    v: Vec<Motion>,
+    c: Vec<Motion>,
+    ia: Vec<ArticulatedInertia>,
+    pa: Vec<Force>,
+    u_cols: Vec<[Force; MAX_DOF]>,
+    dinv: Vec<[[f64; MAX_DOF]; MAX_DOF]>,
+    u: Vec<[f64; MAX_DOF]>,
+    a: Vec<Motion>,
+}
+
+impl Workspace {
+    /// Scratch for `tree`.
+    pub fn new(tree: &Tree) -> Self {
+        let n = tree.links().len();
+        Self {
+            jc: vec![JointCalc::default(); n],
+            x_up: vec![Transform::identity(); n],
+            x_base: vec![Transform::identity(); n],
+            v: vec![Motion::zero(); n],
+            c: vec![Motion::zero(); n],
+            ia: vec![ArticulatedInertia::zero(); n],
+            pa: vec![Force::zero(); n],
+            u_cols: vec![[Force::zero(); MAX_DOF]; n],
+            dinv: vec![[[0.0; MAX_DOF]; MAX_DOF]; n],
+            u: vec![[0.0; MAX_DOF]; n],
+            a: vec![Motion::zero(); n],
+        }
+    }
+
+    /// Pass 1: joint transforms, link velocities, velocity-product terms and world poses at
+    /// (q, q̇).
+    pub fn kinematics(&mut self, tree: &Tree, q: &[f64], qd: &[f64]) {
+        for (i, l) in tree.links().iter().enumerate() {
+            let (iq, iv) = (l.q_offset, l.v_offset);
+            let (nq, nv) = (l.joint.nq(), l.joint.nv());
+            let jc = &mut self.jc[i];
+            l.joint.calc(&q[iq..iq + nq], &qd[iv..iv + nv], jc);
+            let x_up = jc.x_j.compose(&l.parent_to_joint);
+            let (v, x_base) = match l.parent {
+                Some(p) => (
+                    x_up.apply_motion(&self.v[p]) + jc.v_j,
+                    x_up.compose(&self.x_base[p]),
+                ),
+                None => (jc.v_j, x_up),
+            };
+            self.c[i] = jc.c_j + v.cross_motion(&jc.v_j);
+            self.v[i] = v;
+            self.x_up[i] = x_up;
+            self.x_base[i] = x_base;
+        }
+    }
+
+    /// Passes 2 and 3: the joint accelerations `qdd` (nv) for joint forces `tau` (nv) and
+    /// external spatial forces `f_ext_world` (one per link, world coordinates, moments about
+    /// the world origin; an empty slice for none), at the state of the last
+    /// [`Self::kinematics`].
+    pub fn accelerations(
+        &mut self,
+        tree: &Tree,
+        tau: &[f64],
+        f_ext_world: &[Force],
+        qdd: &mut [f64],
+    ) -> Result<(), ArticulatedError> {
+        let links = tree.links();
+        for (i, l) in links.iter().enumerate() {
+            let v = &self.v[i];
+            self.ia[i] = l.inertia.to_articulated();
+            let mut p = v.cross_force(&l.inertia.mul_motion(v));
+            if let Some(f) = f_ext_world.get(i) {
+                p -= self.x_base[i].apply_force(f);
+            }
+            self.pa[i] = p;
+        }
+        for (i, l) in links.iter().enumerate().rev() {
+            let n = l.joint.nv();
+            let iv = l.v_offset;
+            let jc = &self.jc[i];
+            let ia = self.ia[i];
+            if n == 1 {
+                // One degree of freedom (most joints): scalars, no 6×6 scratch to clear.
+                let s = jc.s[0];
+                let uk = ia.mul_motion(&s);
+                let dd = s.dot(&uk);
+                if !(dd.is_finite() && dd > 0.0) {
+                    return Err(ArticulatedError::SingularJoint {
+                        link: l.name.clone(),
+                    });
+                }
+                let dinv = 1.0 / dd;
+                let uu = tau[iv] - s.dot(&self.pa[i]);
+                self.u_cols[i][0] = uk;
+                self.dinv[i][0][0] = dinv;
+                self.u[i][0] = uu;
+                let Some(parent) = l.parent else { continue };
+                let mut ia_child = ia;
+                ia_child.sub_outer(&uk, &uk, dinv);
+                let pa_child = self.pa[i] + ia_child.mul_motion(&self.c[i]) + uk * (dinv * uu);
+                let moved = self.x_up[i].inertia_to_parent(&ia_child);
+                self.ia[parent].add_assign(&moved);
+                let f = self.x_up[i].inv_apply_force(&pa_child);
+                self.pa[parent] += f;
+                continue;
+            }
+            let mut d = [[0.0; MAX_DOF]; MAX_DOF];
+            let mut u = [0.0; MAX_DOF];
+            for k in 0..n {
+                let uk = ia.mul_motion(&jc.s[k]);
+                self.u_cols[i][k] = uk;
+                u[k] = tau[iv + k] - jc.s[k].dot(&self.pa[i]);
+                for (m, dm) in d[k].iter_mut().enumerate().take(n) {
+                    *dm = jc.s[m].dot(&uk);
+                }
+            }
+            if invert_spd(&mut d, n).is_none() {
+                return Err(ArticulatedError::SingularJoint {
+                    link: l.name.clone(),
+                });
+            }
+            self.dinv[i] = d;
+            self.u[i] = u;
+            let Some(parent) = l.parent else { continue };
+            // I^a = I^A − U D⁻¹ Uᵀ, p^a = p^A + I^a c + U D⁻¹ u.
+            let mut ia_child = ia;
+            let mut pa_child = self.pa[i];
+            let cols = &self.u_cols[i];
+            for (dk, uk) in d.iter().zip(cols).take(n) {
+                let mut w = Force::zero();
+                let mut du = 0.0;
+                for m in 0..n {
+                    w += cols[m] * dk[m];
+                    du += dk[m] * u[m];
+                }
+                ia_child.sub_outer(uk, &w, 1.0);
+                pa_child += *uk * du;
+            }
+            pa_child += ia_child.mul_motion(&self.c[i]);
+            let moved = self.x_up[i].inertia_to_parent(&ia_child);
+            self.ia[parent].add_assign(&moved);
+            let f = self.x_up[i].inv_apply_force(&pa_child);
+            self.pa[parent] += f;
+        }
+        let a_base = Motion::new(Vector3::zeros(), -tree.gravity_in_world);
+        for (i, l) in links.iter().enumerate() {
+            let n = l.joint.nv();
+            let iv = l.v_offset;
+            let a_parent = match l.parent {
+                Some(p) => self.a[p],
+                None => a_base,
+            };
+            let mut a = self.x_up[i].apply_motion(&a_parent) + self.c[i];
+            if n == 1 {
+                let x = self.dinv[i][0][0] * (self.u[i][0] - a.dot(&self.u_cols[i][0]));
+                qdd[iv] = x;
+                self.a[i] = a + self.jc[i].s[0] * x;
+                continue;
+            }
+            let mut rhs = [0.0; MAX_DOF];
+            for (k, r) in rhs.iter_mut().enumerate().take(n) {
+                *r = self.u[i][k] - a.dot(&self.u_cols[i][k]);
+            }
+            let jc = &self.jc[i];
+            for k in 0..n {
+                let x: f64 = (0..n).map(|m| self.dinv[i][k][m] * rhs[m]).sum();
+                qdd[iv + k] = x;
+                a += jc.s[k] * x;
+            }
+            self.a[i] = a;
+        }
+        Ok(())
+    }
+
+    /// `link_X_world` of link `i` at the last [`Self::kinematics`].
+    #[inline]
+    pub fn link_from_world(&self, i: usize) -> &Transform {
+        &self.x_base[i]
+    }
+
+    /// World pose of link `i`'s frame: (`world_R_link`, origin in the world).
+    #[inline]
+    pub fn world_from_link(&self, i: usize) -> (Matrix3<f64>, Vector3<f64>) {
+        let x = &self.x_base[i];
+        (x.rot.transpose(), x.trans)
+    }
+
+    /// Spatial velocity of link `i` in its own frame at the last [`Self::kinematics`].
+    #[inline]
+    pub fn link_velocity(&self, i: usize) -> &Motion {
+        &self.v[i]
+    }
+
+    /// Velocity (world axes) of a point given in link `i`'s frame.
+    #[inline]
+    pub fn point_velocity_in_world(&self, i: usize, point_in_link: &Vector3<f64>) -> Vector3<f64> {
+        let v = &self.v[i];
+        self.x_base[i]
+            .rot
+            .tr_mul(&(v.lin + v.ang.cross(point_in_link)))
+    }
+
+    /// A point given in link `i`'s frame, in the world.
+    #[inline]
+    pub fn point_in_world(&self, i: usize, point_in_link: &Vector3<f64>) -> Vector3<f64> {
+        let x = &self.x_base[i];
+        x.trans + x.rot.tr_mul(point_in_link)
+    }
+}
+
+/// A force `force_in_world` (N) acting at `point_in_world` (m) as a spatial force in world
+/// coordinates about the world origin (what [`Workspace::accelerations`] takes).
+#[inline]
+pub fn point_force(point_in_world: &Vector3<f64>, force_in_world: &Vector3<f64>) -> Force {
+    Force::new(point_in_world.cross(force_in_world), *force_in_world)
+}
