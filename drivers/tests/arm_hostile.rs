@@ -67,29 +67,42 @@ struct Verdict {
 /// packet with the same (or, failing that, the nearest) timer sent around the same time.
 fn judge(samples: &[StylusSample], sim: &SimArmHandle) -> Verdict {
     let intact = sim.sent_samples();
-    let mut all: Vec<(SentSample, bool)> = intact.iter().map(|s| (*s, true)).collect();
-    all.extend(sim.tampered_samples().into_iter().map(|s| (s, false)));
+    let mut by_timer: std::collections::HashMap<u16, Vec<(SentSample, bool)>> =
+        std::collections::HashMap::new();
+    for (t, is_intact) in intact
+        .iter()
+        .map(|s| (*s, true))
+        .chain(sim.tampered_samples().into_iter().map(|s| (s, false)))
+    {
+        by_timer
+            .entry(t.timer_ticks.unwrap_or(0))
+            .or_default()
+            .push((t, is_intact));
+    }
     let mut v = Verdict {
         samples: samples.len(),
         ..Verdict::default()
     };
     for s in samples {
-        let near_in_time = all.iter().filter(|(t, _)| {
-            let dt = if t.t > s.t { t.t - s.t } else { s.t - t.t };
-            dt < Duration::from_millis(500)
-        });
         let timer = s.device_timer_ticks.unwrap_or(0);
         let mut best: Option<(u16, f64, bool)> = None;
-        for (t, is_intact) in near_in_time {
-            let dtimer = t.timer_ticks.unwrap_or(0).abs_diff(timer);
-            if dtimer > 3 {
-                continue;
-            }
-            let exact = *is_intact && t.counts == s.counts && t.buttons == s.buttons && dtimer == 0;
-            let err = (s.tip_in_arm - t.tip_in_arm).norm();
-            let key = (dtimer, if exact { -1.0 } else { err }, exact);
-            if best.is_none_or(|b| (key.0, key.1) < (b.0, b.1)) {
-                best = Some(key);
+        for dtimer in 0..=3u16 {
+            let candidates = [timer.wrapping_add(dtimer), timer.wrapping_sub(dtimer)]
+                .into_iter()
+                .filter_map(|k| by_timer.get(&(k & 0x3FFF)))
+                .flatten();
+            for (t, is_intact) in candidates {
+                let dt = if t.t > s.t { t.t - s.t } else { s.t - t.t };
+                if dt >= Duration::from_millis(500) {
+                    continue;
+                }
+                let exact =
+                    *is_intact && t.counts == s.counts && t.buttons == s.buttons && dtimer == 0;
+                let err = (s.tip_in_arm - t.tip_in_arm).norm();
+                let key = (dtimer, if exact { -1.0 } else { err }, exact);
+                if best.is_none_or(|b| (key.0, key.1) < (b.0, b.1)) {
+                    best = Some(key);
+                }
             }
         }
         match best {

@@ -23,8 +23,8 @@
 //!      quantisation (one count of second difference) plus what `max_joint_accel_rad_s2`
 //!      allows over the packet period: a corruption of one packet is a spike of the second
 //!      difference twice its size, so any corruption of two counts or more is refused;
-//!    - the buttons equal those of one of the neighbours (a one-packet button glitch is
-//!      refused; a real press lasts many packets).
+//!    - the buttons equal those of one of the neighbours, and change at most once within the
+//!      five packets (a real press or release lasts tens of packets).
 //!
 //! Any gap in the stream (bytes skipped, a truncated or misframed packet, a reconnection)
 //! resets the window: packets are only judged against their true neighbours. So does every

@@ -1,0 +1,351 @@
+//! `arm probe`: streams through the driver's worker (the rig's): it reconnects after silence
+//! or an unplug (0.3–1.4 s), passes on only samples that survive the plausibility filters,
+//! writes each row to stdout and to `--csv` as it arrives (flushed, so a crash keeps them),
+//! ends cleanly on Ctrl-C or SIGTERM, and prints the driver's counters at the end. `--poll`
+//! queries one packet at a time instead (no reconnection; a fault ends the run, keeping the
+//! rows).
+
+use super::{describe, ProbeArgs};
+use anyhow::{bail, Context};
+use ar_drivers::arm::codec::{DataCommand, TIMER_TICK_SECS};
+use ar_drivers::arm::plausibility::{PlausibilityFilter, PlausibilityLimits};
+use ar_drivers::arm::protocol::Session;
+use ar_drivers::arm::transport::{auto_detect, candidate_ports, SerialLine};
+use ar_drivers::arm::{
+    ArmConfig, ArmCounters, ArmParams, ArmStatus, ArmWorker, PortSpec, StylusSample, TipCorrection,
+};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Set by Ctrl-C (SIGINT) and SIGTERM.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigterm(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Ctrl-C and SIGTERM both end the probe cleanly (rows kept, summary printed).
+fn install_stop_handlers() -> anyhow::Result<()> {
+    ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst))
+        .context("installing the Ctrl-C handler")?;
+    let handler: extern "C" fn(libc::c_int) = on_sigterm;
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    if unsafe { libc::signal(libc::SIGTERM, handler as libc::sighandler_t) } == libc::SIG_ERR {
+        bail!(
+            "installing the SIGTERM handler: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
+
+/// Where the rows go, as they arrive: stdout, and the CSV file flushed per row.
+struct Rows {
+    stdout: std::io::Stdout,
+    csv: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
+    t0: Option<Instant>,
+    samples: Vec<StylusSample>,
+}
+
+impl Rows {
+    fn new(csv: Option<&PathBuf>) -> anyhow::Result<Self> {
+        let csv = match csv {
+            Some(path) => {
+                let file = std::fs::File::create(path)
+                    .with_context(|| format!("creating {}", path.display()))?;
+                let mut w = std::io::BufWriter::new(file);
+                writeln!(
+                    w,
+                    "t_s,theta0,theta1,theta2,theta3,theta4,x_m,y_m,z_m,buttons"
+                )
+                .and_then(|()| w.flush())
+                .with_context(|| format!("writing {}", path.display()))?;
+                Some((path.clone(), w))
+            }
+            None => None,
+        };
+        Ok(Self {
+            stdout: std::io::stdout(),
+            csv,
+            t0: None,
+            samples: Vec::new(),
+        })
+    }
+
+    fn push(&mut self, s: StylusSample) -> anyhow::Result<()> {
+        if self.samples.is_empty() {
+            writeln!(
+                self.stdout,
+                "seq t_s theta0..theta4_rad x_m y_m z_m buttons timer"
+            )?;
+        }
+        let t =
+            s.t.duration_since(*self.t0.get_or_insert(s.t))
+                .as_secs_f64();
+        let q = s.joint_angles_rad;
+        let (x, y, z) = (s.tip_in_arm.x, s.tip_in_arm.y, s.tip_in_arm.z);
+        writeln!(
+            self.stdout,
+            "{} {t:.6} {:.6} {:.6} {:.6} {:.6} {:.6} {x:.6} {y:.6} {z:.6} {} {}",
+            s.seq,
+            q[0],
+            q[1],
+            q[2],
+            q[3],
+            q[4],
+            s.buttons,
+            s.device_timer_ticks
+                .map_or("-".to_string(), |t| t.to_string())
+        )?;
+        if let Some((path, w)) = &mut self.csv {
+            writeln!(
+                w,
+                "{t:.6},{},{},{},{},{},{x},{y},{z},{}",
+                q[0], q[1], q[2], q[3], q[4], s.buttons
+            )
+            .and_then(|()| w.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+        }
+        self.samples.push(s);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        self.stdout.flush()?;
+        if let Some((path, w)) = &mut self.csv {
+            w.get_ref()
+                .sync_all()
+                .with_context(|| format!("syncing {}", path.display()))?;
+            println!("wrote {} samples to {}", self.samples.len(), path.display());
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn probe(args: ProbeArgs) -> anyhow::Result<()> {
+    if !(args.give_up_after.is_finite() && args.give_up_after > 0.0) {
+        bail!(
+            "--give-up-after {}: expected a positive number of seconds",
+            args.give_up_after
+        );
+    }
+    install_stop_handlers()?;
+    let mut rows = Rows::new(args.csv.as_ref())?;
+    let outcome = if args.poll {
+        probe_polled(&args, &mut rows)
+    } else {
+        probe_streamed(&args, &mut rows)
+    };
+    // Rows are kept whatever happened; the summary comes before the error, if any.
+    rows.finish()?;
+    let (params, counters, fault) = outcome;
+    if let Some(params) = &params {
+        summarize(&rows.samples, params, !args.poll);
+    }
+    if let Some(c) = counters {
+        println!("driver: {c}");
+    }
+    if STOP.load(Ordering::SeqCst) {
+        println!("stopped by signal after {} samples", rows.samples.len());
+    }
+    // The rows are already kept (`wrote … samples` above); the error is the exit status.
+    fault.map_or(Ok(()), Err)
+}
+
+type ProbeOutcome = (
+    Option<ArmParams>,
+    Option<ArmCounters>,
+    Option<anyhow::Error>,
+);
+
+fn done(args: &ProbeArgs, rows: &Rows) -> bool {
+    STOP.load(Ordering::SeqCst) || (args.count > 0 && rows.samples.len() >= args.count)
+}
+
+/// Streams through the worker, which reconnects after silence or an unplug.
+fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
+    let port = if args.port == "auto" {
+        PortSpec::Auto
+    } else {
+        PortSpec::Path(PathBuf::from(&args.port))
+    };
+    let worker = match ArmWorker::spawn(ArmConfig {
+        port,
+        channel_capacity: 4096,
+        ..ArmConfig::default()
+    }) {
+        Ok(w) => w,
+        Err(e) => {
+            return (
+                None,
+                None,
+                Some(anyhow::Error::new(e).context("starting the arm thread")),
+            )
+        }
+    };
+    let give_up = Duration::from_secs_f64(args.give_up_after);
+    let mut params: Option<ArmParams> = None;
+    let mut connected = false;
+    let mut unconnected_since = Instant::now();
+    let mut fault = None;
+    while !done(args, rows) {
+        for status in worker.status().try_iter() {
+            match status {
+                ArmStatus::Connected {
+                    port,
+                    params: p,
+                    baud,
+                    ..
+                } => {
+                    if params.is_none() {
+                        print!("{}", describe(&port, &p));
+                        let command = DataCommand::SIX_WITH_TIMER;
+                        let limit = f64::from(baud) / (10.0 * command.packet_len() as f64);
+                        println!(
+                            "line: {baud} baud, {}-byte packets (command {:02X}), line limit {limit:.0} packets/s",
+                            command.packet_len(),
+                            command.byte()
+                        );
+                    } else {
+                        eprintln!("arm: reconnected on {port} at {baud} baud");
+                    }
+                    params = Some(*p);
+                    connected = true;
+                }
+                ArmStatus::Disconnected { reason } => {
+                    if connected {
+                        eprintln!("arm: disconnected: {reason}; reconnecting");
+                        unconnected_since = Instant::now();
+                    }
+                    connected = false;
+                }
+                ArmStatus::Reconnecting { .. } => {}
+            }
+        }
+        if !connected && unconnected_since.elapsed() > give_up {
+            fault = Some(anyhow::anyhow!(
+                "no arm connected on {} for {:.1} s (--give-up-after)",
+                args.port,
+                args.give_up_after
+            ));
+            break;
+        }
+        if let Ok(s) = worker.samples().recv_timeout(Duration::from_millis(50)) {
+            if let Err(e) = rows.push(s) {
+                fault = Some(e);
+                break;
+            }
+        }
+    }
+    let counters = worker.counters();
+    drop(worker);
+    (params, Some(counters), fault)
+}
+
+/// One query per sample on one connection, filtered with the polling limits.
+fn probe_polled(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
+    const HANDSHAKE_BAUD: u32 = 9_600;
+    const MAX_BAUD: u32 = 115_200;
+    let mut params = None;
+    let mut filter: Option<PlausibilityFilter> = None;
+    let mut run = |params: &mut Option<ArmParams>| -> anyhow::Result<()> {
+        let path = if args.port == "auto" {
+            auto_detect(
+                &candidate_ports(),
+                HANDSHAKE_BAUD,
+                Duration::from_millis(500),
+            )?
+        } else {
+            args.port.clone()
+        };
+        let line = SerialLine::open(&path, HANDSHAKE_BAUD, Duration::from_millis(5))?;
+        let mut session = Session::new(line);
+        let rate = session
+            .autosync_rates(&[HANDSHAKE_BAUD, MAX_BAUD], Duration::from_secs(3))
+            .with_context(|| format!("handshake on {path}"))?;
+        let p = session
+            .identify(&TipCorrection::point())
+            .with_context(|| format!("reading the arm's identity and parameters on {path}"))?;
+        print!("{}", describe(&path, &p));
+        let baud = session
+            .negotiate_baud(rate, MAX_BAUD)
+            .with_context(|| format!("changing the baud rate on {path}"))?;
+        println!("line: {baud} baud, polling");
+        let f = filter.insert(PlausibilityFilter::new(
+            p.max_values,
+            PlausibilityLimits::polling(),
+        ));
+        *params = Some(p.clone());
+        let mut offset = 0u64;
+        while !done(args, rows) {
+            let packet = session.query(DataCommand::SIX_WITH_TIMER)?;
+            offset += 1;
+            if let Some(l) = f.push(packet, offset) {
+                let seq = rows.samples.len() as u64;
+                rows.push(StylusSample::from_packet(
+                    &l.packet,
+                    &p,
+                    Instant::now(),
+                    seq,
+                ))?;
+            }
+        }
+        session.end().ok();
+        Ok(())
+    };
+    let fault = run(&mut params).err();
+    let counters = filter.map(|mut f| {
+        f.reset();
+        ArmCounters {
+            framed: f.passed() + f.rejected().total(),
+            passed: f.passed(),
+            rejected: f.rejected(),
+            ..ArmCounters::default()
+        }
+    });
+    (params, counters, fault)
+}
+
+/// Sample rate by the host clock and by the arm's timer.
+fn summarize(samples: &[StylusSample], params: &ArmParams, streaming: bool) {
+    let command = DataCommand::SIX_WITH_TIMER;
+    let baud = 115_200.0;
+    let limit = baud / (10.0 * command.packet_len() as f64);
+    if let (Some(first), Some(last)) = (samples.first(), samples.last()) {
+        let span = last.t.duration_since(first.t).as_secs_f64();
+        if samples.len() > 1 && span > 0.0 {
+            let rate = (samples.len() - 1) as f64 / span;
+            println!(
+                "rate: {} samples in {span:.3} s = {rate:.1} samples/s ({:.1} % of the {limit:.0}/s line limit at 115200 baud, {})",
+                samples.len(),
+                100.0 * rate / limit,
+                if streaming { "streaming" } else { "polling" }
+            );
+        }
+    }
+    // The device's own clock: independent of how promptly this process read the port. Gaps
+    // (a reconnection restarts the arm's timer) are left out.
+    let ticks: Option<u64> = samples
+        .windows(2)
+        .filter(|w| w[1].t.duration_since(w[0].t) < Duration::from_millis(100))
+        .map(
+            |w| match (w[0].device_timer_ticks, w[1].device_timer_ticks) {
+                (Some(a), Some(b)) => {
+                    let period = u32::from(params.max_values.timer_max) + 1;
+                    Some(u64::from((u32::from(b) + period - u32::from(a)) % period))
+                }
+                _ => None,
+            },
+        )
+        .sum();
+    if let Some(ticks) = ticks.filter(|&t| t > 0) {
+        let secs = ticks as f64 * TIMER_TICK_SECS;
+        let rate = (samples.len() - 1) as f64 / secs;
+        println!(
+            "device timer: {ticks} ticks = {secs:.3} s, {rate:.1} samples/s ({:.1} % of the line limit)",
+            100.0 * rate / limit
+        );
+    }
+}
