@@ -91,6 +91,7 @@
 //! Determinism: one thread, fixed iteration order (scene order), no time-dependent decisions;
 //! the same scene and inputs give bit-identical results.
 
+mod contact_rows;
 mod context;
 mod direct;
 mod energy;
@@ -113,6 +114,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use crate::sim::block::BlockVector;
 use crate::sim::body::{Body, Pose};
+use crate::sim::contact::ContactModel;
 use crate::sim::diagnostics::{EnergyLedger, StepDiagnostics};
 use crate::sim::force::ForceElement;
 use crate::sim::joint::Joint;
@@ -215,6 +217,8 @@ pub(crate) struct Solver {
     pub(crate) diagnostics: StepDiagnostics,
     /// Simulated time (s).
     pub(crate) time_secs: f64,
+    /// The contact stages' scratch and last results (empty without contact).
+    pub(crate) contact: contact_rows::ContactScratch,
 }
 
 impl Solver {
@@ -241,6 +245,7 @@ impl Solver {
             ledger: EnergyLedger::default(),
             diagnostics: StepDiagnostics::default(),
             time_secs: 0.0,
+            contact: contact_rows::ContactScratch::default(),
         }
     }
 }
@@ -257,6 +262,8 @@ pub(crate) struct Step<'a> {
     pub(crate) stylus: Option<StylusAttachment>,
     /// The tip; the step advances it by h · its velocity.
     pub(crate) stylus_target: Option<StylusTarget>,
+    /// Contact geometry and settings, if the scene has contact.
+    pub(crate) contact: Option<&'a ContactModel>,
     pub(crate) s: &'a mut Solver,
 }
 

@@ -1,0 +1,103 @@
+//! Contact: the acceptance cases of issue 15 against closed forms (corner of Jonquet et al.,
+//! incline, bowling ball, Newton's cradle, billiard).
+
+use ar_multibody::sim::contact::InequalityMethod;
+use ar_multibody::sim::{Scene, Simulation};
+use nalgebra::Vector3;
+
+fn scene(name: &str) -> Scene {
+    Scene::load(format!(
+        "{}/assets/scenes/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn with_method(name: &str, method: InequalityMethod) -> Simulation {
+    let mut s = scene(name);
+    s.contact.as_mut().unwrap().method = method;
+    s.build().unwrap()
+}
+
+/// Signed distances of a sphere centre c (radius r) to the corner's planes, minus r:
+/// (x − y = 0 plane, y = 0 plane).
+fn corner_gaps(c: &Vector3<f64>, r: f64) -> (f64, f64) {
+    ((c.x - c.y) / 2f64.sqrt() - r, c.y - r)
+}
+
+const R: f64 = 0.05;
+
+#[test]
+fn corner_right_algorithm_keeps_both_cases_in_touch() {
+    let mut sim = with_method("corner.toml", InequalityMethod::Right);
+    let slides = sim.body_id("slides").unwrap();
+    let stuck = sim.body_id("stuck").unwrap();
+    let x0 = sim.bodies()[slides].position_in_world.x;
+    let start_stuck = sim.bodies()[stuck].position_in_world;
+    let mut worst_gap = f64::INFINITY;
+    let mut worst_x_rel = 0.0f64;
+    let mut worst_force = 0.0f64;
+    for _ in 0..100 {
+        sim.step().unwrap();
+        let t = sim.time_secs();
+        for b in [slides, stuck] {
+            let (g1, g2) = corner_gaps(&sim.bodies()[b].position_in_world, R);
+            worst_gap = worst_gap.min(g1).min(g2);
+        }
+        let x = sim.bodies()[slides].position_in_world.x;
+        let exact = x0 + 0.5 * (2.0 / 2.0) * t * t;
+        worst_x_rel = worst_x_rel.max(((x - x0) - (exact - x0)).abs() / (exact - x0));
+        // The stuck sphere's normal forces: √2 N on x − y = 0 and 3 N on y = 0.
+        let mut forces = Vec::new();
+        for c in sim.contact_report() {
+            let body = sim.model().contact.as_ref().unwrap().colliders[c.shape1].body;
+            if body == stuck && c.normal_force_n > 0.0 {
+                forces.push((c.shape2, c.normal_force_n));
+            }
+        }
+        forces.sort_by_key(|f| f.0);
+        assert_eq!(
+            forces.len(),
+            2,
+            "stuck sphere touches both planes at t = {t}"
+        );
+        worst_force = worst_force
+            .max((forces[0].1 - 3.0).abs())
+            .max((forces[1].1 - 2f64.sqrt()).abs());
+    }
+    let moved = (sim.bodies()[stuck].position_in_world - start_stuck).norm();
+    println!("right: min gap {worst_gap:e} m, x(t) rel. error {worst_x_rel:e}, force error {worst_force:e} N, stuck moved {moved:e} m");
+    assert!(worst_gap >= -1e-9, "gap {worst_gap}");
+    assert!(worst_x_rel < 1e-6, "x(t) relative error {worst_x_rel}");
+    assert!(worst_force < 1e-6, "normal forces off by {worst_force} N");
+    assert!(moved < 1e-9);
+}
+
+fn worst_gaps(method: InequalityMethod) -> ((f64, f64), (f64, f64)) {
+    let mut sim = with_method("corner.toml", method);
+    let slides = sim.body_id("slides").unwrap();
+    let stuck = sim.body_id("stuck").unwrap();
+    let mut w = [(f64::INFINITY, f64::INFINITY); 2];
+    for _ in 0..10 {
+        sim.step().unwrap();
+        for (k, b) in [slides, stuck].into_iter().enumerate() {
+            let (g1, g2) = corner_gaps(&sim.bodies()[b].position_in_world, R);
+            w[k] = (w[k].0.min(g1), w[k].1.min(g2));
+        }
+    }
+    (w[0], w[1])
+}
+
+#[test]
+fn corner_platt_sinks_the_sliding_sphere_and_tendency_lets_the_stuck_one_cross() {
+    let (platt_slides, platt_stuck) = worst_gaps(InequalityMethod::Platt);
+    let (tend_slides, tend_stuck) = worst_gaps(InequalityMethod::Tendency);
+    println!("platt: slides (g1, g2) {platt_slides:?}, stuck {platt_stuck:?}");
+    println!("tendency: slides {tend_slides:?}, stuck {tend_stuck:?}");
+    // Platt: the sliding case goes below y = 0 (by ½ (f/m) h² = 2.5e-5 m with h = 0.01 s).
+    assert!(platt_slides.1 < -1e-5, "{platt_slides:?}");
+    // Tendency: the stuck case crosses x − y = 0.
+    assert!(tend_stuck.0 < -1e-5, "{tend_stuck:?}");
+    // Each algorithm handles the other case.
+    assert!(tend_slides.1 >= -1e-9 && platt_stuck.0 >= -1e-9 && platt_stuck.1 >= -1e-9);
+}
