@@ -101,3 +101,87 @@ fn corner_platt_sinks_the_sliding_sphere_and_tendency_lets_the_stuck_one_cross()
     // Each algorithm handles the other case.
     assert!(tend_slides.1 >= -1e-9 && platt_stuck.0 >= -1e-9 && platt_stuck.1 >= -1e-9);
 }
+
+#[test]
+fn incline_box_stays_when_tan_theta_below_mu_and_slides_with_closed_form_acceleration() {
+    let mut sim = scene("incline.toml").build().unwrap();
+    let stays = sim.body_id("stays").unwrap();
+    let slides = sim.body_id("slides").unwrap();
+    let p0 = sim.bodies()[stays].position_in_world;
+    let s0 = sim.bodies()[slides].position_in_world;
+    let th = 20f64.to_radians();
+    let a = 9.81 * (th.sin() - 0.2 * th.cos());
+    let downhill = Vector3::new(th.cos(), 0.0, -th.sin());
+    let mut worst_move = 0.0f64;
+    let mut worst_rel = 0.0f64;
+    let mut worst_pen = 0.0f64;
+    let steps = 500;
+    for _ in 0..steps {
+        sim.step().unwrap();
+        let t = sim.time_secs();
+        worst_move = worst_move.max((sim.bodies()[stays].position_in_world - p0).norm());
+        let d = (sim.bodies()[slides].position_in_world - s0).dot(&downhill);
+        let exact = 0.5 * a * t * t;
+        worst_rel = worst_rel.max((d - exact).abs() / exact);
+        worst_pen = worst_pen.max(sim.max_penetration_m());
+    }
+    println!("incline: stays moved {worst_move:e} m, slide distance rel. error {worst_rel:e}, penetration {worst_pen:e} m");
+    assert!(worst_move < 1e-6, "{worst_move}");
+    assert!(worst_rel < 0.01, "{worst_rel}");
+    assert!(worst_pen < 1e-6, "{worst_pen}");
+}
+
+#[test]
+fn bowling_ball_ends_rolling_at_five_sevenths_of_its_speed() {
+    let mut sim = scene("bowling.toml").build().unwrap();
+    let ball = sim.body_id("ball").unwrap();
+    let mut worst_pen = 0.0f64;
+    for _ in 0..100 {
+        sim.step().unwrap();
+        worst_pen = worst_pen.max(sim.max_penetration_m());
+    }
+    let b = &sim.bodies()[ball];
+    let v = b.linear_velocity_in_world.x;
+    // Rolling: the contact point is at rest, v = ω r.
+    let slip = b.linear_velocity_in_world
+        + b.angular_velocity_in_world
+            .cross(&Vector3::new(0.0, 0.0, -0.1));
+    println!(
+        "bowling: v = {v} m/s (5/7·3 = {}), slip {:e} m/s, penetration {worst_pen:e} m",
+        15.0 / 7.0,
+        slip.norm()
+    );
+    assert!((v - 15.0 / 7.0).abs() / (15.0 / 7.0) < 0.01, "{v}");
+    assert!(slip.norm() < 1e-9);
+    assert!(worst_pen < 1e-6);
+}
+
+#[test]
+fn newtons_cradle_passes_the_velocity_to_the_last_ball() {
+    let mut sim = scene("newtons_cradle.toml").build().unwrap();
+    let ids: Vec<_> = (1..=5)
+        .map(|i| sim.body_id(&format!("ball{i}")).unwrap())
+        .collect();
+    let momentum = |s: &Simulation| -> Vector3<f64> {
+        s.bodies()
+            .iter()
+            .skip(1)
+            .map(|b| b.linear_velocity_in_world * b.mass_kg)
+            .sum()
+    };
+    let p0 = momentum(&sim);
+    let k0 = sim.kinetic_energy_j();
+    for _ in 0..20 {
+        sim.step().unwrap();
+    }
+    let v: Vec<f64> = ids
+        .iter()
+        .map(|&i| sim.bodies()[i].linear_velocity_in_world.x)
+        .collect();
+    let dp = (momentum(&sim) - p0).norm();
+    let dk = (sim.kinetic_energy_j() - k0).abs() / k0;
+    println!("cradle: velocities {v:?}, momentum error {dp:e}, energy error {dk:e}");
+    assert!(v[4] >= 0.97, "{v:?}");
+    assert!(v[..4].iter().all(|x| x.abs() <= 0.05), "{v:?}");
+    assert!(dp < 1e-9 && dk < 0.01);
+}
