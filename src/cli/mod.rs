@@ -10,6 +10,7 @@ pub mod demo;
 pub mod numeric_arg;
 pub mod run;
 pub mod simulate;
+pub mod simulate_contacts;
 pub mod simulate_output;
 pub mod simulate_plot;
 pub mod track;
