@@ -185,3 +185,66 @@ fn newtons_cradle_passes_the_velocity_to_the_last_ball() {
     assert!(v[..4].iter().all(|x| x.abs() <= 0.05), "{v:?}");
     assert!(dp < 1e-9 && dk < 0.01);
 }
+
+#[test]
+fn billiard_break_keeps_gaps_forces_energy_and_momentum() {
+    let mut sim = scene("billiard.toml").build().unwrap();
+    let planes: Vec<usize> = {
+        let m = sim.model().contact.as_ref().unwrap();
+        (0..m.colliders.len())
+            .filter(|&i| m.colliders[i].body == 0)
+            .collect()
+    };
+    let momentum = |s: &Simulation| -> Vector3<f64> {
+        s.bodies()
+            .iter()
+            .skip(1)
+            .map(|b| b.linear_velocity_in_world * b.mass_kg)
+            .sum()
+    };
+    let mut kinetic = sim.kinetic_energy_j();
+    let mut p = momentum(&sim);
+    let (mut worst_pen, mut worst_rise, mut worst_dp, mut min_force) =
+        (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let mut wall_steps = 0;
+    let mut ball_steps = 0;
+    for _ in 0..200 {
+        sim.step().unwrap();
+        worst_pen = worst_pen.max(sim.max_penetration_m());
+        let k = sim.kinetic_energy_j();
+        worst_rise = worst_rise.max(k - kinetic);
+        kinetic = k;
+        let report = sim.contact_report();
+        min_force = report
+            .iter()
+            .map(|c| c.normal_force_n)
+            .fold(min_force, f64::min);
+        let walls = report.iter().any(|c| {
+            c.normal_force_n != 0.0 && (planes.contains(&c.shape1) || planes.contains(&c.shape2))
+        });
+        let balls = report.iter().any(|c| c.normal_force_n > 0.0);
+        let q = momentum(&sim);
+        if walls {
+            wall_steps += 1;
+        } else {
+            if balls {
+                ball_steps += 1;
+            }
+            worst_dp = worst_dp.max((q - p).norm());
+        }
+        p = q;
+    }
+    println!(
+        "billiard: penetration {worst_pen:e} m, largest kinetic energy rise {worst_rise:e} J, \
+         smallest normal force {min_force:e} N, momentum change without wall contact {worst_dp:e} \
+         ({ball_steps} steps with ball-ball contact only, {wall_steps} with wall contact), final E_k {kinetic} J"
+    );
+    assert!(
+        wall_steps > 0 && ball_steps > 0,
+        "the break reaches the walls"
+    );
+    assert!(worst_pen <= 1e-6);
+    assert!(worst_rise <= 1e-12);
+    assert!(min_force >= 0.0);
+    assert!(worst_dp <= 1e-9);
+}
