@@ -248,3 +248,79 @@ fn billiard_break_keeps_gaps_forces_energy_and_momentum() {
     assert!(min_force >= 0.0);
     assert!(worst_dp <= 1e-9);
 }
+
+/// Acceptance 6 of issue 15, NOT met yet: the chain falls onto the desk and its lower links
+/// come to rest on it, but the joints and the contacts are not yet solved as one nonlinear
+/// problem (the contact rows see the joints only as velocity rows, after the joints' own
+/// solve), so the chain does not settle: steps split, ‖ψ‖ reaches ~2e-6 m and contact
+/// impulses inject energy at times. Run with `--ignored` to see the figures.
+#[test]
+#[ignore = "acceptance 6 of issue 15 is not met yet (see the doc comment)"]
+fn ten_pendula_desk_chain_lies_on_the_desk() {
+    let mut sim = scene("ten_pendula_desk.toml").build().unwrap();
+    let (mut psi, mut pen, mut energy) = (0.0f64, 0.0f64, 0.0f64);
+    for _ in 0..1000 {
+        sim.step().unwrap();
+        let d = sim.diagnostics();
+        psi = psi.max(d.constraint_norm_m);
+        pen = pen.max(sim.max_penetration_m());
+        energy = energy.max(d.energy_error_rel.abs());
+    }
+    println!("ten_pendula_desk: max |psi| {psi:e} m, penetration {pen:e} m, energy error {energy:e}, final E_k {} J", sim.kinetic_energy_j());
+    assert!(psi < 1e-6 && pen <= 1e-6 && energy < 0.01);
+    assert!(sim.kinetic_energy_j() < 1e-6, "the chain comes to rest");
+}
+
+#[test]
+fn contact_runs_are_bit_for_bit_deterministic() {
+    let run = || {
+        let mut sim = scene("billiard.toml").build().unwrap();
+        for _ in 0..100 {
+            sim.step().unwrap();
+        }
+        sim.bodies()
+            .iter()
+            .flat_map(|b| {
+                let p = b.position_in_world;
+                let q = b.world_from_body_rotation;
+                [p.x, p.y, p.z, q.i, q.j, q.k, q.w]
+            })
+            .map(f64::to_bits)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn pair_materials_and_scene_checks() {
+    use ar_multibody::sim::contact::Material;
+    let a = Material {
+        friction: 0.04,
+        restitution: 0.2,
+    };
+    let b = Material {
+        friction: 1.0,
+        restitution: 0.7,
+    };
+    let p = a.pair(&b);
+    assert!((p.friction - 0.2).abs() < 1e-15 && p.restitution == 0.7);
+    let bad = |extra: &str| {
+        let text = format!(
+            "[[plane]]\nname = \"desk\"\nnormal = [0.0, 0.0, 1.0]\npoint_in_world_m = [0.0, 0.0, 0.0]\n{extra}"
+        );
+        Scene::parse(&text, "test.toml")
+            .err()
+            .map(|e| e.to_string())
+    };
+    assert!(bad("").is_none());
+    assert!(bad("restitution = 1.5").unwrap().contains("restitution"));
+    assert!(bad("friction = -1.0").unwrap().contains("friction"));
+    let zero = Scene::parse(
+        "[[plane]]\nname = \"p\"\nnormal = [0.0, 0.0, 0.0]\npoint_in_world_m = [0.0, 0.0, 0.0]\n",
+        "t.toml",
+    );
+    assert!(zero.unwrap_err().to_string().contains("normal"));
+    // No [contact], plane or static: no contact model (the shipped scenes step as before).
+    assert!(scene("ten_pendula.toml").contact.is_none());
+    assert!(scene("corner.toml").contact.is_some());
+}

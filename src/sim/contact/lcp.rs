@@ -142,6 +142,13 @@ pub struct SolveStats {
     pub released: usize,
 }
 
+/// The bodies' velocity change by a solve's impulses (contacts and bilateral rows).
+#[derive(Clone, Debug, Default)]
+pub struct VelocityChange {
+    pub v: Vec<Vector3<f64>>,
+    pub w: Vec<Vector3<f64>>,
+}
+
 /// Which insertions the solve makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Insertion {
@@ -167,10 +174,12 @@ fn initial_friction(c: &ContactRows) -> Friction {
 /// [`Insertion::Right`]) and holds the final one.
 pub fn solve(
     contacts: &[ContactRows],
+    bilateral: &[Row],
     m: &[InverseMass],
     handled: &mut [bool],
     insertion: Insertion,
     out: &mut Vec<ContactImpulse>,
+    delta: &mut VelocityChange,
 ) -> SolveStats {
     let n = contacts.len();
     let mut stats = SolveStats::default();
@@ -187,7 +196,7 @@ pub fn solve(
     }));
     let cap = 8 * n + 20;
     for _ in 0..cap {
-        solve_handled(contacts, m, handled, &friction, out);
+        solve_handled(contacts, bilateral, m, handled, &friction, out, delta);
         stats.solves += 1;
         let mut changed = false;
         for c in 0..n {
@@ -253,49 +262,90 @@ pub fn solve(
     stats
 }
 
-/// One column of the system: rows with coefficients.
-type Column = [(usize, f64); 3];
+/// One unknown impulse: the equation row it closes, its target, and its column (the rows it
+/// acts along, with coefficients).
+struct Unknown {
+    eq: Row,
+    rhs: f64,
+    col: [(Row, f64); 3],
+    /// Contact and row (0 normal, 1–2 tangents), or `None` for a bilateral (joint) row.
+    owner: Option<(usize, usize)>,
+}
 
 fn solve_handled(
     contacts: &[ContactRows],
+    bilateral: &[Row],
     m: &[InverseMass],
     handled: &[bool],
     friction: &[Friction],
     out: &mut [ContactImpulse],
+    delta: &mut VelocityChange,
 ) {
-    // Unknowns: (contact, equation row 0..2, column as row combination).
-    let mut unknowns: Vec<(usize, usize, Column)> = Vec::new();
+    delta.v.clear();
+    delta.v.resize(m.len(), Vector3::zeros());
+    delta.w.clear();
+    delta.w.resize(m.len(), Vector3::zeros());
+    let Some(any_row) = bilateral
+        .first()
+        .or(contacts.first().map(|c| &c.rows[0]))
+        .copied()
+    else {
+        return;
+    };
+    let none = (any_row, 0.0);
+    let mut unknowns: Vec<Unknown> = Vec::new();
     for (c, k) in contacts.iter().enumerate() {
         if !handled[c] {
             continue;
         }
-        match friction[c] {
-            Friction::Slide(d) => {
-                unknowns.push((c, 0, [(0, 1.0), (1, -k.mu * d.x), (2, -k.mu * d.y)]))
-            }
-            _ => unknowns.push((c, 0, [(0, 1.0), (0, 0.0), (0, 0.0)])),
-        }
+        let col = match friction[c] {
+            Friction::Slide(d) => [
+                (k.rows[0], 1.0),
+                (k.rows[1], -k.mu * d.x),
+                (k.rows[2], -k.mu * d.y),
+            ],
+            _ => [(k.rows[0], 1.0), none, none],
+        };
+        unknowns.push(Unknown {
+            eq: k.rows[0],
+            rhs: k.target - k.u0[0],
+            col,
+            owner: Some((c, 0)),
+        });
         if friction[c] == Friction::Stick {
-            unknowns.push((c, 1, [(1, 1.0), (0, 0.0), (0, 0.0)]));
-            unknowns.push((c, 2, [(2, 1.0), (0, 0.0), (0, 0.0)]));
+            for r in 1..3 {
+                unknowns.push(Unknown {
+                    eq: k.rows[r],
+                    rhs: -k.u0[r],
+                    col: [(k.rows[r], 1.0), none, none],
+                    owner: Some((c, r)),
+                });
+            }
+        }
+    }
+    if !unknowns.is_empty() {
+        // The joints keep their row velocities: contact impulses move a chain as a whole.
+        for row in bilateral {
+            unknowns.push(Unknown {
+                eq: *row,
+                rhs: 0.0,
+                col: [(*row, 1.0), none, none],
+                owner: None,
+            });
         }
     }
     let dim = unknowns.len();
-    let entry = |(ci, ri, _): &(usize, usize, Column), (cj, _, col): &(usize, usize, Column)| {
-        let row = &contacts[*ci].rows[*ri];
-        col.iter()
-            .filter(|(_, coef)| *coef != 0.0)
-            .map(|&(r, coef)| coef * row.coupling(&contacts[*cj].rows[r], m))
-            .sum::<f64>()
-    };
     let mut lambda = DVector::zeros(dim);
     if dim > 0 {
-        let a = DMatrix::from_fn(dim, dim, |i, j| entry(&unknowns[i], &unknowns[j]));
-        let rhs = DVector::from_fn(dim, |i, _| {
-            let (c, r, _) = unknowns[i];
-            let target = if r == 0 { contacts[c].target } else { 0.0 };
-            target - contacts[c].u0[r]
+        let a = DMatrix::from_fn(dim, dim, |i, j| {
+            unknowns[j]
+                .col
+                .iter()
+                .filter(|(_, coef)| *coef != 0.0)
+                .map(|(row, coef)| coef * unknowns[i].eq.coupling(row, m))
+                .sum::<f64>()
         });
+        let rhs = DVector::from_fn(dim, |i, _| unknowns[i].rhs);
         let mut reg = a.clone();
         for i in 0..dim {
             reg[(i, i)] += REGULARISATION * a[(i, i)].abs() + 1.0e-300;
@@ -317,30 +367,27 @@ fn solve_handled(
         o.tangent = Vector2::zeros();
         o.u = k.u0;
     }
-    for (j, &(c, r, _)) in unknowns.iter().enumerate() {
-        let l = lambda[j];
-        if r == 0 {
-            out[c].normal = l;
-            if let Friction::Slide(d) = friction[c] {
-                out[c].tangent = -d * (contacts[c].mu * l);
+    let (dv, dw) = (&mut delta.v, &mut delta.w);
+    for (unknown, &l) in unknowns.iter().zip(lambda.iter()) {
+        for (row, coef) in &unknown.col {
+            if *coef != 0.0 {
+                row.apply(coef * l, m, dv, dw);
             }
-        } else {
-            out[c].tangent[r - 1] = l;
+        }
+        match unknown.owner {
+            Some((c, 0)) => {
+                out[c].normal = l;
+                if let Friction::Slide(d) = friction[c] {
+                    out[c].tangent = -d * (contacts[c].mu * l);
+                }
+            }
+            Some((c, r)) => out[c].tangent[r - 1] = l,
+            None => {}
         }
     }
-    for (j, &(cj, _, col)) in unknowns.iter().enumerate() {
-        let l = lambda[j];
-        for (c, o) in out.iter_mut().enumerate() {
-            for r in 0..3 {
-                let row = &contacts[c].rows[r];
-                let mut s = 0.0;
-                for &(q, coef) in &col {
-                    if coef != 0.0 {
-                        s += coef * row.coupling(&contacts[cj].rows[q], m);
-                    }
-                }
-                o.u[r] += s * l;
-            }
+    for (o, k) in out.iter_mut().zip(contacts) {
+        for r in 0..3 {
+            o.u[r] += k.rows[r].velocity(dv, dw);
         }
     }
 }

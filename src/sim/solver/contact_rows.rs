@@ -43,6 +43,8 @@ pub(crate) struct ContactScratch {
     impact: Vec<[f64; 3]>,
     pub(crate) impulses: Vec<ContactImpulse>,
     handled: Vec<bool>,
+    bilateral: Vec<Row>,
+    delta: lcp::VelocityChange,
     /// The handled set kept across steps by Alg. 1 and 2 (sorted keys).
     kept: Vec<(usize, usize, usize)>,
     kept_initialised: bool,
@@ -175,6 +177,72 @@ impl Step<'_> {
             .collect();
         let kinetic_before: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
         let mut any_impact = false;
+        if !self.joints.is_empty() {
+            // With joints, the impact is one simultaneous system of the contact impulses and
+            // the joints' attachment impulses (the virtual-mobile paper's §6, after Moore),
+            // the active set by Alg. 3 as for the contact rows; the joints keep their row
+            // velocities (their last rows: the previous step's midpoint rows).
+            let impacting = |k: usize, p: &ContactPoint| {
+                let u = row_velocities(&rows[k], &v, &w);
+                u[0] < -v_imp && p.gap_m + h * u[0] < 0.0
+            };
+            if c.points.iter().enumerate().any(|(k, p)| impacting(k, p)) {
+                c.rows.clear();
+                for (k, p) in c.points.iter().enumerate() {
+                    let u0 = row_velocities(&rows[k], &v, &w);
+                    let target = if impacting(k, p) {
+                        -p.material.restitution * u0[0]
+                    } else {
+                        -p.gap_m.max(0.0) / h
+                    };
+                    c.rows.push(ContactRows {
+                        rows: rows[k],
+                        u0,
+                        target,
+                        mu: p.material.friction,
+                        slip_start: Vector2::new(u0[1], u0[2]),
+                    });
+                }
+                self.s.contact.bilateral.clear();
+                for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
+                    for row in &blk.rows[..j.rows()] {
+                        self.s.contact.bilateral.push(Row {
+                            body1: j.body1,
+                            body2: j.body2,
+                            dir: -row.lin,
+                            ang1: -row.ang1,
+                            ang2: row.ang2,
+                        });
+                    }
+                }
+                let c = &mut self.s.contact;
+                c.handled.clear();
+                c.handled.resize(n, false);
+                lcp::solve(
+                    &c.rows,
+                    &c.bilateral,
+                    &c.inv_mass,
+                    &mut c.handled,
+                    Insertion::Right,
+                    &mut c.impulses,
+                    &mut c.delta,
+                );
+                for (k, i) in c.impulses.iter().enumerate() {
+                    if i.handled {
+                        c.impact[k] = [i.normal, i.tangent.x, i.tangent.y];
+                    }
+                }
+                for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
+                    if b.is_dynamic() {
+                        b.linear_velocity_in_world += dv;
+                        b.angular_velocity_in_world += dw;
+                    }
+                }
+                let kinetic_after: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
+                self.s.ledger.dissipated_j += kinetic_before - kinetic_after;
+            }
+            return;
+        }
         for _sweep in 0..(50 * n + 10) {
             let mut any = false;
             for (k, p) in c.points.iter().enumerate() {
@@ -270,16 +338,31 @@ impl Step<'_> {
                 Insertion::Fixed
             }
         };
+        // The joints' rows (their last midpoint rows) keep their velocities in the solve.
+        c.bilateral.clear();
+        if n > 0 {
+            for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
+                for row in &blk.rows[..j.rows()] {
+                    c.bilateral.push(Row {
+                        body1: j.body1,
+                        body2: j.body2,
+                        dir: -row.lin,
+                        ang1: -row.ang1,
+                        ang2: row.ang2,
+                    });
+                }
+            }
+        }
         c.stats = lcp::solve(
             &c.rows,
+            &c.bilateral,
             &c.inv_mass,
             &mut c.handled,
             insertion,
             &mut c.impulses,
+            &mut c.delta,
         );
-        // Apply, and book the work Σ λ ū of the impulses.
-        let mut v = v;
-        let mut w = w;
+        // Apply, and book the work Σ λ ū of the contact impulses (the joints' stay closed).
         let mut work = 0.0;
         for (k, imp) in c.impulses.iter().enumerate() {
             if !imp.handled {
@@ -289,15 +372,14 @@ impl Step<'_> {
             let lambda = [imp.normal, imp.tangent.x, imp.tangent.y];
             let us = row_velocities(rows, &self.s.body.v_start, &self.s.body.w_start);
             for r in 0..3 {
-                rows[r].apply(lambda[r], &c.inv_mass, &mut v, &mut w);
                 work += lambda[r] * 0.5 * (us[r] + imp.u[r]);
             }
         }
         self.s.ledger.dissipated_j -= work;
-        for ((b, v), w) in self.bodies.iter_mut().zip(&v).zip(&w) {
+        for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
             if b.is_dynamic() {
-                b.linear_velocity_in_world = *v;
-                b.angular_velocity_in_world = *w;
+                b.linear_velocity_in_world += dv;
+                b.angular_velocity_in_world += dw;
             }
         }
         if method != InequalityMethod::Right {
