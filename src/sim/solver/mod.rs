@@ -83,6 +83,11 @@
 //! 7. **Reactions and diagnostics**: reactions are the accumulated impulses / h (Eq. 24–26)
 //!    on the second body, world frame; energies per [`crate::sim::diagnostics`].
 //!
+//! With contact (a scene with `[contact]`, `[[plane]]` or `[[static]]`) three stages join:
+//! **impacts** before stage 1, the **contact rows** after stage 4 and the **projection and
+//! report** after stage 5 (see `contact_rows` and [`crate::sim::contact`]); without contact
+//! they return at once and the step is exactly the one above.
+//!
 //! Soft elements (springs, stylus) are solved with the joints as soft constraints: elastic
 //! impulse −h k (eₙ + eₙ₊₁)/2 (implicit midpoint: unconditionally stable, no numerical
 //! dissipation), damper impulse −h c ē (the midpoint rate; its work is booked as
