@@ -104,6 +104,9 @@ impl Simulation {
     /// Turns contact on with this geometry (see [`crate::sim::contact`]); bodies joined by a
     /// joint are added to the pairs that never collide.
     pub fn set_contact_model(&mut self, mut contact: ContactModel) -> Result<(), SimError> {
+        contact
+            .colliders
+            .retain(|c| c.name != "stylus_tip" || c.body < self.model.bodies.len());
         for c in &contact.colliders {
             c.material.validate(&c.name)?;
             if c.body >= self.model.bodies.len() {
@@ -121,6 +124,23 @@ impl Simulation {
         }
         contact.excluded_pairs.sort_unstable();
         contact.excluded_pairs.dedup();
+        if let Some(r) = contact.stylus_tip_radius_m {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(SimError::BadContact {
+                    name: "stylus_tip".to_owned(),
+                    reason: format!("radius must be positive, got {r}"),
+                });
+            }
+            let tip = self.model.bodies.len();
+            contact.tip_body = Some(tip);
+            contact.add(
+                "stylus_tip",
+                tip,
+                crate::sim::contact::ColliderShape::Sphere { radius_m: r },
+                nalgebra::Isometry3::identity(),
+                crate::sim::contact::Material::default(),
+            );
+        }
         self.model.contact = Some(contact);
         self.solver.contact = Default::default();
         Ok(())

@@ -149,6 +149,11 @@ pub struct ContactModel {
     pub method: InequalityMethod,
     /// Normal approach speed above which a contact is an impact with restitution (m/s).
     pub impact_speed_m_per_s: f64,
+    /// The stylus tip pushes (a kinematic sphere of this radius at the tip, moving with the
+    /// tip's velocity), if set; [`crate::sim::Simulation::set_contact_model`] adds its collider.
+    pub stylus_tip_radius_m: Option<f64>,
+    /// The pseudo-body index of the stylus tip (the number of bodies), once added.
+    pub tip_body: Option<BodyId>,
 }
 
 impl ContactModel {
@@ -160,12 +165,15 @@ impl ContactModel {
             margin_m,
             method,
             impact_speed_m_per_s: 1.0e-3,
+            stylus_tip_radius_m: None,
+            tip_body: None,
         }
     }
 
     /// Whether the pair of bodies may collide.
     pub fn pair_allowed(&self, a: BodyId, b: BodyId) -> bool {
-        if a == b {
+        let fixed = |x: BodyId| x == crate::sim::body::GROUND || Some(x) == self.tip_body;
+        if a == b || (fixed(a) && fixed(b)) {
             return false;
         }
         let key = (a.min(b), a.max(b));

@@ -4,6 +4,7 @@
 //! [contact]                     # optional; contact is on with it, a plane or a static
 //! margin_m = 0.001              # rows exist this far before touching (default 1e-3)
 //! inequality_method = "right"   # right | platt | tendency (Jonquet et al. Alg. 3, 1, 2)
+//! stylus_tip_radius_m = 0.003   # the stylus tip pushes: a kinematic sphere (default: off)
 //!
 //! [[body]]                      # ... as before, plus (all optional):
 //! friction = 0.5                # Coulomb μ (default 0.5)
@@ -46,6 +47,7 @@ use crate::sim::shape::Shape;
 pub(super) struct ContactDef {
     margin_m: Option<Spanned<f64>>,
     inequality_method: Option<Spanned<String>>,
+    stylus_tip_radius_m: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +121,13 @@ pub(super) fn contact_model(
         }
     }
     let mut model = ContactModel::new(margin, method);
+    if let Some(r) = file
+        .contact
+        .as_ref()
+        .and_then(|c| c.stylus_tip_radius_m.as_ref())
+    {
+        model.stylus_tip_radius_m = Some(ck.positive(r, "contact.stylus_tip_radius_m")?);
+    }
     // The `[[body]]` tables are bodies 1..; mobile parts after them collide with defaults.
     for (i, b) in bodies.iter().enumerate().skip(1) {
         let def = file.bodies.get(i - 1);

@@ -78,6 +78,19 @@ fn rows_of(p: &ContactPoint, poses: &[Pose]) -> [Row; 3] {
     ]
 }
 
+/// The user's work through the pushing tip by impulses (n, t₁, t₂) along `rows`: minus the
+/// impulses times the rows' tip-velocity terms.
+fn tip_work(tip: Option<usize>, v_tip: &Vector3<f64>, rows: &[Row; 3], impulse: [f64; 3]) -> f64 {
+    let sign = match tip {
+        Some(t) if rows[0].body2 == t => 1.0,
+        Some(t) if rows[0].body1 == t => -1.0,
+        _ => return 0.0,
+    };
+    -(0..3)
+        .map(|r| impulse[r] * sign * rows[r].dir.dot(v_tip))
+        .sum::<f64>()
+}
+
 fn row_velocities(rows: &[Row; 3], v: &[Vector3<f64>], w: &[Vector3<f64>]) -> [f64; 3] {
     [
         rows[0].velocity(v, w),
@@ -107,6 +120,48 @@ impl Step<'_> {
                     inv_inertia: *i,
                 }),
         );
+        if self.contact.is_some_and(|m| m.tip_body.is_some()) {
+            // The stylus tip: kinematic (no inverse mass); far away while there is no tip.
+            let x = self
+                .stylus_target
+                .map_or(Vector3::repeat(1.0e9), |t| t.position_in_world.coords);
+            c.poses
+                .push(Pose::new(x, nalgebra::UnitQuaternion::identity()));
+            c.inv_mass.push(InverseMass {
+                inv_mass: 0.0,
+                inv_inertia: nalgebra::Matrix3::zeros(),
+            });
+        }
+    }
+
+    /// The velocities the contact rows read: the bodies' (now, or at the start of the step),
+    /// then the stylus tip's if it pushes.
+    fn contact_velocities(&self, start: bool) -> (Vec<Vector3<f64>>, Vec<Vector3<f64>>) {
+        let (mut v, mut w): (Vec<_>, Vec<_>) = if start {
+            (self.s.body.v_start.clone(), self.s.body.w_start.clone())
+        } else {
+            self.bodies
+                .iter()
+                .map(|b| (b.linear_velocity_in_world, b.angular_velocity_in_world))
+                .unzip()
+        };
+        if self.contact.is_some_and(|m| m.tip_body.is_some()) {
+            v.push(
+                self.stylus_target
+                    .map_or(Vector3::zeros(), |t| t.velocity_in_world),
+            );
+            w.push(Vector3::zeros());
+        }
+        (v, w)
+    }
+
+    /// The stylus tip's pseudo-body and velocity, if it pushes.
+    fn tip_motion(&self) -> (Option<usize>, Vector3<f64>) {
+        (
+            self.contact.and_then(|m| m.tip_body),
+            self.stylus_target
+                .map_or(Vector3::zeros(), |t| t.velocity_in_world),
+        )
     }
 
     fn detect_contacts(&mut self, end: bool) {
@@ -130,6 +185,12 @@ impl Step<'_> {
                 0.0
             };
             c.speed_bound.push(bound);
+        }
+        if model.tip_body.is_some() {
+            let v_tip = self
+                .stylus_target
+                .map_or(0.0, |t| t.velocity_in_world.norm());
+            c.speed_bound.push(v_tip);
         }
         let margin = model.margin_m;
         let speed = &c.speed_bound;
@@ -157,6 +218,8 @@ impl Step<'_> {
         let h = self.ctx.h;
         self.contact_masses();
         self.detect_contacts(false);
+        let (mut v, mut w) = self.contact_velocities(false);
+        let (tip, v_tip) = self.tip_motion();
         let c = &mut self.s.contact;
         let n = c.points.len();
         c.impact.clear();
@@ -165,16 +228,7 @@ impl Step<'_> {
             return;
         }
         let rows: Vec<[Row; 3]> = c.points.iter().map(|p| rows_of(p, &c.poses)).collect();
-        let mut v: Vec<Vector3<f64>> = self
-            .bodies
-            .iter()
-            .map(|b| b.linear_velocity_in_world)
-            .collect();
-        let mut w: Vec<Vector3<f64>> = self
-            .bodies
-            .iter()
-            .map(|b| b.angular_velocity_in_world)
-            .collect();
+
         let kinetic_before: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
         let mut any_impact = false;
         if !self.joints.is_empty() {
@@ -239,7 +293,13 @@ impl Step<'_> {
                     }
                 }
                 let kinetic_after: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
-                self.s.ledger.dissipated_j += kinetic_before - kinetic_after;
+                let user: f64 = rows
+                    .iter()
+                    .zip(&self.s.contact.impact)
+                    .map(|(r, i)| tip_work(tip, &v_tip, r, *i))
+                    .sum();
+                self.s.ledger.dissipated_j += kinetic_before - kinetic_after + user;
+                self.s.ledger.user_work_j += user;
             }
             return;
         }
@@ -277,7 +337,13 @@ impl Step<'_> {
                 }
             }
             let kinetic_after: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
-            self.s.ledger.dissipated_j += kinetic_before - kinetic_after;
+            let user: f64 = rows
+                .iter()
+                .zip(&self.s.contact.impact)
+                .map(|(r, i)| tip_work(tip, &v_tip, r, *i))
+                .sum();
+            self.s.ledger.dissipated_j += kinetic_before - kinetic_after + user;
+            self.s.ledger.user_work_j += user;
         }
     }
 
@@ -289,23 +355,17 @@ impl Step<'_> {
         };
         let method = model.method;
         let h = self.ctx.h;
+        let (v, w) = self.contact_velocities(false);
+        let (v_start, w_start) = self.contact_velocities(true);
+        let (tip, v_tip) = self.tip_motion();
         let c = &mut self.s.contact;
         let n = c.points.len();
-        let v: Vec<Vector3<f64>> = self
-            .bodies
-            .iter()
-            .map(|b| b.linear_velocity_in_world)
-            .collect();
-        let w: Vec<Vector3<f64>> = self
-            .bodies
-            .iter()
-            .map(|b| b.angular_velocity_in_world)
-            .collect();
+
         c.rows.clear();
         for p in &c.points {
             let rows = rows_of(p, &c.poses);
             let u0 = row_velocities(&rows, &v, &w);
-            let us = row_velocities(&rows, &self.s.body.v_start, &self.s.body.w_start);
+            let us = row_velocities(&rows, &v_start, &w_start);
             c.rows.push(ContactRows {
                 rows,
                 u0,
@@ -362,20 +422,24 @@ impl Step<'_> {
             &mut c.impulses,
             &mut c.delta,
         );
-        // Apply, and book the work Σ λ ū of the contact impulses (the joints' stay closed).
+        // Apply, and book the work Σ λ ū of the contact impulses (the joints' stay closed); the
+        // part the moving tip does is the user's.
         let mut work = 0.0;
+        let mut user = 0.0;
         for (k, imp) in c.impulses.iter().enumerate() {
             if !imp.handled {
                 continue;
             }
             let rows = &c.rows[k].rows;
             let lambda = [imp.normal, imp.tangent.x, imp.tangent.y];
-            let us = row_velocities(rows, &self.s.body.v_start, &self.s.body.w_start);
+            let us = row_velocities(rows, &v_start, &w_start);
             for r in 0..3 {
                 work += lambda[r] * 0.5 * (us[r] + imp.u[r]);
             }
+            user += tip_work(tip, &v_tip, rows, lambda);
         }
         self.s.ledger.dissipated_j -= work;
+        self.s.ledger.user_work_j += user;
         for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
             if b.is_dynamic() {
                 b.linear_velocity_in_world += dv;
@@ -424,6 +488,9 @@ impl Step<'_> {
                     let delta = -p.gap_m / k;
                     let r = &rows[0];
                     for (body, sign, ang) in [(r.body2, 1.0, r.ang2), (r.body1, -1.0, r.ang1)] {
+                        if body >= self.bodies.len() {
+                            continue; // the stylus tip
+                        }
                         let b = &mut self.bodies[body];
                         if !b.is_dynamic() {
                             continue;
