@@ -12,6 +12,7 @@ pub mod run;
 pub mod scene;
 pub mod simulate;
 pub mod simulate_articulated;
+pub mod simulate_contacts;
 pub mod simulate_output;
 pub mod simulate_plot;
 pub mod track;

@@ -11,8 +11,10 @@ use clap::Args;
 
 use super::numeric_arg;
 use super::simulate_articulated::{IntegratorArg, Method};
+use super::simulate_contacts::{contact_rows, ContactSummary, CONTACTS_HEADER};
 use super::simulate_output::{CsvStream, COLUMNS_HELP};
 use super::simulate_plot::{plot, Series};
+use ar_multibody::sim::contact::InequalityMethod;
 use ar_multibody::sim::wind::{LevelSchedule, WindElement};
 use ar_multibody::sim::{
     run_scripted_with, scripted, stylus, Scene, SimError, Simulation, SolverMethod, SolverParams,
@@ -97,6 +99,18 @@ pub struct SimulateArgs {
     /// file; the wind comes from the scene's `[wind]` table (or its defaults).
     #[arg(long, value_name = "LEVEL|FILE.csv")]
     pub wind: Option<String>,
+    /// Write every contact point of every step here (scenes with contact), header
+    /// `t_s,shape1,shape2,px_m,py_m,pz_m,nx,ny,nz,gap_m,normal_force_n,friction_force_n`:
+    /// the two colliders' names (bodies, `[[static]]`, `[[plane]]`), the point (midway between
+    /// the surfaces at the start of the step, m), the unit normal from shape1 to shape2, the gap
+    /// at the end of the step (m, negative when penetrating), the normal force and the magnitude
+    /// of the friction force (impulse / h, N; impacts included).
+    #[arg(long, value_name = "OUT.csv")]
+    pub contacts: Option<PathBuf>,
+    /// How the active set of contact rows is found: `right` (Jonquet et al.'s Alg. 3, the
+    /// default), or the paper's failing `platt` (Alg. 1) and `tendency` (Alg. 2), for teaching.
+    #[arg(long, value_name = "right|platt|tendency", value_parser = ["right", "platt", "tendency"])]
+    pub inequality_method: Option<String>,
 }
 
 /// `--wind LEVEL` or `--wind FILE.csv`.
@@ -133,7 +147,13 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     if args.method == Method::Articulated {
         return super::simulate_articulated::run(&args);
     }
-    let scene = Scene::load(ar_multibody::rig::scene_sim::resolve_scene(&args.scene))?;
+    let mut scene = Scene::load(ar_multibody::rig::scene_sim::resolve_scene(&args.scene))?;
+    if let Some(m) = &args.inequality_method {
+        let Some(contact) = scene.contact.as_mut() else {
+            anyhow::bail!("--inequality-method: scene {} has no contact", args.scene);
+        };
+        contact.method = InequalityMethod::parse(m).context("--inequality-method")?;
+    }
     let mut params = scene.params;
     if let Some(dt) = args.dt {
         params.dt_secs = dt;
@@ -188,6 +208,11 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         Some(path) => Some(CsvStream::create(path, scripted::POSES_CSV_HEADER)?),
         None => None,
     };
+    let mut contacts = match &args.contacts {
+        Some(path) => Some(CsvStream::create(path, CONTACTS_HEADER)?),
+        None => None,
+    };
+    let mut contact_summary = ContactSummary::default();
     let mut series = args.plot.as_ref().map(|_| Series::default());
     let mut steps_done = 0usize;
     let before_step = |sim: &mut Simulation| {
@@ -220,11 +245,16 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             if let Some(series) = series.as_mut() {
                 series.push(sim.diagnostics());
             }
+            contact_summary.update(sim);
+            if let Some(out) = contacts.as_mut() {
+                out.write_rows(|rows| contact_rows(sim, rows));
+            }
         },
     )?;
     let wall = started.elapsed().as_secs_f64();
     csv.map(CsvStream::finish).transpose()?;
     poses.map(CsvStream::finish).transpose()?;
+    contacts.map(CsvStream::finish).transpose()?;
     if let (Some(path), Some(series)) = (&args.plot, &series) {
         plot(path, series).with_context(|| format!("cannot draw plot {}", path.display()))?;
     }
@@ -297,6 +327,16 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         "factorisations     {:.2} per step (coupled matrix)",
         summary.total_factorisations as f64 / summary.steps.max(1) as f64
     )?;
+    if let Some(contact) = sim.model().contact.as_ref() {
+        writeln!(
+            out,
+            "contacts           {} method; max penetration {:.3e} m; most loaded points in a step {}, {:.2} per step",
+            contact.method.name(),
+            contact_summary.max_penetration_m,
+            contact_summary.max_points,
+            contact_summary.point_steps as f64 / summary.steps.max(1) as f64
+        )?;
+    }
     if let Some((_, settings, _, max_force)) = &wind {
         let [x, y, z] = settings.source_in_world_m;
         let [dx, dy, dz] = settings.direction_in_world;

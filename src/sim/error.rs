@@ -51,6 +51,14 @@ pub enum SimError {
     /// A step could not be taken (the simulation keeps the state before it).
     #[error("{0}")]
     StepFailed(Box<super::solver::StepFailure>),
+    /// A contact material, plane or static shape is unusable.
+    #[error("contact `{name}`: {reason}")]
+    BadContact {
+        /// The body, plane or static shape.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A force element acts on a fixed body or has a bad number.
     #[error("force element `{name}`: {reason}")]
     BadForceElement {

@@ -52,6 +52,7 @@
 pub mod block;
 pub mod block_cholesky;
 pub mod body;
+pub mod contact;
 mod coupled;
 pub mod diagnostics;
 pub mod error;

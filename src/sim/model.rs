@@ -4,6 +4,7 @@
 use nalgebra::Vector3;
 
 use super::body::{Body, BodyId};
+use super::contact::ContactModel;
 use super::error::SimError;
 use super::force::ForceElement;
 use super::grab::GrabPoint;
@@ -25,6 +26,8 @@ pub struct Model {
     pub gravity_in_world: Vector3<f64>,
     /// Forces and torques that act in every step (a scene's `[[force]]` tables).
     pub force_elements: Vec<ForceElement>,
+    /// Contact geometry and settings (none: nothing collides).
+    pub contact: Option<ContactModel>,
 }
 
 impl Model {
@@ -69,6 +72,7 @@ impl Model {
             grab_points,
             gravity_in_world,
             force_elements: Vec::new(),
+            contact: None,
         })
     }
 

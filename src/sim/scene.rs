@@ -16,6 +16,7 @@
 
 mod bodies;
 mod checker;
+mod contact;
 mod elements;
 mod file;
 mod forces;
@@ -62,6 +63,9 @@ pub struct Scene {
     pub wind: Option<super::wind::WindSettings>,
     /// Force elements (`[[force]]` tables) in file order.
     pub forces: Vec<ForceElement>,
+    /// Contact geometry and settings, when the scene has a `[contact]` table, a `[[plane]]`
+    /// or a `[[static]]` (see [`super::contact`]).
+    pub contact: Option<super::contact::ContactModel>,
 }
 
 impl Scene {
@@ -98,6 +102,7 @@ impl Scene {
         let springs = elements::springs(&ck, &file.springs, &bodies)?;
         let grab_points = elements::grab_points(&ck, &file.grabs, &bodies)?;
         let forces = forces::force_elements(&ck, &file.forces, &bodies)?;
+        let contact = contact::contact_model(&ck, &file, &bodies)?;
 
         Ok(Scene {
             path: path.to_owned(),
@@ -109,6 +114,7 @@ impl Scene {
             params,
             wind: file.wind.map(Spanned::into_inner),
             forces,
+            contact,
         })
     }
 
@@ -135,6 +141,9 @@ impl Scene {
         .map_err(build_error)?;
         for f in &self.forces {
             sim.add_force_element(f.clone()).map_err(build_error)?;
+        }
+        if let Some(c) = &self.contact {
+            sim.set_contact_model(c.clone()).map_err(build_error)?;
         }
         Ok(sim)
     }

@@ -31,6 +31,14 @@ pub(super) struct SceneFile {
     pub(super) grabs: Vec<GrabDef>,
     #[serde(rename = "force", default)]
     pub(super) forces: Vec<ForceDef>,
+    /// Contact settings (see `super::contact`); contact is on when this, a plane or a static
+    /// shape is present.
+    #[serde(default)]
+    pub(super) contact: Option<super::contact::ContactDef>,
+    #[serde(rename = "plane", default)]
+    pub(super) planes: Vec<super::contact::PlaneDef>,
+    #[serde(rename = "static", default)]
+    pub(super) statics: Vec<super::contact::StaticDef>,
 }
 
 fn default_gravity() -> Spanned<[f64; 3]> {
@@ -63,6 +71,13 @@ pub(super) struct BodyDef {
     /// Initial angular velocity (world axes, rad/s); default zero.
     #[serde(default)]
     pub(super) angular_velocity_rad_per_s: Option<Spanned<[f64; 3]>>,
+    /// Contact material and switch (see `super::contact`).
+    #[serde(default)]
+    pub(super) friction: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub(super) restitution: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub(super) collide: Option<bool>,
 }
 
 #[derive(Deserialize, Clone, Copy)]

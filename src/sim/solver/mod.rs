@@ -83,6 +83,11 @@
 //! 7. **Reactions and diagnostics**: reactions are the accumulated impulses / h (Eq. 24–26)
 //!    on the second body, world frame; energies per [`crate::sim::diagnostics`].
 //!
+//! With contact (a scene with `[contact]`, `[[plane]]` or `[[static]]`) three stages join:
+//! **impacts** before stage 1, the **contact rows** after stage 4 and the **projection and
+//! report** after stage 5 (see `contact_rows` and [`crate::sim::contact`]); without contact
+//! they return at once and the step is exactly the one above.
+//!
 //! Soft elements (springs, stylus) are solved with the joints as soft constraints: elastic
 //! impulse −h k (eₙ + eₙ₊₁)/2 (implicit midpoint: unconditionally stable, no numerical
 //! dissipation), damper impulse −h c ē (the midpoint rate; its work is booked as
@@ -91,6 +96,7 @@
 //! Determinism: one thread, fixed iteration order (scene order), no time-dependent decisions;
 //! the same scene and inputs give bit-identical results.
 
+mod contact_rows;
 mod context;
 mod direct;
 mod energy;
@@ -113,6 +119,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use crate::sim::block::BlockVector;
 use crate::sim::body::{Body, Pose};
+use crate::sim::contact::ContactModel;
 use crate::sim::diagnostics::{EnergyLedger, StepDiagnostics};
 use crate::sim::force::ForceElement;
 use crate::sim::joint::Joint;
@@ -215,6 +222,8 @@ pub(crate) struct Solver {
     pub(crate) diagnostics: StepDiagnostics,
     /// Simulated time (s).
     pub(crate) time_secs: f64,
+    /// The contact stages' scratch and last results (empty without contact).
+    pub(crate) contact: contact_rows::ContactScratch,
 }
 
 impl Solver {
@@ -242,6 +251,7 @@ impl Solver {
             ledger: EnergyLedger::default(),
             diagnostics: StepDiagnostics::default(),
             time_secs: 0.0,
+            contact: contact_rows::ContactScratch::default(),
         }
     }
 }
@@ -258,6 +268,8 @@ pub(crate) struct Step<'a> {
     pub(crate) stylus: Option<StylusAttachment>,
     /// The tip; the step advances it by h · its velocity.
     pub(crate) stylus_target: Option<StylusTarget>,
+    /// Contact geometry and settings, if the scene has contact.
+    pub(crate) contact: Option<&'a ContactModel>,
     pub(crate) s: &'a mut Solver,
 }
 

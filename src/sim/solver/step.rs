@@ -36,13 +36,18 @@ impl Step<'_> {
         self.s.direct.factorisations = 0;
         // The last step's final prediction is where the bodies are (see `end_geometry_valid`).
         let reuse_end = std::mem::take(&mut self.s.joint.end_geometry_valid)
-            && self.ctx.method == SolverMethod::Direct;
+            && self.ctx.method == SolverMethod::Direct
+            && self.contact.is_none();
+        // (Each contact stage returns at once without contact: see `contact_rows`.)
+        self.contact_impacts();
         self.free_motion(reuse_end);
         self.prepare(reuse_end);
         self.update_newton_inertia();
         self.warm_start();
         let velocity = self.velocity_stage();
+        self.contact_solve();
         self.integrate_positions();
+        self.contact_project_and_report();
         let (norm, position_iterations) = self.position_correction();
         self.compute_reactions();
         self.finish(norm, position_iterations, velocity);

@@ -1,0 +1,63 @@
+//! `simulate --contacts OUT.csv` and `--inequality-method`: the contact points of every step,
+//! long format, and the contact lines of the summary.
+
+use std::fmt::Write as _;
+
+use ar_multibody::sim::{scripted, Simulation};
+
+/// Header of the contacts CSV (issue 15).
+pub const CONTACTS_HEADER: &str =
+    "t_s,shape1,shape2,px_m,py_m,pz_m,nx,ny,nz,gap_m,normal_force_n,friction_force_n";
+
+/// Appends one line per contact point of the last step (each ending in a newline).
+pub fn contact_rows(sim: &Simulation, out: &mut String) {
+    let Some(model) = sim.model().contact.as_ref() else {
+        return;
+    };
+    let t = sim.time_secs();
+    for c in sim.contact_report() {
+        let p = &c.point_in_world;
+        let n = &c.normal;
+        let _ = writeln!(
+            out,
+            "{t:.*},{},{},{},{},{},{},{},{},{},{},{}",
+            scripted::TIME_DECIMALS,
+            model.colliders[c.shape1].name,
+            model.colliders[c.shape2].name,
+            p.x,
+            p.y,
+            p.z,
+            n.x,
+            n.y,
+            n.z,
+            c.gap_m,
+            c.normal_force_n,
+            c.friction_force_n
+        );
+    }
+}
+
+/// Running figures of the contacts for the summary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ContactSummary {
+    /// Largest penetration at the end of any step (m).
+    pub max_penetration_m: f64,
+    /// Most contact points carrying force in one step.
+    pub max_points: usize,
+    /// Contact points carrying force, summed over the steps.
+    pub point_steps: usize,
+}
+
+impl ContactSummary {
+    /// Takes in the last step.
+    pub fn update(&mut self, sim: &Simulation) {
+        self.max_penetration_m = self.max_penetration_m.max(sim.max_penetration_m());
+        let loaded = sim
+            .contact_report()
+            .iter()
+            .filter(|c| c.normal_force_n > 0.0)
+            .count();
+        self.max_points = self.max_points.max(loaded);
+        self.point_steps += loaded;
+    }
+}

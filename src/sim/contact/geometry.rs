@@ -1,0 +1,199 @@
+//! The bridge to parry: colliders as parry shapes, poses converted at the boundary (parry
+//! speaks glam; the solver nalgebra), candidate pairs and their contact manifolds.
+
+use nalgebra::{Isometry3, UnitQuaternion, Vector3};
+use parry3d_f64::math::{Pose, Rot3, Vector};
+use parry3d_f64::query::{
+    ContactManifold, ContactManifoldsWorkspace, DefaultQueryDispatcher, PersistentQueryDispatcher,
+};
+use parry3d_f64::shape::{Ball, Capsule, Cuboid, Cylinder, HalfSpace, Shape as ParryShape};
+
+use super::{ContactModel, ContactPoint, Material};
+use crate::sim::body::{BodyId, Pose as BodyPose};
+use crate::sim::shape::Shape;
+
+/// A collider's geometry (in its own frame).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ColliderShape {
+    /// A sphere.
+    Sphere { radius_m: f64 },
+    /// A box with these half extents (m).
+    Box { half_extents_m: Vector3<f64> },
+    /// A capsule along z: half length of the segment, radius.
+    Capsule { half_length_m: f64, radius_m: f64 },
+    /// A cylinder along z.
+    Cylinder { half_length_m: f64, radius_m: f64 },
+    /// The half-space n·(x − p) ≤ 0 is solid (unit n, p the collider's origin).
+    Plane { normal: Vector3<f64> },
+}
+
+impl ColliderShape {
+    /// The collider of a body shape.
+    pub fn of(shape: &Shape) -> Self {
+        match *shape {
+            Shape::Sphere { radius_m } => Self::Sphere { radius_m },
+            Shape::Box { size_m } => Self::Box {
+                half_extents_m: Vector3::from(size_m) * 0.5,
+            },
+            Shape::Capsule { radius_m, length_m } => Self::Capsule {
+                half_length_m: 0.5 * length_m,
+                radius_m,
+            },
+            Shape::Cylinder { radius_m, length_m } => Self::Cylinder {
+                half_length_m: 0.5 * length_m,
+                radius_m,
+            },
+        }
+    }
+
+    /// Radius of a sphere about the collider's origin that holds it (infinite for a plane).
+    pub fn bounding_radius_m(&self) -> f64 {
+        match *self {
+            Self::Sphere { radius_m } => radius_m,
+            Self::Box { half_extents_m } => half_extents_m.norm(),
+            Self::Capsule {
+                half_length_m,
+                radius_m,
+            } => half_length_m + radius_m,
+            Self::Cylinder {
+                half_length_m,
+                radius_m,
+            } => half_length_m.hypot(radius_m),
+            Self::Plane { .. } => f64::INFINITY,
+        }
+    }
+
+    /// Calls `f` with the parry shape and the rotation from parry's shape frame to this
+    /// collider's frame (parry's cylinder lies along y, ours along z).
+    fn with_parry<R>(&self, f: impl FnOnce(&dyn ParryShape, Option<Rot3>) -> R) -> R {
+        match *self {
+            Self::Sphere { radius_m } => f(&Ball::new(radius_m), None),
+            Self::Box { half_extents_m } => f(&Cuboid::new(glam(&half_extents_m)), None),
+            Self::Capsule {
+                half_length_m,
+                radius_m,
+            } => f(&Capsule::new_z(half_length_m, radius_m), None),
+            Self::Cylinder {
+                half_length_m,
+                radius_m,
+            } => f(
+                &Cylinder::new(half_length_m, radius_m),
+                // y (parry's axis) to z: a quarter turn about x.
+                Some(Rot3::from_rotation_x(std::f64::consts::FRAC_PI_2)),
+            ),
+            Self::Plane { normal } => f(&HalfSpace::new(glam(&normal)), None),
+        }
+    }
+}
+
+/// A shape attached to a body (body 0: static geometry).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Collider {
+    /// Name (the body's, the static shape's or the plane's).
+    pub name: String,
+    /// The body it moves with.
+    pub body: BodyId,
+    /// Its geometry.
+    pub shape: ColliderShape,
+    /// Its pose in the body frame (the world pose for static geometry).
+    pub body_from_shape: Isometry3<f64>,
+    /// Its surface.
+    pub material: Material,
+}
+
+fn glam(v: &Vector3<f64>) -> Vector {
+    Vector::new(v.x, v.y, v.z)
+}
+
+fn nalg(v: &Vector) -> Vector3<f64> {
+    Vector3::new(v.x, v.y, v.z)
+}
+
+fn glam_rot(q: &UnitQuaternion<f64>) -> Rot3 {
+    Rot3::from_xyzw(q.i, q.j, q.k, q.w)
+}
+
+/// The world pose of a collider on a body with pose `body`.
+fn world_pose(c: &Collider, body: &BodyPose) -> Isometry3<f64> {
+    let world_from_body = Isometry3::from_parts(body.x.into(), body.q);
+    world_from_body * c.body_from_shape
+}
+
+/// Detects the contact points of all allowed pairs at the poses `poses` (indexed by body),
+/// within `prediction_m(pair)` beyond touching. Points are appended to `out` in collider
+/// order (deterministic).
+pub(crate) fn detect(
+    model: &ContactModel,
+    poses: &[BodyPose],
+    prediction_m: impl Fn(BodyId, BodyId) -> f64,
+    out: &mut Vec<ContactPoint>,
+) {
+    out.clear();
+    let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
+    let mut workspace: Option<ContactManifoldsWorkspace> = None;
+    let n = model.colliders.len();
+    for i in 0..n {
+        for j in (i + 1)..n {
+            let (c1, c2) = (&model.colliders[i], &model.colliders[j]);
+            if !model.pair_allowed(c1.body, c2.body) {
+                continue;
+            }
+            let prediction = prediction_m(c1.body, c2.body);
+            let (w1, w2) = (
+                world_pose(c1, &poses[c1.body]),
+                world_pose(c2, &poses[c2.body]),
+            );
+            let reach = c1.shape.bounding_radius_m() + c2.shape.bounding_radius_m() + prediction;
+            if reach.is_finite() && (w1.translation.vector - w2.translation.vector).norm() > reach {
+                continue;
+            }
+            manifolds.clear();
+            c1.shape.with_parry(|g1, r1| {
+                c2.shape.with_parry(|g2, r2| {
+                    let p1 = parry_pose(&w1, r1);
+                    let p2 = parry_pose(&w2, r2);
+                    let pos12 = p1.inv_mul(&p2);
+                    let found = DefaultQueryDispatcher.contact_manifolds(
+                        &pos12,
+                        g1,
+                        g2,
+                        prediction,
+                        &mut manifolds,
+                        &mut workspace,
+                    );
+                    if found.is_err() {
+                        return;
+                    }
+                    let material = c1.material.pair(&c2.material);
+                    let mut index = 0;
+                    for m in &manifolds {
+                        let normal = nalg(&p1.rotation.mul_vec3(m.local_n1));
+                        for pt in &m.points {
+                            out.push(ContactPoint {
+                                collider1: i,
+                                collider2: j,
+                                index,
+                                body1: c1.body,
+                                body2: c2.body,
+                                point1: nalg(&p1.transform_point(pt.local_p1)),
+                                point2: nalg(&p2.transform_point(pt.local_p2)),
+                                normal,
+                                gap_m: pt.dist,
+                                material,
+                            });
+                            index += 1;
+                        }
+                    }
+                })
+            });
+        }
+    }
+}
+
+fn parry_pose(w: &Isometry3<f64>, shape_rotation: Option<Rot3>) -> Pose {
+    let pose = Pose::from_parts(glam(&w.translation.vector), glam_rot(&w.rotation));
+    match shape_rotation {
+        Some(r) => pose * Pose::from_rotation(r),
+        None => pose,
+    }
+}

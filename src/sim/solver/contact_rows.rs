@@ -1,0 +1,569 @@
+//! The contact stages of a step (see [`crate::sim::contact`] for the model and the solve):
+//!
+//! - **Impacts** (before free motion): at the start poses, every contact that approaches
+//!   faster than `impact_speed_m_per_s` and would close within the step gets Newton's
+//!   restitution impulse with Mirtich's friction prediction, one contact at a time, in sweeps
+//!   until no such contact is left: impulses propagate through simultaneous contacts (a
+//!   Newton's cradle passes the whole velocity on). The kinetic energy this removes is booked
+//!   as dissipated.
+//! - **Contact rows** (after the joints' velocity stage): the start-pose contact rows, each
+//!   handled normal row closing its gap at the end of the step (target velocity
+//!   −2 gap / h − u_start for the midpoint integrator: a resting contact does no work), with
+//!   Coulomb friction, the active set by [`InequalityMethod`]. The impulses' work Σ λ ū is
+//!   booked as dissipated.
+//! - **Projection** (after integration, `right` only): penetration left by an impact is
+//!   removed by moving the poses along M⁻¹Jᵀ (nonlinear Gauss–Seidel on re-detected
+//!   contacts) until it is under 1e-10 m; velocities are not changed.
+//! - **Report**: the contacts at the end pose give the gaps and the largest penetration.
+//!
+//! Contact impulses are not coupled with the joints yet: a contact on a jointed body moves it
+//! against its joints at the velocity level, and only the position pass restores ψ.
+
+use nalgebra::{Vector2, Vector3};
+
+use super::Step;
+use crate::sim::body::{advance_rotation, Pose};
+use crate::sim::contact::lcp::{self, ContactImpulse, ContactRows, Insertion, InverseMass, Row};
+use crate::sim::contact::{geometry, ContactModel, ContactPoint, ContactReport, InequalityMethod};
+
+/// Penetration the projection leaves at most (m).
+const PROJECTION_TOLERANCE_M: f64 = 1.0e-10;
+/// Projection sweeps at most.
+const MAX_PROJECTION_SWEEPS: usize = 30;
+
+/// The contact stages' scratch and their results of the last step.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ContactScratch {
+    poses: Vec<Pose>,
+    inv_mass: Vec<InverseMass>,
+    speed_bound: Vec<f64>,
+    /// Contacts at the start poses, their rows and impact impulses (n, t₁, t₂).
+    pub(crate) points: Vec<ContactPoint>,
+    rows: Vec<ContactRows>,
+    impact: Vec<[f64; 3]>,
+    pub(crate) impulses: Vec<ContactImpulse>,
+    handled: Vec<bool>,
+    bilateral: Vec<Row>,
+    delta: lcp::VelocityChange,
+    /// The handled set kept across steps by Alg. 1 and 2 (sorted keys).
+    kept: Vec<(usize, usize, usize)>,
+    kept_initialised: bool,
+    end_points: Vec<ContactPoint>,
+    /// One row per contact point of the last step.
+    pub(crate) report: Vec<ContactReport>,
+    /// Largest penetration at the end of the last step (m, ≥ 0).
+    pub(crate) max_penetration_m: f64,
+    /// Linear solves and released rows of the last step.
+    pub(crate) stats: lcp::SolveStats,
+}
+
+fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
+    let a = if n.x.abs() < 0.6 {
+        Vector3::x()
+    } else {
+        Vector3::y()
+    };
+    let t1 = n.cross(&a).normalize();
+    (t1, n.cross(&t1))
+}
+
+fn rows_of(p: &ContactPoint, poses: &[Pose]) -> [Row; 3] {
+    let r1 = p.point1 - poses[p.body1].x;
+    let r2 = p.point2 - poses[p.body2].x;
+    let (t1, t2) = tangents(&p.normal);
+    [
+        Row::new(p.body1, p.body2, &r1, &r2, p.normal),
+        Row::new(p.body1, p.body2, &r1, &r2, t1),
+        Row::new(p.body1, p.body2, &r1, &r2, t2),
+    ]
+}
+
+/// The user's work through the pushing tip by impulses (n, t₁, t₂) along `rows`: minus the
+/// impulses times the rows' tip-velocity terms.
+fn tip_work(tip: Option<usize>, v_tip: &Vector3<f64>, rows: &[Row; 3], impulse: [f64; 3]) -> f64 {
+    let sign = match tip {
+        Some(t) if rows[0].body2 == t => 1.0,
+        Some(t) if rows[0].body1 == t => -1.0,
+        _ => return 0.0,
+    };
+    -(0..3)
+        .map(|r| impulse[r] * sign * rows[r].dir.dot(v_tip))
+        .sum::<f64>()
+}
+
+fn row_velocities(rows: &[Row; 3], v: &[Vector3<f64>], w: &[Vector3<f64>]) -> [f64; 3] {
+    [
+        rows[0].velocity(v, w),
+        rows[1].velocity(v, w),
+        rows[2].velocity(v, w),
+    ]
+}
+
+impl Step<'_> {
+    fn contact_model(&self) -> Option<&ContactModel> {
+        self.contact
+    }
+
+    /// Inverse masses at the current orientations, and the poses.
+    fn contact_masses(&mut self) {
+        self.update_inertia();
+        let c = &mut self.s.contact;
+        c.poses.clear();
+        c.poses.extend(self.bodies.iter().map(Pose::of));
+        c.inv_mass.clear();
+        c.inv_mass.extend(
+            self.bodies
+                .iter()
+                .zip(&self.s.body.inv_inertia)
+                .map(|(b, i)| InverseMass {
+                    inv_mass: b.inv_mass,
+                    inv_inertia: *i,
+                }),
+        );
+        if self.contact.is_some_and(|m| m.tip_body.is_some()) {
+            // The stylus tip: kinematic (no inverse mass); far away while there is no tip.
+            let x = self
+                .stylus_target
+                .map_or(Vector3::repeat(1.0e9), |t| t.position_in_world.coords);
+            c.poses
+                .push(Pose::new(x, nalgebra::UnitQuaternion::identity()));
+            c.inv_mass.push(InverseMass {
+                inv_mass: 0.0,
+                inv_inertia: nalgebra::Matrix3::zeros(),
+            });
+        }
+    }
+
+    /// The velocities the contact rows read: the bodies' (now, or at the start of the step),
+    /// then the stylus tip's if it pushes.
+    fn contact_velocities(&self, start: bool) -> (Vec<Vector3<f64>>, Vec<Vector3<f64>>) {
+        let (mut v, mut w): (Vec<_>, Vec<_>) = if start {
+            (self.s.body.v_start.clone(), self.s.body.w_start.clone())
+        } else {
+            self.bodies
+                .iter()
+                .map(|b| (b.linear_velocity_in_world, b.angular_velocity_in_world))
+                .unzip()
+        };
+        if self.contact.is_some_and(|m| m.tip_body.is_some()) {
+            v.push(
+                self.stylus_target
+                    .map_or(Vector3::zeros(), |t| t.velocity_in_world),
+            );
+            w.push(Vector3::zeros());
+        }
+        (v, w)
+    }
+
+    /// The stylus tip's pseudo-body and velocity, if it pushes.
+    fn tip_motion(&self) -> (Option<usize>, Vector3<f64>) {
+        (
+            self.contact.and_then(|m| m.tip_body),
+            self.stylus_target
+                .map_or(Vector3::zeros(), |t| t.velocity_in_world),
+        )
+    }
+
+    fn detect_contacts(&mut self, end: bool) {
+        let Some(model) = self.contact else { return };
+        let h = self.ctx.h;
+        let g = self.gravity_in_world.norm();
+        let c = &mut self.s.contact;
+        c.speed_bound.clear();
+        for (i, b) in self.bodies.iter().enumerate() {
+            let radius = model
+                .colliders
+                .iter()
+                .filter(|k| k.body == i)
+                .map(|k| k.shape.bounding_radius_m() + k.body_from_shape.translation.vector.norm())
+                .fold(0.0, f64::max);
+            let bound = if b.is_dynamic() {
+                b.linear_velocity_in_world.norm()
+                    + b.angular_velocity_in_world.norm() * radius
+                    + h * g
+            } else {
+                0.0
+            };
+            c.speed_bound.push(bound);
+        }
+        if model.tip_body.is_some() {
+            let v_tip = self
+                .stylus_target
+                .map_or(0.0, |t| t.velocity_in_world.norm());
+            c.speed_bound.push(v_tip);
+        }
+        let margin = model.margin_m;
+        let speed = &c.speed_bound;
+        let prediction = |a: usize, b: usize| {
+            if end {
+                margin
+            } else {
+                margin + 2.0 * h * (speed[a] + speed[b])
+            }
+        };
+        let out = if end {
+            &mut c.end_points
+        } else {
+            &mut c.points
+        };
+        geometry::detect(model, &c.poses, prediction, out);
+    }
+
+    /// Stage 0 (contact only): detection at the start poses and the impact sweeps.
+    pub(super) fn contact_impacts(&mut self) {
+        let Some(model) = self.contact_model() else {
+            return;
+        };
+        let v_imp = model.impact_speed_m_per_s;
+        let h = self.ctx.h;
+        self.contact_masses();
+        self.detect_contacts(false);
+        let (mut v, mut w) = self.contact_velocities(false);
+        let (tip, v_tip) = self.tip_motion();
+        let c = &mut self.s.contact;
+        let n = c.points.len();
+        c.impact.clear();
+        c.impact.resize(n, [0.0; 3]);
+        if n == 0 {
+            return;
+        }
+        let rows: Vec<[Row; 3]> = c.points.iter().map(|p| rows_of(p, &c.poses)).collect();
+
+        let kinetic_before: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
+        let mut any_impact = false;
+        if !self.joints.is_empty() {
+            // With joints, the impact is one simultaneous system of the contact impulses and
+            // the joints' attachment impulses (the virtual-mobile paper's §6, after Moore),
+            // the active set by Alg. 3 as for the contact rows; the joints keep their row
+            // velocities (their last rows: the previous step's midpoint rows).
+            let impacting = |k: usize, p: &ContactPoint| {
+                let u = row_velocities(&rows[k], &v, &w);
+                u[0] < -v_imp && p.gap_m + h * u[0] < 0.0
+            };
+            if c.points.iter().enumerate().any(|(k, p)| impacting(k, p)) {
+                c.rows.clear();
+                for (k, p) in c.points.iter().enumerate() {
+                    let u0 = row_velocities(&rows[k], &v, &w);
+                    let target = if impacting(k, p) {
+                        -p.material.restitution * u0[0]
+                    } else {
+                        -p.gap_m.max(0.0) / h
+                    };
+                    c.rows.push(ContactRows {
+                        rows: rows[k],
+                        u0,
+                        target,
+                        mu: p.material.friction,
+                        slip_start: Vector2::new(u0[1], u0[2]),
+                    });
+                }
+                self.s.contact.bilateral.clear();
+                for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
+                    for row in &blk.rows[..j.rows()] {
+                        self.s.contact.bilateral.push(Row {
+                            body1: j.body1,
+                            body2: j.body2,
+                            dir: -row.lin,
+                            ang1: -row.ang1,
+                            ang2: row.ang2,
+                        });
+                    }
+                }
+                let c = &mut self.s.contact;
+                c.handled.clear();
+                c.handled.resize(n, false);
+                lcp::solve(
+                    &c.rows,
+                    &c.bilateral,
+                    &c.inv_mass,
+                    &mut c.handled,
+                    Insertion::Right,
+                    &mut c.impulses,
+                    &mut c.delta,
+                );
+                for (k, i) in c.impulses.iter().enumerate() {
+                    if i.handled {
+                        c.impact[k] = [i.normal, i.tangent.x, i.tangent.y];
+                    }
+                }
+                for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
+                    if b.is_dynamic() {
+                        b.linear_velocity_in_world += dv;
+                        b.angular_velocity_in_world += dw;
+                    }
+                }
+                let kinetic_after: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
+                let user: f64 = rows
+                    .iter()
+                    .zip(&self.s.contact.impact)
+                    .map(|(r, i)| tip_work(tip, &v_tip, r, *i))
+                    .sum();
+                self.s.ledger.dissipated_j += kinetic_before - kinetic_after + user;
+                self.s.ledger.user_work_j += user;
+            }
+            return;
+        }
+        for _sweep in 0..(50 * n + 10) {
+            let mut any = false;
+            for (k, p) in c.points.iter().enumerate() {
+                let u = row_velocities(&rows[k], &v, &w);
+                if u[0] < -v_imp && p.gap_m + h * u[0] < 0.0 {
+                    let imp = lcp::impact_impulse(
+                        &rows[k],
+                        u,
+                        p.material.restitution,
+                        p.material.friction,
+                        &c.inv_mass,
+                    );
+                    if imp[0] > 0.0 {
+                        for r in 0..3 {
+                            rows[k][r].apply(imp[r], &c.inv_mass, &mut v, &mut w);
+                            c.impact[k][r] += imp[r];
+                        }
+                        any = true;
+                    }
+                }
+            }
+            if !any {
+                break;
+            }
+            any_impact = true;
+        }
+        if any_impact {
+            for ((b, v), w) in self.bodies.iter_mut().zip(&v).zip(&w) {
+                if b.is_dynamic() {
+                    b.linear_velocity_in_world = *v;
+                    b.angular_velocity_in_world = *w;
+                }
+            }
+            let kinetic_after: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
+            let user: f64 = rows
+                .iter()
+                .zip(&self.s.contact.impact)
+                .map(|(r, i)| tip_work(tip, &v_tip, r, *i))
+                .sum();
+            self.s.ledger.dissipated_j += kinetic_before - kinetic_after + user;
+            self.s.ledger.user_work_j += user;
+        }
+    }
+
+    /// Stage 4b (contact only): the contact rows with friction, solved by the active-set
+    /// method, applied to the velocities; then the prediction is renewed.
+    pub(super) fn contact_solve(&mut self) {
+        let Some(model) = self.contact_model() else {
+            return;
+        };
+        let method = model.method;
+        let h = self.ctx.h;
+        let (v, w) = self.contact_velocities(false);
+        let (v_start, w_start) = self.contact_velocities(true);
+        let (tip, v_tip) = self.tip_motion();
+        let c = &mut self.s.contact;
+        let n = c.points.len();
+
+        c.rows.clear();
+        for p in &c.points {
+            let rows = rows_of(p, &c.poses);
+            let u0 = row_velocities(&rows, &v, &w);
+            let us = row_velocities(&rows, &v_start, &w_start);
+            c.rows.push(ContactRows {
+                rows,
+                u0,
+                target: -2.0 * p.gap_m / h - us[0],
+                mu: p.material.friction,
+                slip_start: Vector2::new(us[1], us[2]),
+            });
+        }
+        c.handled.clear();
+        c.handled.resize(n, false);
+        let insertion = match method {
+            InequalityMethod::Right => Insertion::Right,
+            InequalityMethod::Platt | InequalityMethod::Tendency => {
+                if !c.kept_initialised {
+                    // At the start of the animation: Platt handles the active constraints,
+                    // the tendency method those of them whose free motion violates them.
+                    c.kept_initialised = true;
+                    for (k, p) in c.points.iter().enumerate() {
+                        let active = p.gap_m <= 1.0e-9;
+                        let tends = c.rows[k].u0[0] < c.rows[k].target - lcp::TENDENCY_TOLERANCE;
+                        if active && (method == InequalityMethod::Platt || tends) {
+                            c.kept.push(p.key());
+                        }
+                    }
+                    c.kept.sort_unstable();
+                }
+                for (k, p) in c.points.iter().enumerate() {
+                    c.handled[k] = c.kept.binary_search(&p.key()).is_ok();
+                }
+                Insertion::Fixed
+            }
+        };
+        // The joints' rows (their last midpoint rows) keep their velocities in the solve.
+        c.bilateral.clear();
+        if n > 0 {
+            for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
+                for row in &blk.rows[..j.rows()] {
+                    c.bilateral.push(Row {
+                        body1: j.body1,
+                        body2: j.body2,
+                        dir: -row.lin,
+                        ang1: -row.ang1,
+                        ang2: row.ang2,
+                    });
+                }
+            }
+        }
+        c.stats = lcp::solve(
+            &c.rows,
+            &c.bilateral,
+            &c.inv_mass,
+            &mut c.handled,
+            insertion,
+            &mut c.impulses,
+            &mut c.delta,
+        );
+        // Apply, and book the work Σ λ ū of the contact impulses (the joints' stay closed); the
+        // part the moving tip does is the user's.
+        let mut work = 0.0;
+        let mut user = 0.0;
+        for (k, imp) in c.impulses.iter().enumerate() {
+            if !imp.handled {
+                continue;
+            }
+            let rows = &c.rows[k].rows;
+            let lambda = [imp.normal, imp.tangent.x, imp.tangent.y];
+            let us = row_velocities(rows, &v_start, &w_start);
+            for r in 0..3 {
+                work += lambda[r] * 0.5 * (us[r] + imp.u[r]);
+            }
+            user += tip_work(tip, &v_tip, rows, lambda);
+        }
+        self.s.ledger.dissipated_j -= work;
+        self.s.ledger.user_work_j += user;
+        for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
+            if b.is_dynamic() {
+                b.linear_velocity_in_world += dv;
+                b.angular_velocity_in_world += dw;
+            }
+        }
+        if method != InequalityMethod::Right {
+            // Alg. 1 and 2: a handled row whose multiplier is ≤ 0 leaves the set.
+            let keep: Vec<_> = c
+                .points
+                .iter()
+                .zip(&c.impulses)
+                .filter(|(_, i)| i.handled && i.normal > 0.0)
+                .map(|(p, _)| p.key())
+                .collect();
+            c.kept = keep;
+            c.kept.sort_unstable();
+        }
+        self.predict_all();
+    }
+
+    /// Stage 5b (contact only, `right`): projects penetration away, then detects the end
+    /// contacts for the report (and, for Alg. 1 and 2, the insertions of the next step).
+    pub(super) fn contact_project_and_report(&mut self) {
+        let Some(model) = self.contact_model() else {
+            return;
+        };
+        let method = model.method;
+        let h = self.ctx.h;
+        if method == InequalityMethod::Right {
+            for _ in 0..MAX_PROJECTION_SWEEPS {
+                self.contact_masses();
+                self.detect_contacts(true);
+                let c = &mut self.s.contact;
+                let worst = c.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max);
+                if worst <= PROJECTION_TOLERANCE_M {
+                    break;
+                }
+                let points = c.end_points.clone();
+                for p in points.iter().filter(|p| p.gap_m < 0.0) {
+                    let rows = rows_of(p, &c.poses);
+                    let k = rows[0].coupling(&rows[0], &c.inv_mass);
+                    if k <= 0.0 {
+                        continue;
+                    }
+                    let delta = -p.gap_m / k;
+                    let r = &rows[0];
+                    for (body, sign, ang) in [(r.body2, 1.0, r.ang2), (r.body1, -1.0, r.ang1)] {
+                        if body >= self.bodies.len() {
+                            continue; // the stylus tip
+                        }
+                        let b = &mut self.bodies[body];
+                        if !b.is_dynamic() {
+                            continue;
+                        }
+                        let m = &c.inv_mass[body];
+                        b.position_in_world += r.dir * (sign * m.inv_mass * delta);
+                        let turn = m.inv_inertia * ang * (sign * delta);
+                        b.world_from_body_rotation =
+                            advance_rotation(&b.world_from_body_rotation, &turn, 1.0);
+                        c.poses[body] = Pose::of(b);
+                    }
+                }
+            }
+            // The predicted poses are the poses (the joints' position pass reads them).
+            for (p, b) in self.s.body.predicted.iter_mut().zip(self.bodies.iter()) {
+                *p = Pose::of(b);
+            }
+            self.s.joint.psi_pred_valid = false;
+        }
+        self.contact_masses();
+        self.detect_contacts(true);
+        let c = &mut self.s.contact;
+        c.max_penetration_m = c.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max);
+        // Alg. 1 inserts the rows violated at the end of the step; Alg. 2 those whose
+        // violation tendency was negative in this step.
+        match method {
+            InequalityMethod::Right => {}
+            InequalityMethod::Platt => {
+                for p in c.end_points.iter().filter(|p| p.gap_m < 0.0) {
+                    if let Err(at) = c.kept.binary_search(&p.key()) {
+                        c.kept.insert(at, p.key());
+                    }
+                }
+            }
+            InequalityMethod::Tendency => {
+                for (k, p) in c.points.iter().enumerate() {
+                    let i = &c.impulses[k];
+                    if !i.handled && i.u[0] < c.rows[k].target - lcp::TENDENCY_TOLERANCE {
+                        if let Err(at) = c.kept.binary_search(&p.key()) {
+                            c.kept.insert(at, p.key());
+                        }
+                    }
+                }
+            }
+        }
+        c.report.clear();
+        for (k, p) in c.points.iter().enumerate() {
+            let i = c.impulses.get(k).copied().unwrap_or_default();
+            let imp = c.impact[k];
+            let normal = imp[0] + if i.handled { i.normal } else { 0.0 };
+            let friction = Vector2::new(imp[1], imp[2])
+                + if i.handled {
+                    i.tangent
+                } else {
+                    Vector2::zeros()
+                };
+            let gap_m = c
+                .end_points
+                .iter()
+                .find(|e| e.key() == p.key())
+                .map_or_else(
+                    || p.gap_m + 0.5 * h * (c.rows[k].u0[0] + i.u[0]),
+                    |e| e.gap_m,
+                );
+            c.report.push(ContactReport {
+                shape1: p.collider1,
+                shape2: p.collider2,
+                point_in_world: 0.5 * (p.point1 + p.point2),
+                normal: p.normal,
+                gap_m,
+                normal_force_n: normal / h,
+                friction_force_n: friction.norm() / h,
+            });
+        }
+    }
+}
