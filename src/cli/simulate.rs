@@ -137,7 +137,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let mut sim: Simulation = scene.build_with(params)?;
     let script = match &args.stylus {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = ar_calibration::input_file::read_text(path)
                 .with_context(|| format!("cannot read stylus script {}", path.display()))?;
             Some(
                 StylusScript::parse(&text)
