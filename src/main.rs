@@ -43,6 +43,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let verbose = cli.verbose;
     quiet_stdout_failures();
+    cli::demo::silence_wayland_probe();
     match run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
