@@ -14,13 +14,14 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1
 
-.PHONY: deps demo test lint bench release help
+.PHONY: deps demo test lint bench release help fuzz
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
 	@echo "make test   - run all tests (installs system packages if missing)"
 	@echo "make lint   - cargo fmt --check and clippy with warnings as errors"
 	@echo "make bench  - criterion benchmarks"
+	@echo "make fuzz   - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 
 deps:
 	@command -v $(CARGO) >/dev/null || { echo "error: cargo not found; install Rust with rustup (https://rustup.rs) and re-run" >&2; exit 1; }
@@ -46,3 +47,8 @@ lint: deps
 
 bench: deps
 	$(CARGO) bench --workspace
+
+# The parser fuzz harness (tests/fuzz_parsers.rs) at length: 8 parsers x 130,000 mutated
+# inputs (>= 10^6 in all); `make test` runs the same harness with proptest's 256 per parser.
+fuzz: deps
+	PROPTEST_CASES=130000 $(CARGO) test --release --test fuzz_parsers
