@@ -398,7 +398,8 @@ fn bad_fits_are_refused_and_leave_the_previous_file() {
     let truth = Isometry3::new(Vector3::new(-0.2, 0.1, -0.05), Vector3::new(0.0, 0.0, 0.6));
     let corners = cube_corners();
     let arm_of = |w: &Point3<f64>| truth.inverse() * w;
-    let cases: [(&str, Box<dyn Fn(Point3<f64>) -> Point3<f64>>, &str); 3] = [
+    type Distort = Box<dyn Fn(Point3<f64>) -> Point3<f64>>;
+    let cases: [(&str, Distort, &str); 3] = [
         (
             "mirrored",
             Box::new(|a: Point3<f64>| Point3::new(a.x, -a.y, a.z)),

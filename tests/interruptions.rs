@@ -18,7 +18,7 @@ fn simulate_keeps_its_csv_rows_on_sigterm_and_ctrl_c() {
     for signal in [libc::SIGTERM, libc::SIGINT] {
         let dir = tempfile::tempdir().unwrap();
         let csv = dir.path().join("run.csv");
-        let mut child = bin()
+        let child = bin()
             .args(["simulate", "ten_pendula", "--duration", "1000000", "--csv"])
             .arg(&csv)
             .stdout(Stdio::null())

@@ -238,11 +238,12 @@ impl FitReport {
                 rms_mm: self.rms_mm(),
             });
         }
-        if !((ratio - 1.0).abs() <= MAX_SCALE_DEVIATION) {
+        // NaN (a degenerate set) fails too.
+        if (ratio - 1.0).abs() > MAX_SCALE_DEVIATION || ratio.is_nan() {
             return Err(FitRejection::Scale { ratio });
         }
         let limit_mm = MAX_RMS_OVER_PRECISION * ARM_PRECISION_M * 1e3;
-        if !(self.rms_mm() <= limit_mm) {
+        if self.rms_mm() > limit_mm || self.rms_mm().is_nan() {
             return Err(FitRejection::Residual {
                 rms_mm: self.rms_mm(),
                 limit_mm,

@@ -64,9 +64,6 @@ fn check_rotation(r: &Matrix3<f64>) {
     assert!((r.determinant() - 1.0).abs() <= 1e-12, "det != 1: {r}");
 }
 
-/// At most this many of the 1000 honest trials may flag a point as a likely mis-pick.
-const FLAGGED_MAX: usize = 0;
-
 /// Acceptance 1 of issue 5: 1000 random placements, 0.2 mm noise on the arm side.
 #[test]
 fn chosen_fit_meets_the_accuracy_the_noise_allows() {
@@ -105,7 +102,7 @@ fn chosen_fit_meets_the_accuracy_the_noise_allows() {
         }
     }
     println!("honest fits flagged with a likely mis-pick: {flagged}/{trials}");
-    assert!(flagged <= FLAGGED_MAX, "{flagged}/{trials} flagged");
+    assert_eq!(flagged, 0, "{flagged}/{trials} honest fits flagged");
     let within = |v: &[f64], limit: f64| v.iter().filter(|&&x| x <= limit).count();
     let ok_chosen = chosen_rms
         .iter()
