@@ -14,13 +14,15 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1
 
-.PHONY: deps demo test lint bench release help fuzz-arm
+.PHONY: deps demo test lint bench release help fuzz fuzz-arm fuzz-parsers
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
 	@echo "make test   - run all tests (installs system packages if missing)"
 	@echo "make lint   - cargo fmt --check and clippy with warnings as errors"
 	@echo "make bench  - criterion benchmarks"
+	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers and make fuzz-arm"
+	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 	@echo "make fuzz-arm - long fuzz of the arm packet decoder and filter, and a long hostile-arm run"
 
 deps:
@@ -48,9 +50,17 @@ lint: deps
 bench: deps
 	$(CARGO) bench --workspace
 
+# Every fuzz harness at length (>= 2.2 million inputs in all).
+fuzz: fuzz-parsers fuzz-arm
+
 # The arm's packet decoder, plausibility filter and configuration blocks: 4 properties x
 # 300,000 cases (1.2 million inputs), then 2,000 of each corruption on the hostile simulated arm.
 # The short versions run inside `make test`.
 fuzz-arm: deps
 	AR_FUZZ_ARM_CASES=300000 $(CARGO) test --release -p ar-drivers --test fuzz_arm
 	AR_ARM_HOSTILE_PACKETS=2000 $(CARGO) test --release -p ar-drivers --test arm_hostile -- --nocapture
+
+# The parser fuzz harness (tests/fuzz_parsers.rs) at length: 8 parsers x 130,000 mutated
+# inputs (>= 10^6 in all); `make test` runs the same harness with proptest's 256 per parser.
+fuzz-parsers: deps
+	PROPTEST_CASES=130000 $(CARGO) test --release --test fuzz_parsers

@@ -11,7 +11,8 @@ use clap::{Parser, Subcommand};
 #[derive(Parser, Debug)]
 #[command(name = "ar-multibody", version, about, long_about = None)]
 struct Cli {
-    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides it.
+    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides it. With -vv an
+    /// error also shows its backtrace (captured when RUST_BACKTRACE=1).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     verbose: u8,
     #[command(subcommand)]
@@ -41,8 +42,53 @@ enum Command {
     Arm(cli::arm::ArmCommand),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    let verbose = cli.verbose;
+    quiet_stdout_failures();
+    cli::demo::silence_wayland_probe();
+    match run(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // One message per error, its causes on one line. The backtrace (captured when
+            // RUST_BACKTRACE or RUST_LIB_BACKTRACE is set) is shown only with -vv: a user
+            // error is not a crash.
+            if verbose >= 2 {
+                eprintln!("error: {e:?}");
+            } else {
+                eprintln!("error: {e:#}");
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `println!` panics when stdout fails. Where a command does not handle that itself, turn
+/// the panic into what a command-line tool should do: a closed pipe (`track --print | head`)
+/// ends the program quietly with status 0, any other failure (`> /dev/full`) is one error
+/// line and status 1. Files being written are atomic or flushed row by row, so stopping here
+/// loses no completed output.
+fn quiet_stdout_failures() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(cause) = message.strip_prefix("failed printing to stdout: ") {
+            if cause.contains("Broken pipe") {
+                std::process::exit(0);
+            }
+            eprintln!("error: writing to standard output: {cause}");
+            std::process::exit(1);
+        }
+        default_hook(info);
+    }));
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     let default_level = match cli.verbose {
         0 => "warn",
         1 => "info",

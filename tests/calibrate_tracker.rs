@@ -389,3 +389,82 @@ fn real_arm_guided_calibration() {
     // A careful touch of a good cube gives well under a millimetre.
     assert!(file.rms_mm < 1.0, "RMS {} mm", file.rms_mm);
 }
+
+/// Issue 20 item 1: a fit that cannot be right is refused, with the cause named, and the
+/// previous calibration stays; `--force` writes it with a warning.
+#[test]
+fn bad_fits_are_refused_and_leave_the_previous_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = Isometry3::new(Vector3::new(-0.2, 0.1, -0.05), Vector3::new(0.0, 0.0, 0.6));
+    let corners = cube_corners();
+    let arm_of = |w: &Point3<f64>| truth.inverse() * w;
+    type Distort = Box<dyn Fn(Point3<f64>) -> Point3<f64>>;
+    let cases: [(&str, Distort, &str); 3] = [
+        (
+            "mirrored",
+            Box::new(|a: Point3<f64>| Point3::new(a.x, -a.y, a.z)),
+            "mirror image",
+        ),
+        (
+            "millimetres",
+            Box::new(|a: Point3<f64>| a * 1000.0),
+            "divide arm_x, arm_y, arm_z by 1000",
+        ),
+        ("twice", Box::new(|a: Point3<f64>| a * 2.0), "2.000×"),
+    ];
+    for (name, distort, expected) in cases {
+        let pairs = dir.path().join(format!("{name}.csv"));
+        write_pairs_csv(&pairs, corners.iter().map(|w| (*w, distort(arm_of(w)))));
+        let out = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&out, "previous calibration\n").unwrap();
+        let run = run_pairs(&pairs, &out);
+        assert_eq!(run.status.code(), Some(1), "{name}");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            stderr.contains(expected) && stderr.contains("not written"),
+            "{name}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "previous calibration\n",
+            "{name}"
+        );
+        let forced = calibrate_tracker(&["--pairs", utf8(&pairs), "--out", utf8(&out), "--force"])
+            .output()
+            .unwrap();
+        stdout_of_success(&forced);
+        let stderr = String::from_utf8_lossy(&forced.stderr);
+        assert!(
+            stderr.contains("warning") && stderr.contains(expected),
+            "{name}: {stderr}"
+        );
+        assert_ne!(
+            std::fs::read_to_string(&out).unwrap(),
+            "previous calibration\n"
+        );
+    }
+}
+
+/// Issue 20 item 3: `calibrate tracker … > /dev/full` panicked before saving; now the file is
+/// written first and the failed output is an error.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_an_error_and_the_calibration_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = Isometry3::new(Vector3::new(-0.2, 0.1, -0.05), Vector3::new(0.0, 0.0, 0.6));
+    let pairs = dir.path().join("pairs.csv");
+    write_pairs(&pairs, &truth, &[]);
+    let out = dir.path().join("tracker.toml");
+    let run = calibrate_tracker(&["--pairs", utf8(&pairs), "--out", utf8(&out)])
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("writing to standard output") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    let file = TrackerCalibration::load(&out).unwrap();
+    assert!(file.world_from_arm.rotation.angle_to(&truth.rotation) < 1e-9);
+}

@@ -342,10 +342,13 @@ fn acceptance_1_ten_pendula_drag() {
         14.0,
     );
     eprintln!("{s:?}");
-    assert!(s.max_grab_distance_m < 5e-3, "{s:?}");
-    assert!(s.max_constraint_norm_after_release_m < 1e-6, "{s:?}");
-    assert!(s.max_constraint_norm_m < 1e-4, "{s:?}");
-    assert!(s.max_abs_energy_error_rel < 0.01, "{s:?}");
+    // Within 10× of what the solver achieves (measured: grab 0.132 mm, |psi| 2.04e-8 m,
+    // energy 1.0e-5); the limits were 5 mm, 1e-4 m and 1 %, which a 100–1000× regression
+    // passed.
+    assert!(s.max_grab_distance_m < 1.3e-3, "{s:?}");
+    assert!(s.max_constraint_norm_after_release_m < 2e-7, "{s:?}");
+    assert!(s.max_constraint_norm_m < 2e-7, "{s:?}");
+    assert!(s.max_abs_energy_error_rel < 1e-4, "{s:?}");
 }
 
 #[test]
@@ -356,9 +359,11 @@ fn acceptance_2_cross_lift_lift() {
         10.0,
     );
     eprintln!("{s:?}");
-    assert!(s.max_constraint_norm_after_release_m < 1e-6, "{s:?}");
-    assert!(s.max_constraint_norm_m < 1e-4, "{s:?}");
-    assert!(s.max_abs_energy_error_rel < 0.02, "{s:?}");
+    // Within 10× of what the solver achieves (measured: |psi| 2.35e-8 m, energy 9.8e-8);
+    // the limits were 1e-4 m and 2 %.
+    assert!(s.max_constraint_norm_after_release_m < 2.5e-7, "{s:?}");
+    assert!(s.max_constraint_norm_m < 2.5e-7, "{s:?}");
+    assert!(s.max_abs_energy_error_rel < 1e-6, "{s:?}");
 }
 
 #[test]

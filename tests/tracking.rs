@@ -58,6 +58,10 @@ fn static_poses_are_recovered_without_noise() {
             p.reprojection_error_px,
             dt * 1e3
         );
+        // It only printed. Within 10× of what the tracker achieves on these noiseless
+        // frames (measured: at most 0.054 mm and 0.015 deg, at 0.8 m and 0.8 m off-axis).
+        assert!(e.position_m < 0.55e-3, "d {d} off {off}: {e:?}");
+        assert!(e.rotation_rad.to_degrees() < 0.15, "d {d} off {off}: {e:?}");
     }
 }
 

@@ -167,7 +167,7 @@ impl CalibrationObject {
 
     /// Reads and checks an object file.
     pub fn load(path: &Path) -> Result<Self, ObjectError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ObjectError::Io {
+        let text = crate::input_file::read_text(path).map_err(|source| ObjectError::Io {
             path: path.to_owned(),
             source,
         })?;

@@ -13,6 +13,72 @@ pub const MISPICK_MEDIAN_FACTOR: f64 = 3.0;
 /// …and also exceeds this absolute residual (m), so that a very good fit flags nothing.
 pub const MISPICK_MIN_RESIDUAL_M: f64 = 0.001;
 
+/// Touch precision of a MicroScribe-class arm with a careful user, m (σ per axis).
+pub const ARM_PRECISION_M: f64 = 0.0002;
+/// A fit is written only when its RMS residual is at most this multiple of
+/// [`ARM_PRECISION_M`] (25 × 0.2 mm = 5 mm). Good touches give 0.2–0.4 mm; a single 5 mm
+/// mis-pick among eight corners gives ~2 mm and is still written (and flagged); mirrored,
+/// rescaled or mixed-unit points give tens of millimetres to metres.
+pub const MAX_RMS_OVER_PRECISION: f64 = 25.0;
+/// The arm points' spread over the world points' spread may differ from 1 by at most this
+/// before the fit is refused as a scale (unit or object) mismatch. Touch noise moves it by
+/// ~0.3 % on the 80 mm cube, one 5 mm mis-pick by ~1 %.
+pub const MAX_SCALE_DEVIATION: f64 = 0.05;
+
+/// Why a computed fit must not be written as the calibration (see [`FitReport::check`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitRejection {
+    /// The arm points are ~1000× the world points.
+    #[error(
+        "the arm points span {ratio:.0}× the known points: they look like millimetres; \
+         divide arm_x, arm_y, arm_z by 1000 (both sides must be in metres)"
+    )]
+    ArmInMillimetres {
+        /// Arm spread / world spread.
+        ratio: f64,
+    },
+    /// The world points are ~1000× the arm points.
+    #[error(
+        "the known points span {:.0}× the arm points: they look like millimetres; \
+         divide world_x, world_y, world_z by 1000 (both sides must be in metres)", 1.0 / ratio
+    )]
+    WorldInMillimetres {
+        /// Arm spread / world spread.
+        ratio: f64,
+    },
+    /// The raw fit is a reflection: no rotation maps one set onto the other.
+    #[error(
+        "the arm points are a mirror image of the known points (the raw fit has det < 0; \
+         RMS {rms_mm:.1} mm): an axis is flipped or two columns are swapped on one side"
+    )]
+    Reflection {
+        /// RMS residual of the best rotation, mm.
+        rms_mm: f64,
+    },
+    /// The two sets differ in size by more than [`MAX_SCALE_DEVIATION`].
+    #[error(
+        "the arm points span {ratio:.3}× the known points (more than {:.0} % off): \
+         not the same object at the same scale (wrong calibration object, or a unit other \
+         than metres)", MAX_SCALE_DEVIATION * 100.0
+    )]
+    Scale {
+        /// Arm spread / world spread.
+        ratio: f64,
+    },
+    /// The residual is over the bound.
+    #[error(
+        "RMS residual {rms_mm:.2} mm is over the {limit_mm:.1} mm bound \
+         ({MAX_RMS_OVER_PRECISION}× the arm's {:.1} mm precision): the points do not fit a \
+         rigid motion; measure the flagged points again", ARM_PRECISION_M * 1e3
+    )]
+    Residual {
+        /// RMS residual of the chosen fit, mm.
+        rms_mm: f64,
+        /// The bound, mm.
+        limit_mm: f64,
+    },
+}
+
 /// Why no calibration could be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CalibrationError {
@@ -68,6 +134,9 @@ pub struct FitReport {
     pub world_spread_m: [f64; 3],
     /// 0-based indices of likely mis-picks (residual > 3× median and > 1 mm), worst first.
     pub suspects: Vec<usize>,
+    /// RMS distance of the arm points from their centroid over that of the world points:
+    /// 1 for the same object in the same unit, ~1000 for arm points in millimetres.
+    pub arm_over_world_scale: f64,
 }
 
 fn rms(values: &[f64]) -> f64 {
@@ -118,6 +187,7 @@ pub fn calibrate(
         .and_then(|s| Some(s.first()? / s.last()?))
         .unwrap_or(f64::INFINITY);
     let world_spread_m = principal_spread_m(p_in_world).unwrap_or([0.0; 3]);
+    let arm_over_world_scale = centroid_spread_m(p_in_arm) / centroid_spread_m(p_in_world);
     let mut report = FitReport {
         pinv_qr,
         svd,
@@ -128,12 +198,60 @@ pub fn calibrate(
         arm_matrix_condition,
         world_spread_m,
         suspects: Vec::new(),
+        arm_over_world_scale,
     };
     report.suspects = mispick_suspects(&report.chosen_fit().residuals_m);
     Ok(report)
 }
 
+/// RMS distance of the points from their centroid, m.
+fn centroid_spread_m(points: &[Point3<f64>]) -> f64 {
+    let n = points.len().max(1) as f64;
+    let c = points
+        .iter()
+        .fold(nalgebra::Vector3::zeros(), |a, p| a + p.coords)
+        / n;
+    (points
+        .iter()
+        .map(|p| (p.coords - c).norm_squared())
+        .sum::<f64>()
+        / n)
+        .sqrt()
+}
+
 impl FitReport {
+    /// Whether the fit may be written as the calibration: the units agree (no ~1000× scale),
+    /// the data are not mirrored, the two point sets have the same size within
+    /// [`MAX_SCALE_DEVIATION`], and the RMS residual is within
+    /// [`MAX_RMS_OVER_PRECISION`] × [`ARM_PRECISION_M`]. The first failed check is returned,
+    /// most specific cause first.
+    pub fn check(&self) -> Result<(), FitRejection> {
+        let ratio = self.arm_over_world_scale;
+        if (300.0..3000.0).contains(&ratio) {
+            return Err(FitRejection::ArmInMillimetres { ratio });
+        }
+        if ratio > 0.0 && (300.0..3000.0).contains(&(1.0 / ratio)) {
+            return Err(FitRejection::WorldInMillimetres { ratio });
+        }
+        if self.raw_was_reflection {
+            return Err(FitRejection::Reflection {
+                rms_mm: self.rms_mm(),
+            });
+        }
+        // NaN (a degenerate set) fails too.
+        if (ratio - 1.0).abs() > MAX_SCALE_DEVIATION || ratio.is_nan() {
+            return Err(FitRejection::Scale { ratio });
+        }
+        let limit_mm = MAX_RMS_OVER_PRECISION * ARM_PRECISION_M * 1e3;
+        if self.rms_mm() > limit_mm || self.rms_mm().is_nan() {
+            return Err(FitRejection::Residual {
+                rms_mm: self.rms_mm(),
+                limit_mm,
+            });
+        }
+        Ok(())
+    }
+
     /// The summary of the chosen fit.
     pub fn chosen_fit(&self) -> &FitSummary {
         match self.chosen {
@@ -239,6 +357,101 @@ impl fmt::Display for FitReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::{Isometry3, Vector3};
+
+    /// The 80 mm cube's corners and where an arm at a fixed pose touches them (exact).
+    fn cube() -> (Vec<Point3<f64>>, Vec<Point3<f64>>) {
+        let truth = Isometry3::new(Vector3::new(0.2, -0.1, 0.05), Vector3::new(0.1, 0.2, 0.9));
+        let world: Vec<_> = (0..8)
+            .map(|i| {
+                Point3::new(
+                    0.08 * (i & 1) as f64,
+                    0.08 * ((i >> 1) & 1) as f64,
+                    0.08 * ((i >> 2) & 1) as f64,
+                )
+            })
+            .collect();
+        let arm = world.iter().map(|w| truth.inverse() * w).collect();
+        (world, arm)
+    }
+
+    #[test]
+    fn a_good_fit_passes_the_check() {
+        let (world, arm) = cube();
+        let report = calibrate(&world, &arm).unwrap();
+        assert_eq!(report.check(), Ok(()));
+        assert!((report.arm_over_world_scale - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mirrored_points_are_refused_as_a_reflection() {
+        let (world, arm) = cube();
+        let mirrored: Vec<_> = arm.iter().map(|p| Point3::new(-p.x, p.y, p.z)).collect();
+        let report = calibrate(&world, &mirrored).unwrap();
+        let err = report.check().unwrap_err();
+        assert!(matches!(err, FitRejection::Reflection { .. }), "{err}");
+        assert!(err.to_string().contains("mirror image"), "{err}");
+    }
+
+    #[test]
+    fn millimetre_arm_points_are_refused_with_the_fix_named() {
+        let (world, arm) = cube();
+        let mm: Vec<_> = arm.iter().map(|p| p * 1000.0).collect();
+        let err = calibrate(&world, &mm).unwrap().check().unwrap_err();
+        assert!(
+            matches!(err, FitRejection::ArmInMillimetres { .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("divide arm_x, arm_y, arm_z by 1000"),
+            "{err}"
+        );
+        let mm_world: Vec<_> = world.iter().map(|p| p * 1000.0).collect();
+        let err = calibrate(&mm_world, &arm).unwrap().check().unwrap_err();
+        assert!(
+            matches!(err, FitRejection::WorldInMillimetres { .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("divide world_x"), "{err}");
+    }
+
+    #[test]
+    fn twice_the_scale_is_refused() {
+        let (world, arm) = cube();
+        let twice: Vec<_> = arm.iter().map(|p| p * 2.0).collect();
+        let err = calibrate(&world, &twice).unwrap().check().unwrap_err();
+        assert_eq!(
+            err,
+            FitRejection::Scale {
+                ratio: calibrate(&world, &twice).unwrap().arm_over_world_scale
+            }
+        );
+        assert!(err.to_string().contains("2.000×"), "{err}");
+    }
+
+    #[test]
+    fn a_residual_over_the_bound_is_refused_and_one_under_passes() {
+        let (world, arm) = cube();
+        // Alternating ±6 mm along z keeps the scale but cannot be fitted away.
+        let shaken: Vec<_> = arm
+            .iter()
+            .enumerate()
+            .map(|(i, p)| p + Vector3::new(0.0, 0.0, if i % 3 == 0 { 0.012 } else { -0.006 }))
+            .collect();
+        let report = calibrate(&world, &shaken).unwrap();
+        let err = report.check().unwrap_err();
+        assert!(
+            matches!(err, FitRejection::Residual { .. }),
+            "{err} {}",
+            report.rms_mm()
+        );
+        // One 5 mm slip among eight corners: flagged, but within the bound.
+        let mut slipped = arm.clone();
+        slipped[3] += Vector3::new(0.003, 0.0, 0.004);
+        let report = calibrate(&world, &slipped).unwrap();
+        assert_eq!(report.check(), Ok(()), "RMS {} mm", report.rms_mm());
+    }
 
     #[test]
     fn median_and_mispicks() {

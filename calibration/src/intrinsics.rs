@@ -147,7 +147,7 @@ impl CameraIntrinsics {
 
     /// Reads and validates a camera file.
     pub fn load(path: &Path) -> Result<Self, IntrinsicsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| IntrinsicsError::Io {
+        let text = crate::input_file::read_text(path).map_err(|source| IntrinsicsError::Io {
             path: path.to_owned(),
             source,
         })?;

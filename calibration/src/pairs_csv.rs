@@ -129,7 +129,7 @@ pub fn parse_pairs(text: &str, path: &Path) -> Result<Vec<PointPair>, PairsError
 
 /// Reads and parses a pairs file.
 pub fn load_pairs(path: &Path) -> Result<Vec<PointPair>, PairsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PairsError::Io {
+    let text = crate::input_file::read_text(path).map_err(|source| PairsError::Io {
         path: path.to_owned(),
         source,
     })?;

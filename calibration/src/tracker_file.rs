@@ -177,7 +177,7 @@ impl TrackerCalibration {
 
     /// Reads and checks a tracker calibration file.
     pub fn load(path: &Path) -> Result<Self, TrackerFileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TrackerFileError::Io {
+        let text = crate::input_file::read_text(path).map_err(|source| TrackerFileError::Io {
             path: path.to_owned(),
             source,
         })?;

@@ -61,9 +61,14 @@ pub struct CalibrateTrackerArgs {
     /// The calibration object to touch (default: the 80 mm cube of assets/calibration).
     #[arg(long, value_name = "FILE", conflicts_with = "pairs")]
     object: Option<PathBuf>,
-    /// Where to write the tracker calibration (TOML, written atomically).
+    /// Where to write the tracker calibration (TOML, written atomically). A fit that fails the
+    /// checks (mirrored points, millimetres for metres, a scale mismatch, an RMS residual over
+    /// 5 mm = 25× the arm's 0.2 mm precision) is not written and the old file stays.
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Write the fit even when it fails the checks (with a warning naming the failure).
+    #[arg(long)]
+    force: bool,
     /// Rounds of re-picking points flagged as likely mis-picks.
     #[arg(long, default_value_t = 2, value_name = "N")]
     repick_rounds: usize,
@@ -87,7 +92,7 @@ pub struct CalibrateTrackerArgs {
 /// Runs the command.
 pub fn run(args: CalibrateTrackerArgs) -> anyhow::Result<()> {
     if let Some(pairs) = &args.pairs {
-        return run_pairs(pairs, &args.out);
+        return run_pairs(pairs, &args.out, args.force);
     }
     if !(args.pick_timeout_secs.is_finite() && args.pick_timeout_secs > 0.0) {
         bail!("--pick-timeout-secs must be a positive number of seconds");
@@ -264,7 +269,13 @@ fn run_session(
     let outcome = PickSession::new(object, args.repick_rounds)
         .run(source, &mut ConsoleUi)
         .context("calibration not completed; nothing written")?;
-    save(&outcome.report, outcome.p_in_arm.len(), &args.out)?;
+    save(
+        &outcome.report,
+        outcome.p_in_arm.len(),
+        &args.out,
+        args.force,
+    )?;
+    say(&wrote(&outcome.report, outcome.p_in_arm.len(), &args.out))?;
     Ok(outcome)
 }
 
@@ -351,7 +362,20 @@ fn run_simulated(
     Ok(())
 }
 
-fn save(report: &FitReport, points: usize, out: &Path) -> anyhow::Result<()> {
+/// Checks the fit ([`FitReport::check`]) and writes it atomically; a refused fit is not
+/// written (the old file stays) unless `force`, which writes it with a warning. Prints
+/// nothing on success, so that the file is on disk before any output can fail.
+fn save(report: &FitReport, points: usize, out: &Path, force: bool) -> anyhow::Result<()> {
+    if let Err(rejection) = report.check() {
+        if !force {
+            bail!(
+                "{}: not written, the fit is refused: {rejection}. Any previous file is \
+                 untouched; --force writes the fit anyway",
+                out.display()
+            );
+        }
+        eprintln!("warning: writing a fit that fails the checks because of --force: {rejection}");
+    }
     let file = TrackerCalibration {
         world_from_arm: report.world_from_arm(),
         rms_mm: report.rms_mm(),
@@ -359,16 +383,28 @@ fn save(report: &FitReport, points: usize, out: &Path) -> anyhow::Result<()> {
         points: Some(points),
     };
     file.save(out)?;
-    println!(
+    Ok(())
+}
+
+fn wrote(report: &FitReport, points: usize, out: &Path) -> String {
+    format!(
         "wrote {} ({} fit, RMS {:.3} mm over {points} points)",
         out.display(),
         report.chosen,
         report.rms_mm()
-    );
-    Ok(())
+    )
 }
 
-fn run_pairs(path: &Path, out: &Path) -> anyhow::Result<()> {
+/// Prints a line to stdout; a failed write (full disk, closed pipe) is an error, not a panic.
+fn say(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{text}")
+        .and_then(|()| stdout.flush())
+        .context("writing to standard output")
+}
+
+fn run_pairs(path: &Path, out: &Path, force: bool) -> anyhow::Result<()> {
     let pairs = load_pairs(path)?;
     let world: Vec<_> = pairs.iter().map(|p| p.p_in_world).collect();
     let arm: Vec<_> = pairs.iter().map(|p| p.p_in_arm).collect();
@@ -379,14 +415,24 @@ fn run_pairs(path: &Path, out: &Path) -> anyhow::Result<()> {
             pairs.first().map_or(2, |p| p.line)
         )
     })?;
-    println!("{report}");
+    let mut text = report.to_string();
     if !report.suspects.is_empty() {
         let lines: Vec<String> = report
             .suspects
             .iter()
             .map(|&i| format!("point {} (line {})", i + 1, pairs[i].line))
             .collect();
-        println!("check {}: measure again and re-run", lines.join(", "));
+        text.push_str(&format!(
+            "\ncheck {}: measure again and re-run",
+            lines.join(", ")
+        ));
     }
-    save(&report, pairs.len(), out)
+    // Save first: a failing stdout must not lose the calibration. A refused fit still shows
+    // its report (on stderr, with the error) so that the user sees why.
+    if let Err(e) = save(&report, pairs.len(), out, force) {
+        eprintln!("{text}");
+        return Err(e);
+    }
+    say(&text)?;
+    say(&wrote(&report, pairs.len(), out))
 }

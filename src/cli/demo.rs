@@ -95,7 +95,26 @@ fn parse_size(text: &str) -> anyhow::Result<(u32, u32)> {
 /// True when a window can be opened (an X11 or Wayland display is named).
 pub fn display_available() -> bool {
     std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty())
-        || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
+        || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty() && v != NO_WAYLAND)
+}
+
+/// A Wayland display path that cannot exist (a path under a file). See
+/// [`silence_wayland_probe`].
+pub const NO_WAYLAND: &str = "/dev/null/no-wayland-display";
+
+/// With no display at all (no `DISPLAY`, no `WAYLAND_DISPLAY`) and no usable
+/// `XDG_RUNTIME_DIR` (containers, CI, ssh), the GPU libraries' probe for a Wayland compositor
+/// (libwayland's `wl_display_connect`) printed "error: XDG_RUNTIME_DIR is invalid or not set
+/// in the environment." twice at every headless start, although nothing was wrong. Pointing
+/// `WAYLAND_DISPLAY` at a path that cannot exist makes that probe fail quietly; the
+/// off-screen renderer does not need Wayland. Call before any thread starts.
+pub fn silence_wayland_probe() {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    let runtime_dir_ok = std::env::var_os("XDG_RUNTIME_DIR")
+        .is_some_and(|d| !d.is_empty() && std::path::Path::new(&d).is_dir());
+    if !set("DISPLAY") && !set("WAYLAND_DISPLAY") && !runtime_dir_ok {
+        std::env::set_var("WAYLAND_DISPLAY", NO_WAYLAND);
+    }
 }
 
 /// Installs the Ctrl-C handler that stops the rig (once per process).

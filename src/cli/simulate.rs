@@ -4,6 +4,8 @@
 
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -174,7 +176,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let mut sim: Simulation = scene.build_with(params)?;
     let script = match &args.stylus {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = ar_calibration::input_file::read_text(path)
                 .with_context(|| format!("cannot read stylus script {}", path.display()))?;
             Some(
                 StylusScript::parse(&text)
@@ -221,8 +223,16 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             *max_force = max_force.max(element.last_total_force().norm());
         }
     };
+    // Ctrl-C or SIGTERM ends the run after the current step with the rows written so far
+    // flushed (they used to sit in the 64 KiB buffer and be lost with the process).
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let flag = interrupted.clone();
+        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+            .context("installing the Ctrl-C / SIGTERM handler")?;
+    }
     let started = Instant::now();
-    let summary = run_scripted_with(
+    let result = run_scripted_with(
         &mut sim,
         script.as_ref(),
         spring,
@@ -249,8 +259,25 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             if let Some(out) = contacts.as_mut() {
                 out.write_rows(|rows| contact_rows(sim, rows));
             }
+            if interrupted.load(Ordering::SeqCst) {
+                let kept = finish_all([csv.take(), poses.take(), contacts.take()]);
+                eprintln!(
+                    "interrupted at t = {:.3} s after {steps_done} steps{kept}",
+                    sim.time_secs()
+                );
+                std::process::exit(130);
+            }
         },
-    )?;
+    );
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(e) => {
+            // The rows up to the failed step are the evidence: flush them.
+            let kept = finish_all([csv.take(), poses.take(), contacts.take()]);
+            return Err(anyhow::Error::new(e)
+                .context(format!("simulation stopped after {steps_done} steps{kept}")));
+        }
+    };
     let wall = started.elapsed().as_secs_f64();
     csv.map(CsvStream::finish).transpose()?;
     poses.map(CsvStream::finish).transpose()?;
@@ -346,4 +373,18 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Flushes the CSV streams of an interrupted or failed run; says where the rows are (or why
+/// they could not be kept), e.g. "; rows so far kept in out.csv".
+fn finish_all(streams: [Option<CsvStream>; 3]) -> String {
+    let mut text = String::new();
+    for stream in streams.into_iter().flatten() {
+        let path = stream.path().display().to_string();
+        match stream.finish() {
+            Ok(()) => text.push_str(&format!("; rows so far kept in {path}")),
+            Err(e) => text.push_str(&format!("; {e:#}")),
+        }
+    }
+    text
 }

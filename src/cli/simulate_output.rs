@@ -92,6 +92,11 @@ impl CsvStream {
         }
     }
 
+    /// The file written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Flushes the file; the first error of the run, if any, names the file.
     pub fn finish(mut self) -> Result<()> {
         let result = match self.error.take() {

@@ -353,10 +353,13 @@ shape = { kind = "sphere", radius_m = 0.01 }
                 1 => v * 4.0,
                 _ => -v,
             });
-        assert!(max_psi < 1e-6, "max |psi| {max_psi}");
-        assert!(max_err < 5e-3, "tip error {max_err}");
+        // Within 10× of what is achieved (|psi| 1.94e-8 m, tip 0.162 mm, energy 8.4e-6; the
+        // limits were 1e-6 m, 5 mm, 1 %). The same figures as the smooth drag below, to the
+        // last bit: the velocity estimate this test varies is never read (issue 20).
+        assert!(max_psi < 2e-7, "max |psi| {max_psi}");
+        assert!(max_err < 1.6e-3, "tip error {max_err}");
         assert!(
-            max_energy_error < 0.01,
+            max_energy_error < 8e-5,
             "max |energy error| {max_energy_error}"
         );
     }
@@ -365,8 +368,9 @@ shape = { kind = "sphere", radius_m = 0.01 }
     fn a_slow_drag_through_the_interface_stays_within_the_solver_limits() {
         // 10 cm sideways and 5 cm up keeps the tip within the chain's reach.
         let (max_psi, max_err) = drag_through_the_interface(Vector3::new(0.10, 0.0, 0.05));
-        assert!(max_psi < 1e-4, "max |psi| {max_psi}");
-        assert!(max_err < 5e-3, "tip error {max_err}");
+        // Within 10× of what is achieved (1.94e-8 m, 0.162 mm; the limits were 1e-4 m, 5 mm).
+        assert!(max_psi < 2e-7, "max |psi| {max_psi}");
+        assert!(max_err < 1.6e-3, "tip error {max_err}");
     }
 
     #[test]
@@ -376,7 +380,8 @@ shape = { kind = "sphere", radius_m = 0.01 }
     /// solve iterated on refreshed rows with one factor per step).
     fn chain_pulled_taut_beyond_its_reach_stays_bounded() {
         let (max_psi, _) = drag_through_the_interface(Vector3::new(0.10, 0.0, 0.0));
-        assert!(max_psi < 1e-4, "max |psi| {max_psi}");
+        // Within 10× of what is achieved (1.89e-8 m; the limit was 1e-4 m).
+        assert!(max_psi < 2e-7, "max |psi| {max_psi}");
     }
 
     /// The rig's wind is `simulate --wind`'s: stepping the Steel Fish through the interface

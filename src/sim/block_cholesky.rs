@@ -51,7 +51,25 @@ pub struct BlockCholesky {
     lower: Vec<Block>,
 }
 
+/// The most storage [`BlockCholesky::with_capacity`] may ask for (2 GiB): its two triangular
+/// block arrays grow as capacity², so a scene of a few thousand coupled elements is refused
+/// with a message (see [`BlockCholesky::storage_bytes`]) instead of aborting on allocation
+/// (a 16,000-body chain asked for 36.9 GB). Storing only the profile would make it linear.
+pub const MAX_STORAGE_BYTES: usize = 2 << 30;
+
 impl BlockCholesky {
+    /// The bytes [`Self::with_capacity`] allocates for `capacity` blocks (`None` on
+    /// overflow): dominated by the two triangular arrays of `capacity·(capacity+1)/2` blocks.
+    pub fn storage_bytes(capacity: usize) -> Option<usize> {
+        let triangle = capacity.checked_mul(capacity.checked_add(1)?)? / 2;
+        let blocks = triangle
+            .checked_mul(2)?
+            .checked_add(capacity.checked_mul(2)?)?;
+        blocks
+            .checked_mul(std::mem::size_of::<Block>())?
+            .checked_add(capacity.checked_mul(3 * std::mem::size_of::<usize>())?)
+    }
+
     /// Storage for systems of up to `capacity` blocks.
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
@@ -381,6 +399,18 @@ mod tests {
             m[a * n + a] = n as f64;
         }
         (n, m, index)
+    }
+
+    #[test]
+    fn storage_grows_quadratically_and_overflow_is_none() {
+        assert_eq!(
+            BlockCholesky::storage_bytes(1),
+            Some(4 * std::mem::size_of::<Block>() + 3 * std::mem::size_of::<usize>())
+        );
+        // The 16,000-body chain of issue 20: ~74 GB, far over the limit.
+        assert!(BlockCholesky::storage_bytes(16_001).unwrap() > 70_000_000_000);
+        assert!(BlockCholesky::storage_bytes(1000).unwrap() < MAX_STORAGE_BYTES);
+        assert_eq!(BlockCholesky::storage_bytes(usize::MAX / 2), None);
     }
 
     #[test]

@@ -7,6 +7,23 @@ use thiserror::Error;
 /// A simulation could not be built or configured.
 #[derive(Debug, Error, PartialEq)]
 pub enum SimError {
+    /// The solver's scratch for this many elements would be too large to allocate.
+    #[error(
+        "{elements} joints and springs are too many for the coupled solver: its storage grows \
+         with the square of their number and would need {} MB, over the limit of {} MB \
+         (about {} elements)",
+        bytes / 1_000_000, limit / 1_000_000, max_elements
+    )]
+    TooLarge {
+        /// Joints + springs + the stylus.
+        elements: usize,
+        /// What the scratch would need (bytes; `usize::MAX` on overflow).
+        bytes: usize,
+        /// The limit (bytes).
+        limit: usize,
+        /// The most elements within the limit.
+        max_elements: usize,
+    },
     /// Body 0 must be the fixed ground.
     #[error("the first body must be the fixed ground")]
     NoGround,

@@ -45,6 +45,7 @@ pub struct MobileDef {
     /// Total mass of the mobile, bars included (kg).
     pub total_mass_kg: Spanned<f64>,
     /// The fixed point the top bar hangs from (world, m).
+    #[serde(deserialize_with = "crate::sim::scene::array3::spanned")]
     pub nail_in_world_m: Spanned<[f64; 3]>,
     /// Thickness of the bars' blades, along y in the initial pose (m).
     pub bar_thickness_m: Spanned<f64>,
@@ -86,6 +87,7 @@ pub struct FishDef {
     /// Unique name (also the body's name).
     pub name: Spanned<String>,
     /// Box edges along world x, y, z in the initial pose (m).
+    #[serde(deserialize_with = "crate::sim::scene::array3::spanned")]
     pub size_m: Spanned<[f64; 3]>,
     /// From the joint it hangs from down to its top edge (m).
     pub drop_m: Spanned<f64>,

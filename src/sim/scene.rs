@@ -14,6 +14,7 @@
 //! the value checks that know their position; `bodies`, `joints`, `elements` (springs, grab
 //! points) and `forces` (force elements, [`super::force`]) turn the tables into the model.
 
+pub(crate) mod array3;
 mod bodies;
 mod checker;
 mod contact;
@@ -37,6 +38,10 @@ use super::solver::SolverParams;
 use super::spring::Spring;
 use checker::Checker;
 use file::{SceneFile, SolverSection};
+
+/// The most `[[body]]` tables a scene may have, checked before any body is built. Memory for
+/// bodies is linear; the coupled solver's is not (see [`SimError::TooLarge`]).
+pub const MAX_BODIES: usize = 100_000;
 
 /// Anchors given in two body frames must coincide in the initial pose within this (m).
 pub const ANCHOR_TOLERANCE_M: f64 = 1.0e-9;
@@ -72,7 +77,7 @@ impl Scene {
     /// Reads and validates a scene file.
     pub fn load(path: impl AsRef<Path>) -> Result<Scene, SceneError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|cause| SceneError::Io {
+        let text = ar_calibration::input_file::read_text(path).map_err(|cause| SceneError::Io {
             path: path.to_owned(),
             cause,
         })?;
@@ -87,6 +92,23 @@ impl Scene {
             message: e.to_string(),
         })?;
         let ck = Checker { path, text };
+        if file.bodies.len() > MAX_BODIES {
+            return Err(ck.err(
+                file.bodies[MAX_BODIES].name.span(),
+                "body",
+                format!(
+                    "{} bodies, over the limit of {MAX_BODIES}",
+                    file.bodies.len()
+                ),
+            ));
+        }
+        if file.bodies.is_empty() && file.mobile.is_none() {
+            return Err(ck.err(
+                0..0,
+                "body",
+                "the scene has no bodies: add [[body]] tables or a [mobile] (nothing would move)",
+            ));
+        }
 
         let gravity_in_world = ck.finite3(&file.gravity_m_per_s2, "gravity_m_per_s2")?;
         let params = solver_params(&ck, file.solver.as_ref())?;

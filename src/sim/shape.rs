@@ -13,6 +13,7 @@ pub enum Shape {
     /// A box with the given full edge lengths along the body x, y and z axes (m).
     Box {
         /// Full edge lengths (m).
+        #[serde(deserialize_with = "crate::sim::scene::array3::exact")]
         size_m: [f64; 3],
     },
     /// A cylinder along the body z axis.

@@ -42,6 +42,7 @@ impl Simulation {
     ) -> Result<Self, SimError> {
         params.validate()?;
         let model = Model::new(bodies, joints, springs, grab_points, gravity_in_world)?;
+        check_storage(model.joints.len() + model.springs.len() + 1)?;
         let solver = Solver::new(&model.bodies, &model.joints, model.springs.len());
         let mut sim = Self {
             model,
@@ -328,4 +329,29 @@ impl Simulation {
     pub fn constraint_norm_m(&self) -> f64 {
         solver::constraint_norm_m(&self.model.bodies, &self.model.joints)
     }
+}
+
+/// Refuses, before allocating, a model whose coupled-solver scratch (quadratic in the number
+/// of elements, see [`crate::sim::block_cholesky::MAX_STORAGE_BYTES`]) would be too large.
+fn check_storage(elements: usize) -> Result<(), SimError> {
+    use crate::sim::block_cholesky::{BlockCholesky, MAX_STORAGE_BYTES};
+    let fits = |n: usize| BlockCholesky::storage_bytes(n).is_some_and(|b| b <= MAX_STORAGE_BYTES);
+    if fits(elements) {
+        return Ok(());
+    }
+    let (mut lo, mut hi) = (0usize, elements);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Err(SimError::TooLarge {
+        elements,
+        bytes: BlockCholesky::storage_bytes(elements).unwrap_or(usize::MAX),
+        limit: MAX_STORAGE_BYTES,
+        max_elements: lo,
+    })
 }

@@ -116,7 +116,7 @@ impl TruthWriter {
 
 /// Reads a ground-truth CSV into frame number → `camera_from_world`.
 pub fn read_truth(path: &Path) -> Result<HashMap<u64, Isometry3<f64>>, PoseCsvError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PoseCsvError::Io {
+    let text = ar_calibration::input_file::read_text(path).map_err(|source| PoseCsvError::Io {
         path: path.to_owned(),
         source,
     })?;

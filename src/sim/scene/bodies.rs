@@ -37,6 +37,22 @@ pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneE
                 "every principal moment of inertia must be positive",
             ));
         }
+        // A rigid body's principal moments obey the triangle inequality (each is an integral
+        // of a sum of two squared coordinates); a thin rod or plate reaches equality, so
+        // allow rounding.
+        for k in 0..3 {
+            let (a, b2, c) = (inertia[k], inertia[(k + 1) % 3], inertia[(k + 2) % 3]);
+            if a > (b2 + c) * (1.0 + 1e-6) {
+                return Err(ck.err(
+                    b.inertia_kg_m2.span(),
+                    f("inertia_kg_m2"),
+                    format!(
+                        "no rigid body has these principal moments: {a} > {b2} + {c} \
+                         (each moment must be at most the sum of the other two)"
+                    ),
+                ));
+            }
+        }
         for (field, size) in b.shape.get_ref().sizes() {
             if !(size > 0.0 && size.is_finite()) {
                 return Err(ck.err(
@@ -47,12 +63,25 @@ pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneE
             }
         }
         let position = ck.finite3(&b.position_m, &f("position_m"))?;
-        let pose = Isometry3::from_parts(Translation3::from(position), rotation(b.rotation_rad));
+        let rotation_rad = b
+            .rotation_rad
+            .as_ref()
+            .map(|r| ck.finite3(r, &f("rotation_rad")))
+            .transpose()?;
+        let inertia_rotation_rad = b
+            .inertia_rotation_rad
+            .as_ref()
+            .map(|r| ck.finite3(r, &f("inertia_rotation_rad")))
+            .transpose()?;
+        let pose = Isometry3::from_parts(
+            Translation3::from(position),
+            rotation(rotation_rad.map(Into::into)),
+        );
         let mut body = Body::new(
             name.clone(),
             mass,
             inertia,
-            rotation(b.inertia_rotation_rad),
+            rotation(inertia_rotation_rad.map(Into::into)),
             pose,
             Some(*b.shape.get_ref()),
         );

@@ -11,7 +11,10 @@ use crate::sim::wind::WindSettings;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SceneFile {
-    #[serde(default = "default_gravity")]
+    #[serde(
+        default = "default_gravity",
+        deserialize_with = "super::array3::spanned"
+    )]
     pub(super) gravity_m_per_s2: Spanned<[f64; 3]>,
     #[serde(default)]
     pub(super) solver: Option<SolverSection>,
@@ -58,18 +61,20 @@ pub(super) struct SolverSection {
 pub(super) struct BodyDef {
     pub(super) name: Spanned<String>,
     pub(super) mass_kg: Spanned<f64>,
+    #[serde(deserialize_with = "super::array3::spanned")]
     pub(super) inertia_kg_m2: Spanned<[f64; 3]>,
-    #[serde(default)]
-    pub(super) inertia_rotation_rad: Option<[f64; 3]>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    pub(super) inertia_rotation_rad: Option<Spanned<[f64; 3]>>,
+    #[serde(deserialize_with = "super::array3::spanned")]
     pub(super) position_m: Spanned<[f64; 3]>,
-    #[serde(default)]
-    pub(super) rotation_rad: Option<[f64; 3]>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    pub(super) rotation_rad: Option<Spanned<[f64; 3]>>,
     pub(super) shape: Spanned<Shape>,
     /// Initial velocity of the centre of mass (world, m/s); default zero.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) velocity_m_per_s: Option<Spanned<[f64; 3]>>,
     /// Initial angular velocity (world axes, rad/s); default zero.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) angular_velocity_rad_per_s: Option<Spanned<[f64; 3]>>,
     /// Contact material and switch (see `super::contact`).
     #[serde(default)]
@@ -97,10 +102,15 @@ pub(super) struct JointDef {
     pub(super) kind: Spanned<KindDef>,
     pub(super) body1: Spanned<String>,
     pub(super) body2: Spanned<String>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) anchor_in_world_m: Option<Spanned<[f64; 3]>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) anchor1_in_body_m: Option<Spanned<[f64; 3]>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) anchor2_in_body_m: Option<Spanned<[f64; 3]>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) axis_in_world: Option<Spanned<[f64; 3]>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) hinge_axis_in_world: Option<Spanned<[f64; 3]>>,
 }
 
@@ -110,7 +120,9 @@ pub(super) struct SpringDef {
     pub(super) name: Spanned<String>,
     pub(super) body1: Spanned<String>,
     pub(super) body2: Spanned<String>,
+    #[serde(deserialize_with = "super::array3::spanned")]
     pub(super) point1_in_world_m: Spanned<[f64; 3]>,
+    #[serde(deserialize_with = "super::array3::spanned")]
     pub(super) point2_in_world_m: Spanned<[f64; 3]>,
     pub(super) rest_length_m: Option<Spanned<f64>>,
     pub(super) stiffness_n_per_m: Spanned<f64>,
@@ -123,6 +135,7 @@ pub(super) struct SpringDef {
 pub(super) struct GrabDef {
     pub(super) name: Spanned<String>,
     pub(super) body: Spanned<String>,
+    #[serde(deserialize_with = "super::array3::spanned")]
     pub(super) point_in_world_m: Spanned<[f64; 3]>,
 }
 
@@ -133,13 +146,16 @@ pub(super) struct ForceDef {
     pub(super) name: Spanned<String>,
     pub(super) body: Spanned<String>,
     /// A force (N); exactly one of this and `torque_n_m`.
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) force_n: Option<Spanned<[f64; 3]>>,
     /// A torque (N·m).
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) torque_n_m: Option<Spanned<[f64; 3]>>,
     #[serde(default)]
     pub(super) axes: AxesDef,
     pub(super) frequency_hz: Option<Spanned<f64>>,
     pub(super) phase_rad: Option<Spanned<f64>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) point_in_body_m: Option<Spanned<[f64; 3]>>,
 }
 

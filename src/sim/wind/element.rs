@@ -13,8 +13,10 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields, default)]
 pub struct WindSettings {
     /// Centre of the source disc, the user's mouth (world, m).
+    #[serde(deserialize_with = "crate::sim::scene::array3::exact")]
     pub source_in_world_m: [f64; 3],
     /// Direction the wind blows (world, any length).
+    #[serde(deserialize_with = "crate::sim::scene::array3::exact")]
     pub direction_in_world: [f64; 3],
     /// Apex-to-disc distance l0 (m).
     pub l0_m: f64,

@@ -57,10 +57,11 @@ impl LevelSchedule {
     /// lines starting with `#` are skipped).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ScheduleError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ScheduleError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text =
+            ar_calibration::input_file::read_text(path).map_err(|source| ScheduleError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
         Self::parse(&text, path)
     }
 
