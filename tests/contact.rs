@@ -291,6 +291,9 @@ fn contact_runs_are_bit_for_bit_deterministic() {
     assert_eq!(run(), run());
 }
 
+/// One ball above the desk: a scene needs a body (an empty scene is refused).
+const BALL: &str = "[[body]]\nname = \"ball\"\nmass_kg = 0.1\ninertia_kg_m2 = [1e-5, 1e-5, 1e-5]\nposition_m = [0.0, 0.0, 0.1]\nshape = { kind = \"sphere\", radius_m = 0.02 }\n\n";
+
 #[test]
 fn pair_materials_and_scene_checks() {
     use ar_multibody::sim::contact::Material;
@@ -306,7 +309,7 @@ fn pair_materials_and_scene_checks() {
     assert!((p.friction - 0.2).abs() < 1e-15 && p.restitution == 0.7);
     let bad = |extra: &str| {
         let text = format!(
-            "[[plane]]\nname = \"desk\"\nnormal = [0.0, 0.0, 1.0]\npoint_in_world_m = [0.0, 0.0, 0.0]\n{extra}"
+            "{BALL}[[plane]]\nname = \"desk\"\nnormal = [0.0, 0.0, 1.0]\npoint_in_world_m = [0.0, 0.0, 0.0]\n{extra}"
         );
         Scene::parse(&text, "test.toml")
             .err()
@@ -316,7 +319,9 @@ fn pair_materials_and_scene_checks() {
     assert!(bad("restitution = 1.5").unwrap().contains("restitution"));
     assert!(bad("friction = -1.0").unwrap().contains("friction"));
     let zero = Scene::parse(
-        "[[plane]]\nname = \"p\"\nnormal = [0.0, 0.0, 0.0]\npoint_in_world_m = [0.0, 0.0, 0.0]\n",
+        &format!(
+            "{BALL}[[plane]]\nname = \"p\"\nnormal = [0.0, 0.0, 0.0]\npoint_in_world_m = [0.0, 0.0, 0.0]\n"
+        ),
         "t.toml",
     );
     assert!(zero.unwrap_err().to_string().contains("normal"));
