@@ -147,7 +147,7 @@ pub fn spawn_scripted_user_with_progress(
             }
             let (tip_in_world, button) = script.at(t);
             control
-                .set_tip_target(arm_from_world * tip_in_world)
+                .follow_tip_target(arm_from_world * tip_in_world)
                 .map_err(|e| {
                     format!("scripted user: tip {tip_in_world} out of the arm's reach: {e}")
                 })?;

@@ -24,6 +24,31 @@ struct LiveState {
     release_pending: u8,
     script: Option<(Arc<MotionScript>, Instant)>,
     script_error_logged: bool,
+    /// A hand following live targets (see [`SimArmControl::follow_tip_target`]): from these
+    /// angles at this instant to those, over [`HAND_FOLLOW`].
+    follow: Option<([f64; 6], [f64; 6], Instant)>,
+}
+
+/// How long the simulated hand takes to reach a target given with
+/// [`SimArmControl::follow_tip_target`]: two of the scripted user's 5 ms updates, so that a
+/// new target always arrives while the hand is still moving and the joints' velocity changes
+/// only by what the user's own velocity changes (the driver's plausibility filter refuses
+/// the steps that a teleporting arm would make).
+const HAND_FOLLOW: Duration = Duration::from_millis(10);
+
+impl LiveState {
+    /// The joint angles at `now`, with a hand following a target moved along.
+    fn angles_at(&self, now: Instant) -> [f64; 6] {
+        match self.follow {
+            Some((from, to, start)) => {
+                let a = (now.saturating_duration_since(start).as_secs_f64()
+                    / HAND_FOLLOW.as_secs_f64())
+                .min(1.0);
+                std::array::from_fn(|i| from[i] + a * (to[i] - from[i]))
+            }
+            None => self.angles_rad,
+        }
+    }
 }
 
 /// Handle to move the simulated arm and press its buttons.
@@ -52,6 +77,7 @@ impl SimArmControl {
                 release_pending: 0,
                 script: None,
                 script_error_logged: false,
+                follow: None,
             })),
             dh,
             max_values,
@@ -83,6 +109,7 @@ impl SimArmControl {
     pub fn set_joint_angles(&self, angles_rad: [f64; 6]) {
         let mut s = self.lock();
         s.script = None;
+        s.follow = None;
         s.angles_rad = angles_rad;
     }
 
@@ -100,18 +127,41 @@ impl SimArmControl {
         )?;
         let mut s = self.lock();
         s.script = None;
+        s.follow = None;
         s.angles_rad = q;
+        Ok(q)
+    }
+
+    /// Moves the tip toward `target_in_arm` (m) as a hand does: the joints go from where they
+    /// are now to the inverse-kinematics solution in a straight line over 10 ms, so that
+    /// targets given every few milliseconds make a continuous motion whose velocity changes
+    /// smoothly (a real arm's encoders sample a hand, which cannot jump). Stops any script.
+    /// Returns the angles aimed at.
+    pub fn follow_tip_target(&self, target_in_arm: Point3<f64>) -> Result<[f64; 6], IkError> {
+        let now = Instant::now();
+        let seed = self.lock().angles_at(now);
+        let q = solve_tip(
+            &self.dh,
+            &target_in_arm,
+            &seed,
+            self.joint_count(),
+            &self.ik,
+        )?;
+        let mut s = self.lock();
+        let from = s.angles_at(now);
+        s.script = None;
+        s.follow = Some((from, q, now));
         Ok(q)
     }
 
     /// The current joint angles (continuous, before encoder quantisation).
     pub fn joint_angles(&self) -> [f64; 6] {
-        self.lock().angles_rad
+        self.lock().angles_at(Instant::now())
     }
 
     /// The tip the arm reports now: the forward kinematics of the quantised encoder counts.
     pub fn reported_tip_in_arm(&self) -> Point3<f64> {
-        let q = self.lock().angles_rad;
+        let q = self.lock().angles_at(Instant::now());
         let counts = angles_to_counts(&q, &self.max_values.encoder_max);
         tip_in_arm(
             &self.dh,
@@ -153,6 +203,7 @@ impl SimArmControl {
     /// Plays a motion script from now (replacing live control until the next live call).
     pub fn play(&self, script: MotionScript) {
         let mut s = self.lock();
+        s.follow = None;
         s.script = Some((Arc::new(script), Instant::now()));
         s.script_error_logged = false;
     }
@@ -177,6 +228,9 @@ impl SimArmControl {
                 s.release_pending &= !m;
                 s.pressed_at[usize::from(bit)] = None;
             }
+        }
+        if s.follow.is_some() {
+            s.angles_rad = s.angles_at(now);
         }
         if let Some((script, start)) = s.script.clone() {
             match script.sample(
