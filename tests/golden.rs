@@ -206,8 +206,8 @@ fn golden_steel_fish_blow() {
         "steel_fish blow",
         got,
         1200,
-        0xf75443e101919926,
-        0x6f2e7227d2a3f121,
+        0xd57b7658ad55e701,
+        0xed6da290cabd2518,
     );
 }
 

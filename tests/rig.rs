@@ -496,7 +496,7 @@ fn ten_pendula_clip_drag_release_on_simulated_devices() {
 }
 
 /// What the Steel Fish did while the synthetic microphone played `breaths` (or with no
-/// microphone) through the rig's microphone and solver threads: fish_5's tip (the scene's
+/// microphone) through the rig's microphone and solver threads: o5_fish's tip (the scene's
 /// first grab point) over simulated time, the run's largest ‖ψ‖ and the solver's error.
 struct MobileUnderMic {
     tip_in_world: Vec<(f64, Point3<f64>)>,
@@ -580,7 +580,7 @@ fn tip_travel_m(run: &MobileUnderMic, from_s: f64, to_s: f64) -> f64 {
 /// Issue 7, acceptance 3: on simulated devices a breath moves the mobile. The synthetic
 /// microphone plays one 1 s breath from 0.3 s (or, for the control run, only the room's
 /// noise); its levels go through the rig's microphone thread to the solver thread, whose
-/// SceneSimulation of steel_fish turns them into the scene's wind. The breath swings fish_5's
+/// SceneSimulation of steel_fish turns them into the scene's wind. The breath swings o5_fish's
 /// tip by centimetres, the silent microphone leaves it within a tenth of a millimetre, and
 /// ‖ψ‖ stays below 1e-6 m in both runs.
 #[test]
@@ -611,7 +611,7 @@ fn a_breath_from_the_synthetic_microphone_moves_the_mobile_through_the_rig() {
     let blown_m = tip_travel_m(&blown, 0.2, f64::INFINITY);
     let calm_m = tip_travel_m(&calm, 0.0, f64::INFINITY);
     eprintln!(
-        "fish_5 tip: {before_m:.2e} m before the breath, {blown_m:.4} m during and after it \
+        "o5_fish tip: {before_m:.2e} m before the breath, {blown_m:.4} m during and after it \
          ({} steps, max |psi| {:.2e} m); silent microphone {calm_m:.2e} m ({} steps, max \
          |psi| {:.2e} m)",
         blown.steps, blown.max_psi_norm_m, calm.steps, calm.max_psi_norm_m

@@ -2,9 +2,10 @@
 //! only; the program computes the masses that make every bar hang level.
 //!
 //! A scene's `[mobile]` table lists bars (`[[mobile.bar]]`: length, where along it the bar
-//! hangs, and what hangs at its left and right ends) and fish (`[[mobile.fish]]`: a box).
-//! The bar that nothing hangs from is the top; it is nailed to a fixed point by a ball joint
-//! (`nail`), and every other part hangs from the end of its parent bar by a ball joint.
+//! hangs, and what hangs at its left and right ends) and fish (`[[mobile.fish]]`: a box,
+//! optionally with a part hanging `below` it). The bar that nothing hangs from is the top; it
+//! is nailed to a fixed point by a ball joint (`nail`), and every other part hangs by a ball
+//! joint from the end of its parent bar or from the middle of its parent fish's bottom edge.
 //!
 //! **Masses.** Bars are rods of square section and a given density (steel by default), so
 //! their masses follow from their geometry. The rest of the total mass is shared out top
@@ -18,8 +19,13 @@
 //! ```
 //!
 //! — the bottom-up mass ratios of the arm lengths, with the total mass as the parameter.
-//! A fish's mass is what its parent's split gives it; its inertia is that of a uniform
-//! box of that mass. A total too small to carry the bars is refused.
+//! A leaf fish's mass is what its parent's split gives it; its inertia is that of a uniform
+//! box of that mass. A fish may also carry a part hanging from the middle of its bottom edge
+//! (`below`, the single-child components of the virtual-mobile paper's Steel Fish, whose
+//! Jacobian pattern has components with one child): such a plate weighs what its geometry
+//! gives (plate density × volume) and passes the rest of its subtree's mass down, which keeps
+//! every bar level because the whole chain hangs on the vertical through its joint. A total
+//! too small to carry the bars and plates is refused.
 //!
 //! **Stability.** Each part hangs `drop_m` below its joint (a stiff wire, part of the body),
 //! so the loads at a bar's ends lie below its hanging point and a tilted bar rights itself.
@@ -54,6 +60,9 @@ pub struct MobileDef {
     /// Density of the bars (kg/m³); steel if absent.
     #[serde(default)]
     pub bar_density_kg_per_m3: Option<Spanned<f64>>,
+    /// Density of the fish that carry a part below them (kg/m³); steel if absent.
+    #[serde(default)]
+    pub plate_density_kg_per_m3: Option<Spanned<f64>>,
     /// The bars.
     #[serde(rename = "bar")]
     pub bars: Vec<BarDef>,
@@ -91,6 +100,9 @@ pub struct FishDef {
     pub size_m: Spanned<[f64; 3]>,
     /// From the joint it hangs from down to its top edge (m).
     pub drop_m: Spanned<f64>,
+    /// A bar or fish hanging from the middle of this fish's bottom edge, by name.
+    #[serde(default)]
+    pub below: Option<Spanned<String>>,
 }
 
 /// A mobile description that cannot be built: where (byte span in the scene text), which
@@ -178,6 +190,10 @@ impl MobileDef {
             Some(d) => positive(d, "mobile.bar_density_kg_per_m3".into())?,
             None => STEEL_KG_PER_M3,
         };
+        let plate_density = match &self.plate_density_kg_per_m3 {
+            Some(d) => positive(d, "mobile.plate_density_kg_per_m3".into())?,
+            None => STEEL_KG_PER_M3,
+        };
         let nail = *self.nail_in_world_m.get_ref();
         if !nail.iter().all(|c| c.is_finite()) {
             return Err(err(
@@ -210,28 +226,37 @@ impl MobileDef {
         }
         let find = |n: &str| names.iter().position(|(m, _)| *m == n);
         let mut parent_of: Vec<Option<usize>> = vec![None; names.len()];
-        for (i, b) in self.bars.iter().enumerate() {
-            for (side, child) in [("left", &b.left), ("right", &b.right)] {
-                let field = format!("mobile.bar[{i}].{side}");
-                let Some(c) = find(child.get_ref()) else {
-                    return Err(err(
-                        child.span(),
-                        field,
-                        format!("no bar or fish is named `{}`", child.get_ref()),
-                    ));
-                };
-                if parent_of[c].is_some() || c == i {
-                    return Err(err(
-                        child.span(),
-                        field,
-                        format!(
-                            "`{}` already hangs from a bar (or from itself)",
-                            child.get_ref()
-                        ),
-                    ));
-                }
-                parent_of[c] = Some(i);
+        let hangers = self.bars.iter().enumerate().flat_map(|(i, b)| {
+            [
+                (i, format!("mobile.bar[{i}].left"), &b.left),
+                (i, format!("mobile.bar[{i}].right"), &b.right),
+            ]
+        });
+        let under_fish = self.fish.iter().enumerate().filter_map(|(j, f)| {
+            let k = self.bars.len() + j;
+            f.below
+                .as_ref()
+                .map(|c| (k, format!("mobile.fish[{j}].below"), c))
+        });
+        for (i, field, child) in hangers.chain(under_fish) {
+            let Some(c) = find(child.get_ref()) else {
+                return Err(err(
+                    child.span(),
+                    field,
+                    format!("no bar or fish is named `{}`", child.get_ref()),
+                ));
+            };
+            if parent_of[c].is_some() || c == i {
+                return Err(err(
+                    child.span(),
+                    field,
+                    format!(
+                        "`{}` already hangs from a part (or from itself)",
+                        child.get_ref()
+                    ),
+                ));
             }
+            parent_of[c] = Some(i);
         }
         let roots: Vec<usize> = (0..names.len())
             .filter(|&k| parent_of[k].is_none())
@@ -283,12 +308,35 @@ impl MobileDef {
                         ));
                     }
                     let drop = positive(&f.drop_m, format!("mobile.fish[{i}].drop_m"))?;
+                    let centre = joint - Vector3::z() * (drop + size[2] / 2.0);
+                    let own_mass = match &f.below {
+                        None => mass,
+                        Some(child) => {
+                            let plate = plate_density * size.iter().product::<f64>();
+                            let rest = mass - plate;
+                            if rest <= 0.0 {
+                                return Err(err(
+                                    self.total_mass_kg.span(),
+                                    "mobile.total_mass_kg".into(),
+                                    format!(
+                                        "{total} kg is too little: fish `{name}` ({plate:.4} kg of plate) carries {mass:.4} kg in all, which leaves nothing for `{}` below it; raise the total or thin the plate",
+                                        child.get_ref()
+                                    ),
+                                ));
+                            }
+                            if let Some(c) = find(child.get_ref()) {
+                                let bottom = centre - Vector3::z() * (size[2] / 2.0);
+                                stack.push((c, rest, bottom, Some(name.clone())));
+                            }
+                            plate
+                        }
+                    };
                     parts.push(MobilePart {
                         name,
                         is_bar: false,
-                        mass_kg: mass,
-                        inertia_kg_m2: box_inertia(mass, size),
-                        position_in_world_m: joint - Vector3::z() * (drop + size[2] / 2.0),
+                        mass_kg: own_mass,
+                        inertia_kg_m2: box_inertia(own_mass, size),
+                        position_in_world_m: centre,
                         shape: Shape::Box { size_m: size },
                     });
                 }
@@ -444,6 +492,59 @@ drop_m = 0.02
             (a_link.anchor_in_world_m - (top.position_in_world_m - Vector3::x() * 0.15)).norm()
                 < 1e-15
         );
+    }
+
+    /// A bar carrying a two-plate chain on its left: the plate weighs ρ·volume, the fish
+    /// below it gets the rest of the left share, and it hangs from the plate's bottom edge.
+    #[test]
+    fn a_fish_carries_a_part_below_it_and_passes_the_rest_of_its_mass_down() {
+        let text = TWO_LEVELS
+            .replace(
+                "size_m = [0.04, 0.002, 0.03]\ndrop_m = 0.02",
+                "size_m = [0.04, 0.002, 0.03]\ndrop_m = 0.02\nbelow = \"d\"",
+            )
+            .replace(
+                "total_mass_kg = 0.2",
+                "total_mass_kg = 0.2\nplate_density_kg_per_m3 = 2700.0",
+            )
+            + "[[fish]]\nname = \"d\"\nsize_m = [0.02, 0.002, 0.02]\ndrop_m = 0.01\n";
+        let m = def(&text).build().expect("builds");
+        let part = |n: &str| m.parts.iter().find(|p| p.name == n).expect(n);
+        let (top, a, d) = (part("top"), part("a"), part("d"));
+        // The top bar's left share, by hand: s·b/L − m_b/2 with s = 0.2, b = 0.18, L = 0.3.
+        let bar_mass = 7850.0 * 0.3 * 0.001 * 0.01;
+        let left_share = 0.2 * 0.18 / 0.3 - bar_mass / 2.0;
+        let plate = 2700.0 * 0.04 * 0.002 * 0.03;
+        assert!((a.mass_kg - plate).abs() < 1e-15, "{}", a.mass_kg);
+        assert!(
+            (d.mass_kg - (left_share - plate)).abs() < 1e-15,
+            "{}",
+            d.mass_kg
+        );
+        assert_eq!(top.mass_kg, bar_mass);
+        let link = m.links.iter().find(|l| l.child == "d").expect("a-d");
+        assert_eq!(link.name, "a-d");
+        assert_eq!(link.parent.as_deref(), Some("a"));
+        let bottom_of_a = a.position_in_world_m - Vector3::z() * 0.015;
+        assert!((link.anchor_in_world_m - bottom_of_a).norm() < 1e-15);
+        assert!((d.position_in_world_m - (bottom_of_a - Vector3::z() * 0.02)).norm() < 1e-15);
+        let total: f64 = m.parts.iter().map(|p| p.mass_kg).sum();
+        assert!((total - 0.2).abs() < 1e-15);
+
+        let unknown = text.replace("below = \"d\"", "below = \"zz\"");
+        assert_eq!(
+            def(&unknown).build().expect_err("zz").field,
+            "mobile.fish[0].below"
+        );
+        let heavy = text.replace(
+            "plate_density_kg_per_m3 = 2700.0",
+            "plate_density_kg_per_m3 = 5e6",
+        );
+        let e = def(&heavy)
+            .build()
+            .expect_err("plate heavier than its share");
+        assert_eq!(e.field, "mobile.total_mass_kg");
+        assert!(e.message.contains("fish `a`"), "{e:?}");
     }
 
     #[test]
