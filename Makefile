@@ -14,20 +14,21 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1
 
-.PHONY: deps demo test lint bench release help fuzz fuzz-arm fuzz-parsers
+.PHONY: deps demo test lint bench bench-compare release help fuzz fuzz-arm fuzz-parsers
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
 	@echo "make test   - run all tests (installs system packages if missing)"
 	@echo "make lint   - cargo fmt --check and clippy with warnings as errors"
 	@echo "make bench  - criterion benchmarks"
+	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
 	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers and make fuzz-arm"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 	@echo "make fuzz-arm - long fuzz of the arm packet decoder and filter, and a long hostile-arm run"
 
 deps:
 	@command -v $(CARGO) >/dev/null || { echo "error: cargo not found; install Rust with rustup (https://rustup.rs) and re-run" >&2; exit 1; }
-	@missing=""; for p in $(APT_PACKAGES); do \
+	@missing=""; for p in $(APT_PACKAGES) $(EXTRA_APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -49,6 +50,15 @@ lint: deps
 
 bench: deps
 	$(CARGO) bench --workspace
+
+# The generated chains (10, 100, 1000 links) in ar-multibody and rapier3d-f64 in one run
+# (tests/benches/compare.rs), then in MuJoCo (tests/benches/mujoco_chains.py, which installs
+# the `mujoco` package from PyPI into target/mujoco-venv once). Not part of `make test`.
+bench-compare: EXTRA_APT_PACKAGES := python3 python3-venv
+bench-compare: deps
+	mkdir -p target
+	$(CARGO) bench --bench compare -- --csv target/bench-compare.csv
+	python3 tests/benches/mujoco_chains.py --ar-csv target/bench-compare.csv
 
 # Every fuzz harness at length (>= 2.2 million inputs in all).
 fuzz: fuzz-parsers fuzz-arm
