@@ -21,7 +21,9 @@
 //!
 //! Run: `make bench-compare` (this bench, then MuJoCo), or `cargo bench --bench compare
 //! [-- FILTER...] [--csv OUT.csv]` where a filter is a scenario (`drag`, `swing`), a link count
-//! (`10`, `100`, `1000`) or both (`"drag 100"`). Not part of `make test`.
+//! (`10`, `100`, `1000`) or both (`"drag 100"`). `cargo test` (which runs benches without
+//! `--bench`) gets a smoke run only: the 10-link chains, rapier stopped after 1 s of wall time,
+//! and ar-multibody's error checked.
 
 use std::path::Path;
 use std::time::Instant;
@@ -42,6 +44,8 @@ const RUN_SECS: f64 = 14.0;
 const SWING_TILT_RAD: f64 = 0.5;
 /// A run stops after this much wall-clock time (s).
 const WALL_BUDGET_SECS: f64 = 30.0;
+/// The same budget in a `cargo test` smoke run (s).
+const SMOKE_BUDGET_SECS: f64 = 1.0;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Scenario {
@@ -152,7 +156,13 @@ struct Link {
     anchor2: RVector,
 }
 
-fn run_rapier(scene: &Scene, scenario: Scenario, drag: &StylusScript, how: Rapier) -> Outcome {
+fn run_rapier(
+    scene: &Scene,
+    scenario: Scenario,
+    drag: &StylusScript,
+    how: Rapier,
+    budget_secs: f64,
+) -> Outcome {
     let h = scene.params.dt_secs;
     let mut world = PhysicsWorld::new();
     world.gravity = to_r(&scene.gravity_in_world);
@@ -282,7 +292,7 @@ fn run_rapier(scene: &Scene, scenario: Scenario, drag: &StylusScript, how: Rapie
             break;
         }
         out.max_error_m = out.max_error_m.max(gap);
-        if start.elapsed().as_secs_f64() > WALL_BUDGET_SECS {
+        if start.elapsed().as_secs_f64() > budget_secs {
             break;
         }
     }
@@ -292,6 +302,15 @@ fn run_rapier(scene: &Scene, scenario: Scenario, drag: &StylusScript, how: Rapie
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it,
+    // in a debug build, where the full comparison would take hours.
+    let smoke = !args.iter().any(|a| a == "--bench");
+    let (link_counts, budget_secs): (&[usize], f64) = if smoke {
+        println!("smoke run (no --bench): 10-link chains only, rapier runs cut at 1 s");
+        (&[10], SMOKE_BUDGET_SECS)
+    } else {
+        (&[10, 100, 1000], WALL_BUDGET_SECS)
+    };
     let csv_out = args
         .iter()
         .position(|a| a == "--csv")
@@ -320,7 +339,7 @@ fn main() {
             .to_string(),
     ];
     for scenario in [Scenario::Drag, Scenario::Swing] {
-        for links in [10usize, 100, 1000] {
+        for &links in link_counts {
             let case = format!("{} {links}", scenario.name());
             let wanted =
                 |f: &&String| **f == case || *f == scenario.name() || **f == links.to_string();
@@ -329,6 +348,13 @@ fn main() {
             }
             let scene = chain_scene(links, scenario);
             let ar = run_ar(&scene, scenario, &drag);
+            if smoke {
+                assert!(
+                    ar.unstable_at_s.is_none() && ar.max_error_m < 1e-6,
+                    "ar-multibody {case}: max error {:e} m",
+                    ar.max_error_m
+                );
+            }
             let mut outcomes = vec![];
             for how in [
                 Rapier::Impulse { iterations: 1 },
@@ -336,7 +362,7 @@ fn main() {
                 Rapier::Impulse { iterations: 20 },
                 Rapier::Multibody,
             ] {
-                outcomes.push(run_rapier(&scene, scenario, &drag, how));
+                outcomes.push(run_rapier(&scene, scenario, &drag, how, budget_secs));
             }
             for o in std::iter::once(&ar).chain(outcomes.iter()) {
                 let note = match (o.unstable_at_s, o.steps < o.planned_steps) {

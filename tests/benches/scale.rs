@@ -6,7 +6,8 @@
 //! (at rest the reference is its 1e-9 J floor, so only the drift in joules says anything).
 //!
 //! Run: `cargo bench --bench scale` (add a case name to run only matching cases, e.g.
-//! `cargo bench --bench scale -- chain`). Not part of `make test`.
+//! `cargo bench --bench scale -- chain`). `cargo test` runs it without `--bench`: a smoke run
+//! of the 10-link chain and the depth-4 mobile that fails on any solver error.
 
 use std::path::Path;
 use std::time::Instant;
@@ -22,10 +23,15 @@ struct Case {
 }
 
 fn main() {
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo test --all-targets` runs benches without `--bench`, in a debug build: there the
+    // smallest chain and mobile stand in for the whole table.
+    let smoke = !args.iter().any(|a| a == "--bench");
+    let mut filter: Vec<String> = args.into_iter().filter(|a| !a.starts_with('-')).collect();
+    if smoke {
+        println!("smoke run (no --bench): 10-link chains and the depth-4 mobile only");
+        filter = vec!["chain 10 ".into(), "mobile depth 4 ".into()];
+    }
     let mut cases = Vec::new();
     for links in [10, 100, 1000] {
         let scene = chain_toml(links).expect("chain");
@@ -86,6 +92,7 @@ fn main() {
                 s.max_abs_energy_drift_j,
                 s.max_abs_energy_error_rel * 100.0
             ),
+            Err(e) if smoke => panic!("{}: {e}", case.name),
             Err(e) => println!("{:<36} failed: {e}", case.name),
         }
     }
