@@ -7,10 +7,12 @@
 //! - [`rig`]: worker threads, messages, clocks, shutdown.
 //! - [`scene_view`]: what a running simulation shows (bodies, reactions), as neutral data.
 //! - [`compositor`]: video background and simulation overlay (kiss3d).
+//! - [`manual`]: the reference manual (commands, scene format, solver, hardware, ...).
 
 pub mod articulated;
 pub mod compositor;
 pub mod interaction;
+pub mod manual;
 pub mod rig;
 pub mod scene_view;
 pub mod sim;

@@ -217,20 +217,49 @@ fn hanging_chain_pivot_reaction_equals_total_weight() {
     }
 }
 
+/// The reaction is the joint's impulse over the step divided by h, so the reference is the
+/// mean pivot force over the step, from Newton's law for the centre of mass:
+/// mean R = m g + m (v_com(h) − v_com(0)) / h, with the physical pendulum's θ(h), θ'(h)
+/// integrated here by RK4 (θ'' = −m g d sin θ / I_pivot) at 1 µs. Near the bottom this is
+/// the weight plus the centripetal force, m g + m ω² d, to first order.
 #[test]
 fn hinge_reaction_at_the_bottom_of_a_swing_is_weight_plus_centripetal_force() {
     let mut sim = single_pendulum();
     let omega = 3.0;
     kick(&mut sim, omega);
     sim.step().expect("step");
-    let w_end = sim.bodies()[1].angular_velocity_in_world.y;
-    let w_mid = 0.5 * (omega + w_end);
+    let h = sim.dt_secs();
     let (m, d) = (0.1, 0.1);
-    let expected = m * G + m * w_mid * w_mid * d;
+    // The scene's inertia about the centre (a 0.2 m rod, m L² / 12), moved to the pivot.
+    let i_pivot = m * 0.2 * 0.2 / 12.0 + m * d * d;
+    let accel = |theta: f64| -m * G * d * theta.sin() / i_pivot;
+    let (mut theta, mut rate) = (0.0f64, omega);
+    let n = 10_000;
+    let dt = h / n as f64;
+    for _ in 0..n {
+        let (k1x, k1v) = (rate, accel(theta));
+        let (k2x, k2v) = (rate + 0.5 * dt * k1v, accel(theta + 0.5 * dt * k1x));
+        let (k3x, k3v) = (rate + 0.5 * dt * k2v, accel(theta + 0.5 * dt * k2x));
+        let (k4x, k4v) = (rate + dt * k3v, accel(theta + dt * k3x));
+        theta += dt / 6.0 * (k1x + 2.0 * k2x + 2.0 * k3x + k4x);
+        rate += dt / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);
+    }
+    // The centre of mass at d (sin θ, ·, −cos θ): its vertical velocity is d θ' sin θ, its
+    // horizontal one d θ' cos θ (ω0 d at the start).
+    let expected_z = m * G + m * d * rate * theta.sin() / h;
+    let expected_x_magnitude = m * d * (omega - rate * theta.cos()) / h;
     let f = sim.joint_reactions()[0].force_in_world;
+    assert!((expected_z - (m * G + m * omega * omega * d)).abs() < 1e-3 * expected_z);
+    let rel_z = (f.z - expected_z).abs() / expected_z;
+    let rel_x = (f.x.abs() - expected_x_magnitude).abs() / expected_x_magnitude;
+    // The solver gives 9.8e-5 (z) and 1.0e-3 (x): the first-order step's error against RK4.
     assert!(
-        (f.z - expected).abs() / expected < 0.01,
-        "reaction {f} N vs {expected} N"
+        rel_z < 3e-4,
+        "reaction {f} N vs {expected_z} N vertically ({rel_z:e})"
+    );
+    assert!(
+        rel_x < 3e-3,
+        "reaction {f} N vs {expected_x_magnitude} N horizontally ({rel_x:e})"
     );
 }
 

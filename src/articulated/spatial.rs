@@ -16,7 +16,7 @@
 
 use nalgebra::{Matrix3, Matrix6, Vector3, Vector6};
 
-/// The cross-product matrix [x]× with [x]× y = x × y.
+/// The cross-product matrix `[x]×` with `[x]× y = x × y`.
 #[inline]
 pub fn skew(x: &Vector3<f64>) -> Matrix3<f64> {
     Matrix3::new(0.0, -x.z, x.y, x.z, 0.0, -x.x, -x.y, x.x, 0.0)
@@ -309,7 +309,7 @@ pub struct RigidInertia {
     pub mass: f64,
     /// First moment h = m c, c the centre of mass from O (kg·m).
     pub first_moment: Vector3<f64>,
-    /// Rotational inertia about O (kg·m²): Ī_c + m [c]×[c]×ᵀ.
+    /// Rotational inertia about O (kg·m²): `Ī_c + m [c]×[c]×ᵀ`.
     pub rot_inertia: Matrix3<f64>,
 }
 

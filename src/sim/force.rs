@@ -1,5 +1,5 @@
 //! Force elements: a force or a torque on one body, constant or sinusoidal in time, given in
-//! world or body axes (a scene's `[[force]]` tables, see the README's "Scene files").
+//! world or body axes (a scene's `[[force]]` tables, see [`crate::manual::scene_files`]).
 //!
 //! The value at time t is
 //!

@@ -1,7 +1,7 @@
 //! Scene files (TOML): bodies (with optional initial velocities), joints, springs, grab
 //! points, force elements, gravity and solver settings.
 //!
-//! The format is documented in the README ("Scene files") and by the two scenes in
+//! The format is documented in [`crate::manual::scene_files`] and by the two scenes in
 //! `assets/scenes/`. All values are SI; the world frame is the marker frame with z up. Points
 //! are given in the world frame at the initial pose (joint anchors may instead be given in
 //! each body's frame); rotations are rotation vectors (axis × angle, rad).

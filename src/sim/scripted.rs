@@ -176,7 +176,7 @@ fn push_csv_field(out: &mut String, text: &str) {
 }
 
 /// The CSV header of `simulate --csv` for this simulation's joints (no newline). The columns
-/// are documented in `simulate --help` and the README.
+/// are documented in `simulate --help` and [`crate::manual::commands`].
 pub fn csv_header(sim: &Simulation) -> String {
     let mut s = String::from(
         "t_s,constraint_norm_m,kinetic_j,potential_j,elastic_j,user_work_j,external_work_j,\

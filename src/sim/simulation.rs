@@ -1,4 +1,4 @@
-//! The simulation: a thin facade over the [`Model`] it moves and the [`solver`](super::solver)
+//! The simulation: a thin facade over the [`Model`] it moves and the [`solver`]
 //! that steps it (see there for the stage order of a step). Clipping the stylus and queuing
 //! external forces are in [`super::stylus`] and [`Simulation::apply_external_force`].
 //!

@@ -70,7 +70,7 @@
 //!    simplified Newton iterations). A planar swing then needs about 3.5 solves per step.
 //!    After a jump in the loads (clip, release, a split step) the step starts plain, and
 //!    after the gain has made a refresh diverge the next 20 steps do. A step whose last refresh still moved the velocities by more than 100× the
-//!    tolerance is rejected and split (see [`split`]): a violent motion that the
+//!    tolerance is rejected and split (see `split`): a violent motion that the
 //!    step cannot resolve is then computed with shorter steps instead of gaining energy.
 //! 5. **Integrate positions**: x += h v̄, q ← normalise(q + h/2 ω̄ ⊗ q); the angular velocity
 //!    turns with the body (ω ← R₂R₁ᵀω: the body-frame rate is the state, see the stage's

@@ -109,7 +109,7 @@ impl<P: Read + Write> Session<P> {
 
     /// Reads what arrives until a plausible packet is passed on or `timeout` passes
     /// (`Ok(None)`). Packets are held until two successors confirm them (see
-    /// [`super::plausibility`]); refused ones are counted in [`Self::counters`].
+    /// `plausibility`); refused ones are counted in [`Self::counters`].
     pub fn next_packet(&mut self, timeout: Duration) -> Result<Option<DataPacket>, ProtocolError> {
         let deadline = Instant::now() + timeout;
         loop {
