@@ -7,7 +7,7 @@
 //! (disconnect) unclips too. Only the press *edge* clips, so holding the button down while
 //! sweeping past a grab point does not catch it.
 
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Isometry3, Point3};
 
 /// Default grab radius, metres.
 pub const DEFAULT_GRAB_RADIUS_M: f64 = 0.015;
@@ -45,8 +45,6 @@ pub struct StylusInput {
     pub tip_in_world: Point3<f64>,
     /// The button is held down.
     pub button_pressed: bool,
-    /// The tip's velocity, world frame, m/s.
-    pub velocity_in_world: Vector3<f64>,
 }
 
 impl StylusInput {
@@ -59,7 +57,6 @@ impl StylusInput {
         Self {
             tip_in_world: world_from_arm * tip_in_arm,
             button_pressed,
-            velocity_in_world: Vector3::zeros(),
         }
     }
 }
@@ -73,8 +70,6 @@ pub struct SpringAttachment {
     pub point_in_body: Point3<f64>,
     /// The stylus tip the point is pulled towards, world frame.
     pub target_in_world: Point3<f64>,
-    /// The tip's velocity, world frame, m/s (estimated from the arm's sample times).
-    pub target_velocity_in_world: Vector3<f64>,
 }
 
 /// What an update changed.
@@ -106,7 +101,6 @@ pub struct Interaction {
     config: InteractionConfig,
     clipped: Option<(usize, Point3<f64>)>,
     last_tip_in_world: Option<Point3<f64>>,
-    last_velocity_in_world: Vector3<f64>,
     button_was_pressed: bool,
 }
 
@@ -137,7 +131,6 @@ impl Interaction {
             };
         };
         self.last_tip_in_world = Some(s.tip_in_world);
-        self.last_velocity_in_world = s.velocity_in_world;
         let pressed_now = s.button_pressed && !self.button_was_pressed;
         let released_now = !s.button_pressed && self.button_was_pressed;
         self.button_was_pressed = s.button_pressed;
@@ -173,7 +166,6 @@ impl Interaction {
             body,
             point_in_body,
             target_in_world: self.last_tip_in_world?,
-            target_velocity_in_world: self.last_velocity_in_world,
         })
     }
 
@@ -191,6 +183,7 @@ impl Interaction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::Vector3;
 
     fn grab_at(p: Point3<f64>) -> Vec<GrabPoint> {
         vec![
@@ -211,7 +204,6 @@ mod tests {
         Some(StylusInput {
             tip_in_world: Point3::new(x, 0.0, 0.1),
             button_pressed: pressed,
-            velocity_in_world: Vector3::zeros(),
         })
     }
 

@@ -355,6 +355,57 @@ fn video_without_the_marker_is_not_detected_in_any_frame() {
     }
 }
 
+/// A damaged video (here cut at 40 %) used to end quietly at the damage with exit status 0, as
+/// if it were the whole recording. Now `track` keeps the rows it has, prints its summary and
+/// fails naming the frames decoded and the frames the header announces.
+#[test]
+fn a_truncated_video_fails_naming_the_frames_it_lost() {
+    use ar_drivers::camera::VideoRecorder;
+    let intr = synthetic_intrinsics();
+    let cfg = SyntheticConfig {
+        frames: Some(60),
+        ..SyntheticConfig::default()
+    };
+    let mut cam = SyntheticCamera::new(&intr, cfg, 4).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let avi = dir.path().join("whole.avi");
+    let mut rec = VideoRecorder::create(&avi, 640, 480, 30.0).unwrap();
+    while let Some(f) = cam.next_frame().unwrap() {
+        rec.write(&f.image).unwrap();
+    }
+    rec.finish().unwrap();
+    let bytes = std::fs::read(&avi).unwrap();
+    let cut = dir.path().join("cut.avi");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 5]).unwrap();
+    let csv = dir.path().join("cut.csv");
+    let out = cli(&[
+        "track",
+        "--video",
+        cut.to_str().unwrap(),
+        "--camera",
+        &camera_file(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert!((1..60).contains(&rows), "{rows} rows");
+    assert!(
+        err.contains(&format!("decoding stopped after {rows} of the 60 frames"))
+            && err.contains("cut.avi"),
+        "{err}"
+    );
+    // The whole file still ends cleanly.
+    cli_ok(&[
+        "track",
+        "--video",
+        avi.to_str().unwrap(),
+        "--camera",
+        &camera_file(),
+    ]);
+}
+
 #[test]
 fn bad_inputs_get_clear_messages() {
     let dir = tempfile::tempdir().unwrap();

@@ -11,10 +11,25 @@
 //! rms_px = 0.21       # RMS reprojection error of the calibration; optional
 //! ```
 //! Axes are OpenCV's: x right, y down, z forward.
+//!
+//! A file is checked when it is read: each side at most [`MAX_IMAGE_SIDE_PX`] (larger images
+//! are refused before anything allocates a frame), a field of view within
+//! [`FIELD_OF_VIEW_DEG`] along each axis (a focal length of 1e300 px or 1e-3 px is a typo, not
+//! a lens), square-ish pixels (`fy / fx` within [`PIXEL_ASPECT`]), the principal point inside
+//! the image, finite distortion.
 
 use nalgebra::{Matrix3, Point2, Point3};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// The largest image side a camera file may declare, pixels (16K; the largest sensors that
+/// stream video are 8K).
+pub const MAX_IMAGE_SIDE_PX: u32 = 16_384;
+/// The field of view a camera file may imply along each axis, degrees: from a long telephoto
+/// lens to a wide fisheye's usable pinhole part.
+pub const FIELD_OF_VIEW_DEG: std::ops::RangeInclusive<f64> = 1.0..=170.0;
+/// The ratio `fy / fx` a camera file may declare (1 for square pixels).
+pub const PIXEL_ASPECT: std::ops::RangeInclusive<f64> = 0.5..=2.0;
 
 /// Pinhole intrinsics with OpenCV's 5-coefficient distortion model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,19 +195,50 @@ impl CameraIntrinsics {
                 problem,
             })
         };
-        if self.image_width == 0 {
-            return bad("image_width", "must be positive".into());
+        for (field, side) in [
+            ("image_width", self.image_width),
+            ("image_height", self.image_height),
+        ] {
+            if !(1..=MAX_IMAGE_SIDE_PX).contains(&side) {
+                return bad(
+                    field,
+                    format!("{side} px: must be between 1 and {MAX_IMAGE_SIDE_PX} px"),
+                );
+            }
         }
-        if self.image_height == 0 {
-            return bad("image_height", "must be positive".into());
-        }
-        for (field, v) in [("fx", self.fx), ("fy", self.fy)] {
+        for (field, v, side) in [
+            ("fx", self.fx, self.image_width),
+            ("fy", self.fy, self.image_height),
+        ] {
             if !(v.is_finite() && v > 0.0) {
                 return bad(
                     field,
                     format!("must be a positive number of pixels, got {v}"),
                 );
             }
+            let fov_deg = 2.0 * (side as f64 / (2.0 * v)).atan().to_degrees();
+            if !FIELD_OF_VIEW_DEG.contains(&fov_deg) {
+                return bad(
+                    field,
+                    format!(
+                        "{v} px gives a field of view of {fov_deg:.3}° over {side} px; a camera's \
+                         lies within {}° to {}° (is the focal length in pixels, not mm?)",
+                        FIELD_OF_VIEW_DEG.start(),
+                        FIELD_OF_VIEW_DEG.end()
+                    ),
+                );
+            }
+        }
+        let aspect = self.fy / self.fx;
+        if !PIXEL_ASPECT.contains(&aspect) {
+            return bad(
+                "fy",
+                format!(
+                    "fy / fx = {aspect:.3}: pixels that far from square are a typo (allowed {} to {})",
+                    PIXEL_ASPECT.start(),
+                    PIXEL_ASPECT.end()
+                ),
+            );
         }
         if !(self.cx.is_finite() && (0.0..=self.image_width as f64).contains(&self.cx)) {
             return bad("cx", format!("{} is outside the image width", self.cx));
@@ -256,6 +302,44 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("`fx`"), "{err}");
+    }
+
+    /// Absurd values that parse are refused by field before a frame is allocated: a huge
+    /// image (640 GB for the synthetic camera), focal lengths of 1e300 px or 1e-3 px, and
+    /// strongly non-square pixels.
+    #[test]
+    fn absurd_sizes_and_focal_lengths_are_refused_by_field() {
+        let file = |w: u32, h: u32, fx: f64, fy: f64| {
+            format!(
+                "image_width = {w}\nimage_height = {h}\nfx = {fx:e}\nfy = {fy:e}\ncx = {}\ncy = {}\n",
+                w / 2,
+                h / 2
+            )
+        };
+        for (text, field) in [
+            (file(100_000, 100_000, 5e4, 5e4), "`image_width`"),
+            (file(640, 100_000, 500.0, 500.0), "`image_height`"),
+            (file(640, 480, 1e300, 1e300), "`fx`"),
+            (file(640, 480, 1e-3, 1e-3), "`fx`"),
+            (file(640, 480, 500.0, 1e300), "`fy`"),
+            (file(640, 480, 500.0, 1500.0), "`fy`"),
+        ] {
+            let err = CameraIntrinsics::from_toml_str(&text, Path::new("c.toml"))
+                .expect_err(&text)
+                .to_string();
+            assert!(
+                err.contains(field) && err.contains("c.toml"),
+                "{text}: {err}"
+            );
+        }
+        // The limits themselves: a 16K sensor, a 1.8° telephoto and a 160° wide angle load.
+        for text in [
+            file(16_384, 16_384, 8000.0, 8000.0),
+            file(640, 480, 20_000.0, 20_000.0),
+            file(640, 480, 57.0, 57.0),
+        ] {
+            CameraIntrinsics::from_toml_str(&text, Path::new("c.toml")).expect(&text);
+        }
     }
 
     #[test]

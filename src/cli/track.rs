@@ -188,9 +188,18 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
     let mut detected = 0u64;
     let mut t0: Option<Instant> = None;
     let limit = args.frames.unwrap_or(u64::MAX);
+    // A source that fails part-way (a damaged video, a lost device) ends the loop; the rows
+    // and the recording so far are kept and the summary printed before the error is.
+    let mut source_error = None;
     while frames < limit {
-        let Some(frame) = source.next_frame()? else {
-            break;
+        let frame = match source.next_frame() {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break,
+            Err(e) if frames > 0 => {
+                source_error = Some(e);
+                break;
+            }
+            Err(e) => return Err(e.into()),
         };
         let t_s = frame
             .t
@@ -308,5 +317,10 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
             println!("accuracy against ground truth: {s}");
         }
     }
-    Ok(())
+    match source_error {
+        Some(e) => Err(anyhow::Error::new(e).context(format!(
+            "the source failed after {frames} frames (their rows are kept)"
+        ))),
+        None => Ok(()),
+    }
 }

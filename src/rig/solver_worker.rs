@@ -17,14 +17,11 @@ use crate::interaction::{
 };
 use ar_drivers::latest::{LatestReceiver, LatestSender};
 use crossbeam_channel::{Sender, TryRecvError};
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Isometry3, Point3};
 use std::time::{Duration, Instant};
 
 /// The paper's fixed step, seconds.
 pub const DEFAULT_DT_SECS: f64 = 0.01;
-
-/// Fastest plausible stylus speed, m/s; faster estimates are clamped.
-pub const MAX_STYLUS_SPEED_M_PER_S: f64 = 3.0;
 
 /// Solver-thread settings.
 #[derive(Debug, Clone)]
@@ -127,8 +124,6 @@ struct SolverLoop {
     reports: Sender<WorkerReport>,
     interaction: Interaction,
     stylus: Option<StylusSample>,
-    /// Tip velocity in the arm frame from the last two distinct samples, m/s.
-    stylus_velocity_in_arm: Vector3<f64>,
     last_slowdown_report: Option<Instant>,
     arm_status: Option<String>,
     mic_rms: Option<f64>,
@@ -152,7 +147,6 @@ impl SolverLoop {
             reports,
             interaction,
             stylus: None,
-            stylus_velocity_in_arm: Vector3::zeros(),
             last_slowdown_report: None,
             arm_status: None,
             mic_rms: None,
@@ -175,15 +169,6 @@ impl SolverLoop {
         loop {
             match self.inputs.stylus.try_recv() {
                 Ok(StylusMessage::Sample(s)) => {
-                    if let Some(prev) = self.stylus {
-                        let dt = s.sampled_at.saturating_duration_since(prev.sampled_at);
-                        if dt > Duration::from_micros(500) {
-                            let v = (s.tip_in_arm - prev.tip_in_arm) / dt.as_secs_f64();
-                            // A hand does not move faster than this; a larger value is a
-                            // glitch (a reconnection, a skipped packet) and would kick the body.
-                            self.stylus_velocity_in_arm = v.cap_magnitude(MAX_STYLUS_SPEED_M_PER_S);
-                        }
-                    }
                     self.stylus = Some(s);
                     self.arm_status = Some("ok".into());
                 }
@@ -264,10 +249,8 @@ impl SolverLoop {
     }
 
     fn step(&mut self, h: f64, t_after: f64, k: u64) -> Result<(), String> {
-        let velocity_in_world = self.config.world_from_arm * self.stylus_velocity_in_arm;
-        let input = self.stylus.map(|s| StylusInput {
-            velocity_in_world,
-            ..StylusInput::from_arm(&self.config.world_from_arm, &s.tip_in_arm, s.button_pressed)
+        let input = self.stylus.map(|s| {
+            StylusInput::from_arm(&self.config.world_from_arm, &s.tip_in_arm, s.button_pressed)
         });
         let grabs = self.sim.grab_points();
         match self.interaction.update(input, &grabs) {

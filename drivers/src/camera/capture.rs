@@ -50,6 +50,8 @@ pub struct OpenCvCamera {
     seq: u64,
     start: Instant,
     actual: CaptureActual,
+    /// The frame count a video's container announces, when it announces one.
+    announced_frames: Option<u64>,
 }
 
 impl std::fmt::Debug for OpenCvCamera {
@@ -79,6 +81,7 @@ impl OpenCvCamera {
                 height: 0,
                 fps: 0.0,
             },
+            announced_frames: None,
         };
         match cam.target.clone() {
             CaptureTarget::Device(dev) => {
@@ -89,6 +92,9 @@ impl OpenCvCamera {
             CaptureTarget::Video(path) => {
                 let cap = open_video(&path)?;
                 cam.actual = actual_of(&cap)?;
+                let count = cap.get(videoio::CAP_PROP_FRAME_COUNT).unwrap_or(0.0);
+                cam.announced_frames =
+                    (count.is_finite() && count >= 1.0).then_some(count.round() as u64);
                 cam.cap = Some(cap);
             }
             CaptureTarget::Folder(dir) => {
@@ -287,6 +293,17 @@ impl CameraSource for OpenCvCamera {
                         });
                     }
                     self.cap = None;
+                    // Containers that estimate their count from the duration may be one frame
+                    // off; more than that is damage.
+                    if let Some(announced) = self.announced_frames {
+                        if self.seq + 1 < announced {
+                            return Err(CameraError::VideoEndedEarly {
+                                path,
+                                decoded: self.seq,
+                                announced,
+                            });
+                        }
+                    }
                     return Ok(None);
                 }
                 let pos_ms = cap.get(videoio::CAP_PROP_POS_MSEC).unwrap_or(0.0);
@@ -329,6 +346,9 @@ impl CameraSource for OpenCvCamera {
             "{what}: {}x{} at {:.1} fps",
             self.actual.width, self.actual.height, self.actual.fps
         );
+        if let Some(n) = self.announced_frames {
+            s += &format!(", {n} frames");
+        }
         if let (CaptureTarget::Device(_), Some((w, h))) = (&self.target, self.request.size) {
             s += &format!(" (requested {w}x{h}");
             if let Some(f) = self.request.fps {

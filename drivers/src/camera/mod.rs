@@ -91,6 +91,17 @@ pub enum CameraError {
         /// What is wrong.
         problem: String,
     },
+    /// A video file stopped decoding before the frame count its header announces: it is
+    /// truncated or corrupted, and the frames around the damage may be wrong too.
+    #[error("video file {path}: decoding stopped after {decoded} of the {announced} frames its header announces (the file is truncated or corrupted; poses from its last frames are suspect)")]
+    VideoEndedEarly {
+        /// The file.
+        path: PathBuf,
+        /// Frames decoded.
+        decoded: u64,
+        /// Frames the container announces.
+        announced: u64,
+    },
     /// An image folder is missing, empty or holds an unreadable image.
     #[error("image folder {path}: {problem}")]
     Folder {
