@@ -18,6 +18,7 @@ pub mod atomic_write;
 pub mod calibration_object;
 pub mod camera_calibration;
 pub mod camera_from_arm;
+pub mod csv_table;
 pub mod fit_report;
 pub mod input_file;
 pub mod intrinsics;

@@ -1,6 +1,7 @@
 //! Point pairs from a CSV file for `calibrate tracker --pairs`: a header
-//! `world_x,world_y,world_z,arm_x,arm_y,arm_z` and one pair per line, metres. Blank lines and
-//! lines starting with `#` are skipped. Errors name the file, line and column.
+//! `world_x,world_y,world_z,arm_x,arm_y,arm_z` and one pair per line, metres, read through
+//! [`crate::csv_table`] (BOM, quotes, CRLF, blank and `#` lines). Errors name the file, line
+//! and column.
 
 use nalgebra::Point3;
 use std::path::{Path, PathBuf};
@@ -70,35 +71,37 @@ pub enum PairsError {
 
 /// Parses the text of a pairs file; `path` only names the file in errors.
 pub fn parse_pairs(text: &str, path: &Path) -> Result<Vec<PointPair>, PairsError> {
+    let table = crate::csv_table::read_table(text).map_err(|e| PairsError::Header {
+        path: path.to_owned(),
+        line: e.line,
+        found: e.message,
+    })?;
+    let Some(table) = table else {
+        return Err(PairsError::Header {
+            path: path.to_owned(),
+            line: 1,
+            found: "(empty file)".into(),
+        });
+    };
+    if table.columns() != HEADER {
+        return Err(PairsError::Header {
+            path: path.to_owned(),
+            line: table.header.line,
+            found: table.header.joined(),
+        });
+    }
     let mut pairs = Vec::new();
-    let mut header_seen = false;
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let trimmed = raw.trim().trim_start_matches('\u{feff}');
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = trimmed.split(',').map(str::trim).collect();
-        if !header_seen {
-            if fields != HEADER {
-                return Err(PairsError::Header {
-                    path: path.to_owned(),
-                    line,
-                    found: trimmed.to_owned(),
-                });
-            }
-            header_seen = true;
-            continue;
-        }
-        if fields.len() != 6 {
+    for row in &table.rows {
+        let line = row.line;
+        if row.fields.len() != 6 {
             return Err(PairsError::FieldCount {
                 path: path.to_owned(),
                 line,
-                got: fields.len(),
+                got: row.fields.len(),
             });
         }
         let mut v = [0.0; 6];
-        for (c, field) in fields.iter().enumerate() {
+        for (c, field) in row.fields.iter().enumerate() {
             v[c] = field
                 .parse::<f64>()
                 .ok()
@@ -108,20 +111,13 @@ pub fn parse_pairs(text: &str, path: &Path) -> Result<Vec<PointPair>, PairsError
                     line,
                     column: c + 1,
                     name: HEADER[c],
-                    value: (*field).to_owned(),
+                    value: field.clone(),
                 })?;
         }
         pairs.push(PointPair {
             p_in_world: Point3::new(v[0], v[1], v[2]),
             p_in_arm: Point3::new(v[3], v[4], v[5]),
             line,
-        });
-    }
-    if !header_seen {
-        return Err(PairsError::Header {
-            path: path.to_owned(),
-            line: 1,
-            found: "(empty file)".into(),
         });
     }
     Ok(pairs)

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use ar_calibration::tracker_file::TrackerCalibration;
 use clap::Args;
 
 use super::numeric_arg;
@@ -19,8 +20,8 @@ use super::simulate_plot::{plot, Series};
 use ar_multibody::sim::contact::InequalityMethod;
 use ar_multibody::sim::wind::{LevelSchedule, WindElement};
 use ar_multibody::sim::{
-    run_scripted_with, scripted, stylus, Scene, SimError, Simulation, SolverMethod, SolverParams,
-    StylusScript, StylusSpring,
+    run_scripted_with, scripted, stylus, Scene, ScriptFrame, SimError, Simulation, SolverMethod,
+    SolverParams, StylusScript, StylusSpring,
 };
 
 /// Arguments of `simulate`. Numeric flags are checked while the command line is parsed
@@ -56,9 +57,15 @@ pub struct SimulateArgs {
     /// Solve with the paper's Gauss–Seidel sweeps instead of the coupled direct solve.
     #[arg(long)]
     pub gauss_seidel: bool,
-    /// Stylus script (CSV with header `t,x,y,z,grab` or `t,dx,dy,dz,grab`).
+    /// Stylus script: CSV with header `t_s,x_m,y_m,z_m,grab` (world) or
+    /// `t_s,dx_m,dy_m,dz_m,grab` (relative to the first grab point), or the CSV `arm probe
+    /// --csv` wrote (arm frame; needs --calibration).
     #[arg(long, value_name = "SCRIPT.csv")]
     pub stylus: Option<PathBuf>,
+    /// Tracker calibration (world_from_arm, from `calibrate tracker`) that brings a stylus CSV
+    /// recorded by `arm probe` into the world frame.
+    #[arg(long, value_name = "TRACKER.toml")]
+    pub calibration: Option<PathBuf>,
     /// Stylus spring stiffness (N/m), positive.
     #[arg(long, value_name = "N_PER_M", allow_negative_numbers = true,
           value_parser = numeric_arg::positive,
@@ -97,7 +104,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "TOL", default_value_t = 1e-8, allow_negative_numbers = true,
           value_parser = numeric_arg::positive)]
     pub tolerance: f64,
-    /// Blow: a constant level (microphone RMS above the floor, e.g. 0.2) or a `t,level` CSV
+    /// Blow: a constant level (microphone RMS above the floor, e.g. 0.2) or a `t_s,level` CSV
     /// file; the wind comes from the scene's `[wind]` table (or its defaults).
     #[arg(long, value_name = "LEVEL|FILE.csv")]
     pub wind: Option<String>,
@@ -178,10 +185,26 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         Some(path) => {
             let text = ar_calibration::input_file::read_text(path)
                 .with_context(|| format!("cannot read stylus script {}", path.display()))?;
-            Some(
-                StylusScript::parse(&text)
-                    .with_context(|| format!("stylus script {}", path.display()))?,
-            )
+            let script = StylusScript::parse(&text)
+                .with_context(|| format!("stylus script {}", path.display()))?;
+            match (script.frame(), &args.calibration) {
+                (ScriptFrame::Arm, Some(cal)) => {
+                    let cal = TrackerCalibration::load(cal)?;
+                    Some(script.into_world(&cal.world_from_arm))
+                }
+                (ScriptFrame::Arm, None) => bail!(
+                    "stylus script {}: its tips are in the arm's frame (an `arm probe` CSV); \
+                     give the tracker calibration that maps them to the world: --calibration \
+                     FILE (written by `calibrate tracker`)",
+                    path.display()
+                ),
+                (_, Some(_)) => bail!(
+                    "--calibration applies to a stylus CSV recorded by `arm probe` only; {} is \
+                     already in the world frame",
+                    path.display()
+                ),
+                (_, None) => Some(script),
+            }
         }
         None => None,
     };

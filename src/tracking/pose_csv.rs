@@ -125,32 +125,30 @@ pub fn read_truth(path: &Path) -> Result<HashMap<u64, Isometry3<f64>>, PoseCsvEr
         line,
         problem,
     };
-    let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, h)) if h.trim() == TRUTH_CSV_HEADER => {}
-        Some((_, h)) => {
-            return Err(err(
-                1,
-                format!("header is `{h}`, expected `{TRUTH_CSV_HEADER}`"),
-            ))
-        }
-        None => return Err(err(1, "empty file".into())),
-    }
+    let table = ar_calibration::csv_table::read_table(&text)
+        .map_err(|e| err(e.line, e.message))?
+        .ok_or_else(|| err(1, "empty file".into()))?;
     let names: Vec<&str> = TRUTH_CSV_HEADER.split(',').collect();
+    if table.columns() != names {
+        return Err(err(
+            table.header.line,
+            format!(
+                "header is `{}`, expected `{TRUTH_CSV_HEADER}`",
+                table.header.joined()
+            ),
+        ));
+    }
     let mut truth = HashMap::new();
-    for (i, line) in lines {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = line.split(',').collect();
+    for record in &table.rows {
+        let n = record.line;
+        let fields = &record.fields;
         if fields.len() != names.len() {
             return Err(err(
                 n,
                 format!("{} fields, expected {}", fields.len(), names.len()),
             ));
         }
-        let frame: u64 = fields[0].trim().parse().map_err(|_| {
+        let frame: u64 = fields[0].parse().map_err(|_| {
             err(
                 n,
                 format!("field `frame`: `{}` is not a frame number", fields[0]),
@@ -158,7 +156,7 @@ pub fn read_truth(path: &Path) -> Result<HashMap<u64, Isometry3<f64>>, PoseCsvEr
         })?;
         let mut v = [0.0; 6];
         for (k, slot) in v.iter_mut().enumerate() {
-            let s = fields[k + 2].trim();
+            let s = &fields[k + 2];
             *slot = s
                 .parse::<f64>()
                 .ok()

@@ -14,6 +14,7 @@ use ar_drivers::arm::transport::{auto_detect, candidate_ports, SerialLine};
 use ar_drivers::arm::{
     ArmConfig, ArmCounters, ArmParams, ArmStatus, ArmWorker, PortSpec, StylusSample, TipCorrection,
 };
+use ar_multibody::sim::script::ARM_PROBE_HEADER;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,12 +57,9 @@ impl Rows {
                 let file = std::fs::File::create(path)
                     .with_context(|| format!("creating {}", path.display()))?;
                 let mut w = std::io::BufWriter::new(file);
-                writeln!(
-                    w,
-                    "t_s,theta0,theta1,theta2,theta3,theta4,x_m,y_m,z_m,buttons"
-                )
-                .and_then(|()| w.flush())
-                .with_context(|| format!("writing {}", path.display()))?;
+                writeln!(w, "{ARM_PROBE_HEADER}")
+                    .and_then(|()| w.flush())
+                    .with_context(|| format!("writing {}", path.display()))?;
                 Some((path.clone(), w))
             }
             None => None,

@@ -1,4 +1,4 @@
-//! The level that drives the wind over time: a constant, or a `t,level` table (CSV) read
+//! The level that drives the wind over time: a constant, or a `t_s,level` table (CSV) read
 //! from a file and linearly interpolated (held at the first and last values outside it).
 
 use std::path::{Path, PathBuf};
@@ -53,8 +53,8 @@ impl LevelSchedule {
         }
     }
 
-    /// Reads a `t,level` CSV file (header `t,level`, then one row per line; blank lines and
-    /// lines starting with `#` are skipped).
+    /// Reads a `t_s,level` CSV file: the header `t_s,level` (or `t,level`), then one row per
+    /// line, through `ar_calibration::csv_table` (BOM, quotes, CRLF, blank and `#` lines).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ScheduleError> {
         let path = path.as_ref();
         let text =
@@ -73,31 +73,32 @@ impl LevelSchedule {
             line,
             message,
         };
+        let table =
+            ar_calibration::csv_table::read_table(text).map_err(|e| bad(e.line, e.message))?;
+        let last_line = ar_calibration::csv_table::last_line(text);
+        let Some(table) = table else {
+            return Err(bad(last_line, "no `t_s,level` rows".into()));
+        };
+        let columns = table.columns();
+        if !matches!(columns.as_slice(), ["t_s" | "t", "level"]) {
+            return Err(bad(
+                table.header.line,
+                format!(
+                    "the header must be `t_s,level`, found `{}`",
+                    table.header.joined()
+                ),
+            ));
+        }
         let mut rows: Vec<(f64, f64)> = Vec::new();
-        let mut header_seen = false;
-        let mut last_line = 0;
-        for (k, raw) in text.lines().enumerate() {
-            let line = k + 1;
-            last_line = line;
-            let s = raw.trim();
-            if s.is_empty() || s.starts_with('#') {
-                continue;
-            }
-            let fields: Vec<&str> = s.split(',').map(str::trim).collect();
-            if !header_seen {
-                if fields != ["t", "level"] {
-                    return Err(bad(
-                        line,
-                        format!("the header must be `t,level`, found `{s}`"),
-                    ));
-                }
-                header_seen = true;
-                continue;
-            }
-            if fields.len() != 2 {
+        for record in &table.rows {
+            let line = record.line;
+            if record.fields.len() != 2 {
                 return Err(bad(
                     line,
-                    format!("expected 2 fields `t,level`, found {}", fields.len()),
+                    format!(
+                        "expected 2 fields `t_s,level`, found {}",
+                        record.fields.len()
+                    ),
                 ));
             }
             let num = |name: &str, v: &str| -> Result<f64, ScheduleError> {
@@ -109,8 +110,8 @@ impl LevelSchedule {
                     )),
                 }
             };
-            let t = num("t", fields[0])?;
-            let level = num("level", fields[1])?;
+            let t = num("t_s", record.get(0))?;
+            let level = num("level", record.get(1))?;
             if level < 0.0 {
                 return Err(bad(line, format!("field `level`: {level} is negative")));
             }
@@ -118,14 +119,14 @@ impl LevelSchedule {
                 if t <= t_prev {
                     return Err(bad(
                         line,
-                        format!("field `t`: {t} s does not come after {t_prev} s"),
+                        format!("field `t_s`: {t} s does not come after {t_prev} s"),
                     ));
                 }
             }
             rows.push((t, level));
         }
         if rows.is_empty() {
-            return Err(bad(last_line.max(1), "no `t,level` rows".into()));
+            return Err(bad(last_line, "no `t_s,level` rows".into()));
         }
         Ok(LevelSchedule::Table(rows))
     }
@@ -138,7 +139,7 @@ mod tests {
     #[test]
     fn table_interpolates_and_holds_its_ends() {
         let s = LevelSchedule::parse(
-            "t,level\n# a blow\n1.0, 0.0\n1.5,0.2\n3,0.2\n3.5,0\n",
+            "t_s,level\n# a blow\n1.0, 0.0\n1.5,0.2\n3,0.2\n3.5,0\n",
             "x.csv",
         )
         .expect("valid");
@@ -154,11 +155,11 @@ mod tests {
     fn errors_name_the_file_and_line() {
         for (text, line, what) in [
             ("time,level\n", 1, "header"),
-            ("t,level\n0,0.1\n0,0.2\n", 3, "does not come after"),
-            ("t,level\n0,abc\n", 2, "`level`"),
-            ("t,level\n0,-1\n", 2, "negative"),
-            ("t,level\n0,1,2\n", 2, "2 fields"),
-            ("t,level\n", 1, "no `t,level` rows"),
+            ("t_s,level\n0,0.1\n0,0.2\n", 3, "does not come after"),
+            ("t_s,level\n0,abc\n", 2, "`level`"),
+            ("t_s,level\n0,-1\n", 2, "negative"),
+            ("t_s,level\n0,1,2\n", 2, "2 fields"),
+            ("t_s,level\n", 1, "no `t_s,level` rows"),
         ] {
             let e = LevelSchedule::parse(text, "blow.csv").expect_err(text);
             let msg = e.to_string();

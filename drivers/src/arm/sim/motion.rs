@@ -2,7 +2,8 @@
 //! time, read from CSV, interpolated linearly (tip keyframes are followed along straight lines
 //! through inverse kinematics), with the buttons held from one keyframe to the next.
 //!
-//! CSV formats (header required; `#` starts a comment line):
+//! CSV formats (header required; read through `ar_calibration::csv_table`: BOM, quotes, CRLF,
+//! blank and `#` comment lines):
 //! - `t_s,theta0,theta1,theta2,theta3,theta4,buttons` (a `theta5` column is optional), rad;
 //! - `t_s,x_m,y_m,z_m,buttons`, tip in the arm's base frame.
 
@@ -95,15 +96,12 @@ impl MotionScript {
             line,
             message,
         };
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .map(|(i, l)| (i + 1, l.trim()))
-            .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
-        let (header_line, header) = lines
-            .next()
+        let table = ar_calibration::csv_table::read_table(text)
+            .map_err(|e| err(e.line, e.message))?
             .ok_or_else(|| err(1, "empty script: expected a header line".into()))?;
-        let columns: Vec<&str> = header.split(',').map(str::trim).collect();
+        let header_line = table.header.line;
+        let header = table.header.joined();
+        let columns = table.columns();
         let joints5 = [
             "t_s", "theta0", "theta1", "theta2", "theta3", "theta4", "buttons",
         ];
@@ -129,8 +127,9 @@ impl MotionScript {
             ));
         };
         let mut keyframes: Vec<Keyframe> = Vec::new();
-        for (line, text) in lines {
-            let fields: Vec<&str> = text.split(',').map(str::trim).collect();
+        for row in &table.rows {
+            let line = row.line;
+            let fields: Vec<&str> = row.fields.iter().map(String::as_str).collect();
             if fields.len() != columns.len() {
                 return Err(err(
                     line,
