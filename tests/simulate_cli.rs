@@ -308,3 +308,43 @@ fn beta_zero_is_not_an_argument_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("invalid value"), "{stderr}");
 }
+
+/// Body and shape names come from scene files and may hold commas and quotes: the poses and
+/// contacts CSVs quote them (RFC 4180), so that every row keeps its column count and a CSV
+/// reader gets the name back.
+#[test]
+fn names_with_commas_and_quotes_keep_their_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(Path::new(ROOT).join("assets/scenes/incline.toml"))
+        .unwrap()
+        .replace("name = \"stays\"", "name = 'box \"A\", left'");
+    let scene = dir.path().join("named.toml");
+    std::fs::write(&scene, text).unwrap();
+    let (poses, contacts) = (dir.path().join("p.csv"), dir.path().join("c.csv"));
+    ok(&[
+        "simulate",
+        scene.to_str().unwrap(),
+        "--duration",
+        "0.1",
+        "--poses",
+        poses.to_str().unwrap(),
+        "--contacts",
+        contacts.to_str().unwrap(),
+    ]);
+    for (path, columns) in [(&poses, &["body"][..]), (&contacts, &["shape1", "shape2"])] {
+        let text = std::fs::read_to_string(path).unwrap();
+        let table = ar_calibration::csv_table::read_table(&text)
+            .unwrap()
+            .expect("a header");
+        let width = table.header.fields.len();
+        assert!(!table.rows.is_empty(), "{}", path.display());
+        assert!(table.rows.iter().all(|r| r.fields.len() == width), "{text}");
+        let mut names = Vec::new();
+        for column in columns {
+            let at = table.column(&[column]).expect(column);
+            names.extend(table.rows.iter().map(|r| r.get(at)));
+        }
+        assert!(names.contains(&"box \"A\", left"), "{names:?}");
+        assert!(text.contains("\"box \"\"A\"\", left\""), "{text}");
+    }
+}

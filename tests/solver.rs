@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use ar_calibration::csv_write::CsvWriter;
+
 use ar_multibody::sim::{
     run_scripted, scripted, RunSummary, Scene, SceneError, Simulation, StylusScript, StylusSpring,
 };
@@ -402,19 +404,17 @@ fn two_runs_give_bit_identical_csvs() {
         let text = std::fs::read_to_string(asset("assets/scripts/ten_pendula_drag.csv")).unwrap();
         let script = StylusScript::parse(&text).unwrap();
         let mut sim = scene.build().unwrap();
-        let mut out = scripted::csv_header(&sim);
+        let mut out = CsvWriter::new(Vec::new());
+        out.write_fields(scripted::csv_header(&sim)).unwrap();
         run_scripted(
             &mut sim,
             Some(&script),
             StylusSpring::default(),
             4.5,
-            |sim| {
-                out.push('\n');
-                scripted::csv_row(sim, &mut out);
-            },
+            |sim| scripted::csv_row(sim, &mut out).unwrap(),
         )
         .unwrap();
-        out
+        String::from_utf8(out.into_inner().unwrap()).unwrap()
     };
     let (a, b) = (csv(), csv());
     assert_eq!(a.lines().count(), 451);

@@ -226,7 +226,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     // The files are opened before the run (a bad path shows at once) and written as it goes;
     // the real-time factor includes formatting and buffered writing.
     let mut csv = match &args.csv {
-        Some(path) => Some(CsvStream::create(path, &scripted::csv_header(&sim))?),
+        Some(path) => Some(CsvStream::create(path, scripted::csv_header(&sim))?),
         None => None,
     };
     let mut poses = match &args.poses {
@@ -264,10 +264,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         |sim| {
             steps_done += 1;
             if let Some(out) = csv.as_mut() {
-                out.write_rows(|line| {
-                    scripted::csv_row(sim, line);
-                    line.push('\n');
-                });
+                out.write_rows(|w| scripted::csv_row(sim, w));
             }
             if let Some(out) = poses
                 .as_mut()

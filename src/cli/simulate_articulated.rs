@@ -7,11 +7,11 @@
 //! (`--iterations`, `--beta`, `--row-refreshes`, `--gauss-seidel`); they are refused, not
 //! ignored. Joint reactions are not computed, so the CSV has no reaction columns.
 
-use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::{self, Write};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use ar_calibration::csv_write::CsvWriter;
 use clap::ValueEnum;
 
 use super::simulate::SimulateArgs;
@@ -40,69 +40,25 @@ pub enum IntegratorArg {
     Rk45,
 }
 
-/// The articulated method's main CSV header: the default method's main columns, no joint
-/// reaction columns.
-const CSV_HEADER: &str = "t_s,constraint_norm_m,kinetic_j,potential_j,elastic_j,user_work_j,\
-                          external_work_j,dissipated_j,energy_error_rel,clipped,stylus_x,\
-                          stylus_y,stylus_z,grab_x,grab_y,grab_z";
-
-fn csv_row(sim: &ArticulatedSim, out: &mut String) {
+/// Writes the articulated method's main CSV row: the default method's main columns (its
+/// header is cut after `grab_z`), no joint reaction columns.
+fn csv_row<W: Write>(sim: &ArticulatedSim, out: &mut CsvWriter<W>) -> io::Result<()> {
     let d = sim.diagnostics();
-    let grab = sim
+    let grab: [f64; 3] = sim
         .grab_point_in_world(0)
         .map_or([f64::NAN; 3], |p| p.coords.into());
-    let _ = writeln!(
-        out,
-        "{:.*},{},{},{},{},{},{},{},{},0,NaN,NaN,NaN,{},{},{}",
-        scripted::TIME_DECIMALS,
-        d.time_secs,
-        d.constraint_norm_m,
-        d.kinetic_j,
-        d.potential_j,
-        d.elastic_j,
-        d.user_work_j,
-        d.external_work_j,
-        d.dissipated_j,
-        d.energy_error_rel,
-        grab[0],
-        grab[1],
-        grab[2]
-    );
+    scripted::main_csv_fields(out.row(), d, [f64::NAN; 3], grab).end()
 }
 
-fn poses_rows(sim: &ArticulatedSim, out: &mut String) {
+fn poses_rows<W: Write>(sim: &ArticulatedSim, out: &mut CsvWriter<W>) -> io::Result<()> {
     let t = sim.diagnostics().time_secs;
     for (id, b) in sim.model().bodies.iter().enumerate() {
-        if !b.is_dynamic() {
-            continue;
+        if b.is_dynamic() {
+            let pose = sim.body_pose(id);
+            scripted::pose_csv_row(out, t, &b.name, &pose, sim.body_velocity(id))?;
         }
-        let pose = sim.body_pose(id);
-        let (v, w) = sim.body_velocity(id);
-        let (x, q) = (pose.translation.vector, pose.rotation);
-        let name = if b.name.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", b.name.replace('"', "\"\""))
-        } else {
-            b.name.clone()
-        };
-        let _ = writeln!(
-            out,
-            "{t:.*},{name},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            scripted::TIME_DECIMALS,
-            x.x,
-            x.y,
-            x.z,
-            q.w,
-            q.i,
-            q.j,
-            q.k,
-            v.x,
-            v.y,
-            v.z,
-            w.x,
-            w.y,
-            w.z
-        );
     }
+    Ok(())
 }
 
 /// Runs `simulate` with the articulated method.
@@ -134,7 +90,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     let mut sim = ArticulatedSim::from_scene(&scene, params)
         .with_context(|| format!("scene {}", args.scene))?;
     let mut csv = match &args.csv {
-        Some(path) => Some(CsvStream::create(path, CSV_HEADER)?),
+        Some(path) => Some(CsvStream::create(path, scripted::MAIN_CSV_COLUMNS)?),
         None => None,
     };
     let mut poses = match &args.poses {
@@ -151,13 +107,13 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         let d = sim.diagnostics();
         max_drift_j = max_drift_j.max(d.energy_drift_j.abs());
         if let Some(out) = csv.as_mut() {
-            out.write_rows(|line| csv_row(&sim, line));
+            out.write_rows(|w| csv_row(&sim, w));
         }
         if let Some(out) = poses
             .as_mut()
             .filter(|_| n.is_multiple_of(args.poses_every))
         {
-            out.write_rows(|rows| poses_rows(&sim, rows));
+            out.write_rows(|w| poses_rows(&sim, w));
         }
         if let Some(series) = series.as_mut() {
             series.push(d);

@@ -1,40 +1,45 @@
 //! `simulate --contacts OUT.csv` and `--inequality-method`: the contact points of every step,
 //! long format, and the contact lines of the summary.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use ar_calibration::csv_write::CsvWriter;
 
 use ar_multibody::sim::{scripted, Simulation};
 
 /// Header of the contacts CSV (issue 15).
-pub const CONTACTS_HEADER: &str =
-    "t_s,shape1,shape2,px_m,py_m,pz_m,nx,ny,nz,gap_m,normal_force_n,friction_force_n";
+pub const CONTACTS_HEADER: [&str; 12] = [
+    "t_s",
+    "shape1",
+    "shape2",
+    "px_m",
+    "py_m",
+    "pz_m",
+    "nx",
+    "ny",
+    "nz",
+    "gap_m",
+    "normal_force_n",
+    "friction_force_n",
+];
 
-/// Appends one line per contact point of the last step (each ending in a newline).
-pub fn contact_rows(sim: &Simulation, out: &mut String) {
+/// Writes one row per contact point of the last step.
+pub fn contact_rows<W: Write>(sim: &Simulation, out: &mut CsvWriter<W>) -> io::Result<()> {
     let Some(model) = sim.model().contact.as_ref() else {
-        return;
+        return Ok(());
     };
     let t = sim.time_secs();
     for c in sim.contact_report() {
-        let p = &c.point_in_world;
-        let n = &c.normal;
-        let _ = writeln!(
-            out,
-            "{t:.*},{},{},{},{},{},{},{},{},{},{},{}",
-            scripted::TIME_DECIMALS,
-            model.colliders[c.shape1].name,
-            model.colliders[c.shape2].name,
-            p.x,
-            p.y,
-            p.z,
-            n.x,
-            n.y,
-            n.z,
-            c.gap_m,
-            c.normal_force_n,
-            c.friction_force_n
-        );
+        let (p, n) = (&c.point_in_world, &c.normal);
+        out.row()
+            .fixed(t, scripted::TIME_DECIMALS)
+            .text(&model.colliders[c.shape1].name)
+            .text(&model.colliders[c.shape2].name)
+            .values([p.x, p.y, p.z, n.x, n.y, n.z])
+            .values([c.gap_m, c.normal_force_n, c.friction_force_n])
+            .end()?;
     }
+    Ok(())
 }
 
 /// Running figures of the contacts for the summary.

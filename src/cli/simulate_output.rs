@@ -1,15 +1,16 @@
 //! The CSV files `simulate` writes as the run goes (`--csv`, `--poses`), and the long help
 //! that documents their columns.
 //!
-//! Rows are streamed through a buffered writer opened before the run, not collected in memory:
+//! Rows are streamed through the workspace's CSV writer (`ar_calibration::csv_write`) opened
+//! before the run, not collected in memory:
 //! an hour of simulation at 100 steps/s is 360 000 rows (tens of MB for the main CSV, ten times
 //! that for the poses of ten bodies).
 
 use std::fs::File;
-use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
+use ar_calibration::csv_write::CsvWriter;
 
 /// Long help of `simulate` (`--help`): the columns of both CSV files.
 pub const COLUMNS_HELP: &str = "\
@@ -56,38 +57,30 @@ clipped are 0 and the stylus columns NaN (no stylus yet); the poses CSV is the s
 /// step callback cannot stop the run) and returned, naming the file, by [`Self::finish`].
 pub struct CsvStream {
     path: PathBuf,
-    writer: BufWriter<File>,
-    /// The rows of one step, reused so that a step allocates nothing.
-    rows: String,
+    writer: CsvWriter<File>,
     error: Option<std::io::Error>,
 }
 
 impl CsvStream {
     /// Creates (truncates) `path` and writes the header line.
-    pub fn create(path: &Path, header: &str) -> Result<Self> {
+    pub fn create<S: AsRef<str>>(path: &Path, header: impl IntoIterator<Item = S>) -> Result<Self> {
         let file =
             File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         let mut stream = Self {
             path: path.to_owned(),
-            writer: BufWriter::with_capacity(1 << 16, file),
-            rows: String::new(),
+            writer: CsvWriter::new(file),
             error: None,
         };
-        stream.write_rows(|out| {
-            out.push_str(header);
-            out.push('\n');
-        });
+        stream.write_rows(|w| w.write_fields(header));
         Ok(stream)
     }
 
-    /// Writes the rows `fill` appends (each ending with a newline); nothing after an error.
-    pub fn write_rows(&mut self, fill: impl FnOnce(&mut String)) {
+    /// Writes the rows `fill` writes; nothing after an error.
+    pub fn write_rows(&mut self, fill: impl FnOnce(&mut CsvWriter<File>) -> std::io::Result<()>) {
         if self.error.is_some() {
             return;
         }
-        self.rows.clear();
-        fill(&mut self.rows);
-        if let Err(e) = self.writer.write_all(self.rows.as_bytes()) {
+        if let Err(e) = fill(&mut self.writer) {
             self.error = Some(e);
         }
     }

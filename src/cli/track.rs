@@ -3,20 +3,22 @@
 //! synthetic camera's own, or a `--truth` CSV written by `--record`).
 
 use anyhow::{bail, Context};
+use ar_calibration::csv_write::CsvWriter;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::camera::{
     CameraPath, CameraSource, CaptureRequest, CaptureTarget, OpenCvCamera, Pacing, SyntheticCamera,
     SyntheticConfig, VideoRecorder,
 };
 use ar_multibody::tracking::accuracy::quantile;
-use ar_multibody::tracking::pose_csv::{read_truth, track_csv_line, TruthWriter, TRACK_CSV_HEADER};
+use ar_multibody::tracking::pose_csv::{
+    read_truth, write_track_row, TruthWriter, TRACK_CSV_HEADER,
+};
 use ar_multibody::tracking::{
     AccuracyStats, Dictionary, GridBoardConfig, MarkerObservation, MarkerTracker, OneEuroConfig,
     TrackerConfig,
 };
 use clap::{ArgGroup, Args};
 use opencv::prelude::*;
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -173,9 +175,10 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
         Some(p) => {
             let f =
                 std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
-            let mut w = std::io::BufWriter::new(f);
-            writeln!(w, "{TRACK_CSV_HEADER}")?;
-            Some(w)
+            let mut w = CsvWriter::new(f);
+            w.write_fields(TRACK_CSV_HEADER)
+                .with_context(|| format!("writing {}", p.display()))?;
+            Some((p, w))
         }
         None => None,
     };
@@ -251,12 +254,10 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
             has_truth = true;
             stats.add(pose.as_ref().map(|(p, _)| p), &truth);
         }
-        if let Some(w) = csv.as_mut() {
-            writeln!(
-                w,
-                "{}",
-                track_csv_line(frame.seq, t_s, pose.as_ref().map(|(p, e)| (p, *e)), ms)
-            )?;
+        if let Some((path, w)) = csv.as_mut() {
+            let pose = pose.as_ref().map(|(p, e)| (p, *e));
+            write_track_row(w, frame.seq, t_s, pose, ms)
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         if args.print {
             match (&obs, &pose) {
@@ -276,8 +277,9 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
             }
         }
     }
-    if let Some(mut w) = csv {
-        w.flush()?;
+    if let Some((path, mut w)) = csv {
+        w.flush()
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some((v, t)) = recorder {
         let n = v.frames();

@@ -1,13 +1,16 @@
 //! Driving a simulation from a stylus script: the loop behind `simulate`, the demo and the
 //! acceptance tests, with the run's summary metrics and the CSV row format.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
-use nalgebra::Point3;
+use ar_calibration::csv_write::{CsvWriter, Row};
+
+use nalgebra::{Isometry3, Point3, Vector3};
 
 use super::error::SimError;
 use super::script::StylusScript;
 use super::simulation::Simulation;
+use super::StepDiagnostics;
 
 /// Seconds after clipping before the grab point must follow the stylus closely.
 pub const SETTLE_SECS: f64 = 0.2;
@@ -163,96 +166,133 @@ pub fn run_scripted_with(
 /// otherwise show its last-bit rounding; 1 ns is far below any step the solver is run with.
 pub const TIME_DECIMALS: usize = 9;
 
-/// Appends `text` as one CSV field, quoted (RFC 4180) when it holds a comma, a quote or a
-/// line break: body and joint names come from scene files and may hold any of them.
-fn push_csv_field(out: &mut String, text: &str) {
-    if text.contains([',', '"', '\n', '\r']) {
-        out.push('"');
-        out.push_str(&text.replace('"', "\"\""));
-        out.push('"');
-    } else {
-        out.push_str(text);
-    }
-}
+/// The columns of `simulate --csv` before the per-joint reaction columns (all of them for
+/// the articulated method, which has no reactions).
+pub const MAIN_CSV_COLUMNS: [&str; 16] = [
+    "t_s",
+    "constraint_norm_m",
+    "kinetic_j",
+    "potential_j",
+    "elastic_j",
+    "user_work_j",
+    "external_work_j",
+    "dissipated_j",
+    "energy_error_rel",
+    "clipped",
+    "stylus_x",
+    "stylus_y",
+    "stylus_z",
+    "grab_x",
+    "grab_y",
+    "grab_z",
+];
 
-/// The CSV header of `simulate --csv` for this simulation's joints (no newline). The columns
-/// are documented in `simulate --help` and [`crate::manual::commands`].
-pub fn csv_header(sim: &Simulation) -> String {
-    let mut s = String::from(
-        "t_s,constraint_norm_m,kinetic_j,potential_j,elastic_j,user_work_j,external_work_j,\
-         dissipated_j,energy_error_rel,clipped,stylus_x,stylus_y,stylus_z,grab_x,grab_y,grab_z",
-    );
+/// The CSV header of `simulate --csv` for this simulation's joints. The columns are
+/// documented in `simulate --help` and [`crate::manual::commands`].
+pub fn csv_header(sim: &Simulation) -> Vec<String> {
+    let mut columns: Vec<String> = MAIN_CSV_COLUMNS.map(String::from).into();
     for j in sim.joints() {
         for column in ["fx", "fy", "fz", "tx", "ty", "tz"] {
-            s.push(',');
-            push_csv_field(&mut s, &format!("{}_{column}", j.name));
+            columns.push(format!("{}_{column}", j.name));
         }
     }
-    s
+    columns
 }
 
-/// Appends the CSV row of the last step to `out` (no newline). `t_s` has [`TIME_DECIMALS`]
-/// decimals; every other number uses Rust's shortest round-trip formatting, so equal rows mean
-/// bit-identical values. The stylus columns hold the tip the solver uses (NaN when none was
-/// ever set); the grab columns the first grab point's world position (NaN if the scene has
-/// none); per joint, the reaction force (N) and moment (N·m) on its second body, world axes.
-pub fn csv_row(sim: &Simulation, out: &mut String) {
+/// Adds the [`MAIN_CSV_COLUMNS`] of a step to `row`: the diagnostics, the stylus tip the
+/// solver uses and the first grab point (NaN where there is none).
+pub fn main_csv_fields<'a, W: Write>(
+    row: Row<'a, W>,
+    d: &StepDiagnostics,
+    tip_in_world: [f64; 3],
+    grab_in_world: [f64; 3],
+) -> Row<'a, W> {
+    row.fixed(d.time_secs, TIME_DECIMALS)
+        .values([
+            d.constraint_norm_m,
+            d.kinetic_j,
+            d.potential_j,
+            d.elastic_j,
+            d.user_work_j,
+            d.external_work_j,
+            d.dissipated_j,
+            d.energy_error_rel,
+        ])
+        .value(u8::from(d.clipped))
+        .values(tip_in_world)
+        .values(grab_in_world)
+}
+
+/// Writes the CSV row of the last step. `t_s` has [`TIME_DECIMALS`] decimals; every other
+/// number uses Rust's shortest round-trip formatting, so equal rows mean bit-identical values.
+/// The stylus columns hold the tip the solver uses (NaN when none was ever set); the grab
+/// columns the first grab point's world position (NaN if the scene has none); per joint, the
+/// reaction force (N) and moment (N·m) on its second body, world axes.
+pub fn csv_row<W: Write>(sim: &Simulation, out: &mut CsvWriter<W>) -> io::Result<()> {
     let d = sim.diagnostics();
-    let tip = sim
+    let tip: [f64; 3] = sim
         .stylus_target()
         .map_or([f64::NAN; 3], |t| t.position_in_world.coords.into());
-    let grab = sim
+    let grab: [f64; 3] = sim
         .grab_point_in_world(0)
         .map_or([f64::NAN; 3], |p| p.coords.into());
-    let _ = write!(
-        out,
-        "{:.*},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-        TIME_DECIMALS,
-        d.time_secs,
-        d.constraint_norm_m,
-        d.kinetic_j,
-        d.potential_j,
-        d.elastic_j,
-        d.user_work_j,
-        d.external_work_j,
-        d.dissipated_j,
-        d.energy_error_rel,
-        u8::from(d.clipped),
-        tip[0],
-        tip[1],
-        tip[2],
-        grab[0],
-        grab[1],
-        grab[2]
-    );
+    let mut row = main_csv_fields(out.row(), d, tip, grab);
     for r in sim.joint_reactions() {
         let (f, m) = (r.force_in_world, r.torque_in_world);
-        let _ = write!(out, ",{},{},{},{},{},{}", f.x, f.y, f.z, m.x, m.y, m.z);
+        row = row.values([f.x, f.y, f.z, m.x, m.y, m.z]);
     }
+    row.end()
 }
 
-/// The header of `simulate --poses` (no newline): one row per dynamic body and written step,
-/// world frame; the position and velocity are those of the body frame's origin, which is the
-/// centre of mass.
-pub const POSES_CSV_HEADER: &str = "t_s,body,x_m,y_m,z_m,qw,qx,qy,qz,vx_m_per_s,vy_m_per_s,\
-                                    vz_m_per_s,wx_rad_per_s,wy_rad_per_s,wz_rad_per_s";
+/// The header of `simulate --poses`: one row per dynamic body and written step, world frame;
+/// the position and velocity are those of the body frame's origin, which is the centre of
+/// mass.
+pub const POSES_CSV_HEADER: [&str; 15] = [
+    "t_s",
+    "body",
+    "x_m",
+    "y_m",
+    "z_m",
+    "qw",
+    "qx",
+    "qy",
+    "qz",
+    "vx_m_per_s",
+    "vy_m_per_s",
+    "vz_m_per_s",
+    "wx_rad_per_s",
+    "wy_rad_per_s",
+    "wz_rad_per_s",
+];
 
-/// Appends one `simulate --poses` row per dynamic body (in scene order) for the last step to
-/// `out`, each ending with a newline: time ([`TIME_DECIMALS`] decimals), body name, position
-/// of the centre of mass (m), the unit quaternion `world_from_body` (w, x, y, z), velocity of
-/// the centre of mass (m/s) and angular velocity (rad/s), all in world axes, numbers in Rust's
-/// shortest round-trip formatting.
-pub fn poses_csv_rows(sim: &Simulation, out: &mut String) {
+/// Writes one `simulate --poses` row per dynamic body (in scene order) for the last step:
+/// time ([`TIME_DECIMALS`] decimals), body name, position of the centre of mass (m), the unit
+/// quaternion `world_from_body` (w, x, y, z), velocity of the centre of mass (m/s) and angular
+/// velocity (rad/s), all in world axes, numbers in Rust's shortest round-trip formatting.
+pub fn poses_csv_rows<W: Write>(sim: &Simulation, out: &mut CsvWriter<W>) -> io::Result<()> {
     let t = sim.diagnostics().time_secs;
     for b in sim.bodies().iter().filter(|b| b.is_dynamic()) {
-        let _ = write!(out, "{t:.*},", TIME_DECIMALS);
-        push_csv_field(out, &b.name);
-        let (x, q) = (b.position_in_world, b.world_from_body_rotation);
-        let (v, w) = (b.linear_velocity_in_world, b.angular_velocity_in_world);
-        let _ = writeln!(
-            out,
-            ",{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            x.x, x.y, x.z, q.w, q.i, q.j, q.k, v.x, v.y, v.z, w.x, w.y, w.z
-        );
+        let pose = Isometry3::from_parts(b.position_in_world.into(), b.world_from_body_rotation);
+        let velocity = (b.linear_velocity_in_world, b.angular_velocity_in_world);
+        pose_csv_row(out, t, &b.name, &pose, velocity)?;
     }
+    Ok(())
+}
+
+/// Writes one row of the [`POSES_CSV_HEADER`] columns: a body's centre-of-mass pose
+/// (`world_from_body`) and its velocity (m/s) and angular velocity (rad/s) in world axes.
+pub fn pose_csv_row<W: Write>(
+    out: &mut CsvWriter<W>,
+    t_secs: f64,
+    name: &str,
+    world_from_body: &Isometry3<f64>,
+    (v, w): (Vector3<f64>, Vector3<f64>),
+) -> io::Result<()> {
+    let (x, q) = (world_from_body.translation.vector, world_from_body.rotation);
+    out.row()
+        .fixed(t_secs, TIME_DECIMALS)
+        .text(name)
+        .values([x.x, x.y, x.z, q.w, q.i, q.j, q.k])
+        .values([v.x, v.y, v.z, w.x, w.y, w.z])
+        .end()
 }

@@ -9,12 +9,26 @@
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use std::collections::HashMap;
 use std::io::Write;
+
+use ar_calibration::csv_write::{CsvWriter, Row};
 use std::path::{Path, PathBuf};
 
 /// Header of the tracker's CSV.
-pub const TRACK_CSV_HEADER: &str = "frame,t_s,detected,tx,ty,tz,rx,ry,rz,reproj_px,detect_ms";
+pub const TRACK_CSV_HEADER: [&str; 11] = [
+    "frame",
+    "t_s",
+    "detected",
+    "tx",
+    "ty",
+    "tz",
+    "rx",
+    "ry",
+    "rz",
+    "reproj_px",
+    "detect_ms",
+];
 /// Header of a ground-truth CSV.
-pub const TRUTH_CSV_HEADER: &str = "frame,t_s,tx,ty,tz,rx,ry,rz";
+pub const TRUTH_CSV_HEADER: [&str; 8] = ["frame", "t_s", "tx", "ty", "tz", "rx", "ry", "rz"];
 
 /// A problem with a pose CSV file.
 #[derive(Debug, thiserror::Error)]
@@ -39,35 +53,34 @@ pub enum PoseCsvError {
     },
 }
 
-fn pose_fields(p: &Isometry3<f64>) -> String {
-    let t = p.translation.vector;
-    let r = p.rotation.scaled_axis();
-    format!(
-        "{:.9},{:.9},{:.9},{:.9},{:.9},{:.9}",
-        t.x, t.y, t.z, r.x, r.y, r.z
-    )
+/// Translation (m) and Rodrigues rotation (rad) of a pose, to 1 nm and 1 nrad.
+fn pose_row<'a, W: Write>(row: Row<'a, W>, p: &Isometry3<f64>) -> Row<'a, W> {
+    let (t, r) = (p.translation.vector, p.rotation.scaled_axis());
+    [t.x, t.y, t.z, r.x, r.y, r.z]
+        .into_iter()
+        .fold(row, |row, x| row.fixed(x, 9))
 }
 
-/// One line of the tracker's CSV (without newline).
-pub fn track_csv_line(
+/// Writes one row of the tracker's CSV: the pose with its reprojection error (px) when the
+/// marker was detected, empty pose fields when not.
+pub fn write_track_row<W: Write>(
+    out: &mut CsvWriter<W>,
     frame: u64,
     t_s: f64,
     pose: Option<(&Isometry3<f64>, f64)>,
     detect_ms: f64,
-) -> String {
-    match pose {
-        Some((p, reproj)) => format!(
-            "{frame},{t_s:.6},1,{},{reproj:.4},{detect_ms:.3}",
-            pose_fields(p)
-        ),
-        None => format!("{frame},{t_s:.6},0,,,,,,,,{detect_ms:.3}"),
-    }
+) -> std::io::Result<()> {
+    let row = out.row().value(frame).fixed(t_s, 6);
+    let row = match pose {
+        Some((p, reproj_px)) => pose_row(row.value(1), p).fixed(reproj_px, 4),
+        None => (0..7).fold(row.value(0), |row, _| row.text("")),
+    };
+    row.fixed(detect_ms, 3).end()
 }
 
 /// Writes ground-truth lines as frames are produced.
-#[derive(Debug)]
 pub struct TruthWriter {
-    out: std::io::BufWriter<std::fs::File>,
+    out: CsvWriter<std::fs::File>,
     path: PathBuf,
 }
 
@@ -79,8 +92,8 @@ impl TruthWriter {
             source,
         };
         let f = std::fs::File::create(path).map_err(io)?;
-        let mut out = std::io::BufWriter::new(f);
-        writeln!(out, "{TRUTH_CSV_HEADER}").map_err(io)?;
+        let mut out = CsvWriter::new(f);
+        out.write_fields(TRUTH_CSV_HEADER).map_err(io)?;
         Ok(Self {
             out,
             path: path.to_owned(),
@@ -94,15 +107,13 @@ impl TruthWriter {
         t_s: f64,
         camera_from_world: &Isometry3<f64>,
     ) -> Result<(), PoseCsvError> {
-        writeln!(
-            self.out,
-            "{frame},{t_s:.6},{}",
-            pose_fields(camera_from_world)
-        )
-        .map_err(|source| PoseCsvError::Io {
-            path: self.path.clone(),
-            source,
-        })
+        let row = self.out.row().value(frame).fixed(t_s, 6);
+        pose_row(row, camera_from_world)
+            .end()
+            .map_err(|source| PoseCsvError::Io {
+                path: self.path.clone(),
+                source,
+            })
     }
 
     /// Flushes the file.
@@ -128,13 +139,14 @@ pub fn read_truth(path: &Path) -> Result<HashMap<u64, Isometry3<f64>>, PoseCsvEr
     let table = ar_calibration::csv_table::read_table(&text)
         .map_err(|e| err(e.line, e.message))?
         .ok_or_else(|| err(1, "empty file".into()))?;
-    let names: Vec<&str> = TRUTH_CSV_HEADER.split(',').collect();
+    let names = TRUTH_CSV_HEADER;
     if table.columns() != names {
         return Err(err(
             table.header.line,
             format!(
-                "header is `{}`, expected `{TRUTH_CSV_HEADER}`",
-                table.header.joined()
+                "header is `{}`, expected `{}`",
+                table.header.joined(),
+                names.join(",")
             ),
         ));
     }
@@ -201,7 +213,10 @@ mod tests {
         let p = dir.path().join("t.csv");
         std::fs::write(
             &p,
-            format!("{TRUTH_CSV_HEADER}\n0,0,0,0,0.5,0,0,0\n1,0,0,0,x,0,0,0\n"),
+            format!(
+                "{}\n0,0,0,0,0.5,0,0,0\n1,0,0,0,x,0,0,0\n",
+                TRUTH_CSV_HEADER.join(",")
+            ),
         )
         .unwrap();
         let e = read_truth(&p).unwrap_err().to_string();
@@ -210,8 +225,20 @@ mod tests {
 
     #[test]
     fn undetected_line_leaves_pose_empty() {
-        let l = track_csv_line(3, 0.1, None, 1.5);
-        assert_eq!(l.split(',').count(), TRACK_CSV_HEADER.split(',').count());
-        assert!(l.starts_with("3,0.100000,0,,,,,,,"));
+        let mut w = CsvWriter::new(Vec::new());
+        write_track_row(&mut w, 3, 0.1, None, 1.5).unwrap();
+        let pose = Isometry3::new(Vector3::new(0.01, -0.2, 0.6), Vector3::z() * 0.5);
+        write_track_row(&mut w, 4, 0.2, Some((&pose, 0.25)), 2.0).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "3,0.100000,0,,,,,,,,1.500");
+        assert_eq!(
+            lines[1],
+            "4,0.200000,1,0.010000000,-0.200000000,0.600000000,0.000000000,0.000000000,\
+             0.500000000,0.2500,2.000"
+        );
+        for l in lines {
+            assert_eq!(l.split(',').count(), TRACK_CSV_HEADER.len());
+        }
     }
 }

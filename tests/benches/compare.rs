@@ -28,6 +28,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use ar_calibration::csv_write::CsvWriter;
 use ar_multibody::sim::scene_gen::chain_toml;
 use ar_multibody::sim::{run_scripted, JointKind, Scene, StylusScript, StylusSpring};
 use nalgebra::{Point3, UnitQuaternion, Vector3};
@@ -334,10 +335,18 @@ fn main() {
         "{:<7} {:>6} {:<24} {:>11} {:>12} {:>9}  note",
         "scenario", "links", "engine", "us/step", "max err m", "time/ar"
     );
-    let mut rows = vec![
-        "scenario,links,engine,us_per_step,max_error_m,steps,planned_steps,unstable_at_s"
-            .to_string(),
-    ];
+    let mut rows = CsvWriter::new(Vec::new());
+    rows.write_fields([
+        "scenario",
+        "links",
+        "engine",
+        "us_per_step",
+        "max_error_m",
+        "steps",
+        "planned_steps",
+        "unstable_at_s",
+    ])
+    .expect("in memory");
     for scenario in [Scenario::Drag, Scenario::Swing] {
         for &links in link_counts {
             let case = format!("{} {links}", scenario.name());
@@ -385,21 +394,21 @@ fn main() {
                     o.max_error_m,
                     o.us_per_step / ar.us_per_step,
                 );
-                rows.push(format!(
-                    "{},{links},{},{},{},{},{},{}",
-                    scenario.name(),
-                    o.engine,
-                    o.us_per_step,
-                    o.max_error_m,
-                    o.steps,
-                    o.planned_steps,
-                    o.unstable_at_s.map_or(String::new(), |t| t.to_string())
-                ));
+                rows.row()
+                    .text(scenario.name())
+                    .value(links)
+                    .text(&o.engine)
+                    .values([o.us_per_step, o.max_error_m])
+                    .values([o.steps, o.planned_steps])
+                    .text(&o.unstable_at_s.map_or(String::new(), |t| t.to_string()))
+                    .end()
+                    .expect("in memory");
             }
         }
     }
     if let Some(path) = csv_out {
-        if let Err(e) = std::fs::write(&path, rows.join("\n") + "\n") {
+        let text = rows.into_inner().expect("in memory");
+        if let Err(e) = std::fs::write(&path, text) {
             eprintln!("cannot write {path}: {e}");
             std::process::exit(1);
         }
