@@ -210,6 +210,7 @@ fn a_probe_recording_drives_simulate_through_the_tracker_calibration() {
             .unwrap()
     };
     let grab = figure("max grab distance");
+    println!("replayed recording: max grab distance {grab:.3e} m");
     assert!(grab > 1e-5 && grab < 2.5e-3, "{stdout}");
     assert!(figure("max |psi|") < 1e-7, "{stdout}");
     // Without the calibration the arm-frame tips are refused, with the fix named.

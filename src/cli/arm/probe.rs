@@ -3,10 +3,12 @@
 //! writes each row to stdout and to `--csv` as it arrives (flushed, so a crash keeps them),
 //! ends cleanly on Ctrl-C or SIGTERM, and prints the driver's counters at the end. `--poll`
 //! queries one packet at a time instead (no reconnection; a fault ends the run, keeping the
-//! rows).
+//! rows). The `t_s` column follows the arm's own timer, so that a recording replayed by
+//! `simulate --stylus` moves as the hand did, not as promptly as a busy host read the port.
 
 use super::{describe, ProbeArgs};
 use anyhow::{bail, Context};
+use ar_calibration::csv_write::CsvWriter;
 use ar_drivers::arm::codec::{DataCommand, TIMER_TICK_SECS};
 use ar_drivers::arm::plausibility::{PlausibilityFilter, PlausibilityLimits};
 use ar_drivers::arm::protocol::Session;
@@ -45,10 +47,17 @@ fn install_stop_handlers() -> anyhow::Result<()> {
 /// Where the rows go, as they arrive: stdout, and the CSV file flushed per row.
 struct Rows {
     stdout: std::io::Stdout,
-    csv: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
-    t0: Option<Instant>,
+    csv: Option<(PathBuf, CsvWriter<std::fs::File>)>,
+    /// The last sample's host time, timer ticks and `t_s`.
+    clock: Option<(Instant, Option<u16>, f64)>,
+    /// Ticks per turn of the arm's timer (from its parameters; 14 bits until they are known).
+    timer_period: u32,
     samples: Vec<StylusSample>,
 }
+
+/// Host-clock gaps longer than this are not bridged by the arm's timer (a reconnection
+/// restarts it; it wraps after about 18 s).
+const TIMER_BRIDGE: Duration = Duration::from_millis(100);
 
 impl Rows {
     fn new(csv: Option<&PathBuf>) -> anyhow::Result<Self> {
@@ -56,8 +65,8 @@ impl Rows {
             Some(path) => {
                 let file = std::fs::File::create(path)
                     .with_context(|| format!("creating {}", path.display()))?;
-                let mut w = std::io::BufWriter::new(file);
-                writeln!(w, "{ARM_PROBE_HEADER}")
+                let mut w = CsvWriter::new(file);
+                w.write_fields(ARM_PROBE_HEADER.split(','))
                     .and_then(|()| w.flush())
                     .with_context(|| format!("writing {}", path.display()))?;
                 Some((path.clone(), w))
@@ -67,7 +76,8 @@ impl Rows {
         Ok(Self {
             stdout: std::io::stdout(),
             csv,
-            t0: None,
+            clock: None,
+            timer_period: 1 << 14,
             samples: Vec::new(),
         })
     }
@@ -79,9 +89,7 @@ impl Rows {
                 "seq t_s theta0..theta4_rad x_m y_m z_m buttons timer"
             )?;
         }
-        let t =
-            s.t.duration_since(*self.t0.get_or_insert(s.t))
-                .as_secs_f64();
+        let t = self.time_of(&s);
         let q = s.joint_angles_rad;
         let (x, y, z) = (s.tip_in_arm.x, s.tip_in_arm.y, s.tip_in_arm.z);
         writeln!(
@@ -98,16 +106,39 @@ impl Rows {
                 .map_or("-".to_string(), |t| t.to_string())
         )?;
         if let Some((path, w)) = &mut self.csv {
-            writeln!(
-                w,
-                "{t:.6},{},{},{},{},{},{x},{y},{z},{}",
-                q[0], q[1], q[2], q[3], q[4], s.buttons
-            )
-            .and_then(|()| w.flush())
-            .with_context(|| format!("writing {}", path.display()))?;
+            w.row()
+                .fixed(t, 6)
+                .values(&q[..5])
+                .values([x, y, z])
+                .value(s.buttons)
+                .end()
+                .and_then(|()| w.flush())
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         self.samples.push(s);
         Ok(())
+    }
+
+    /// The `t_s` of a sample: the arm's own timer between samples that follow each other
+    /// closely, so that the column does not carry the jitter of when this process got to read
+    /// the port (a loaded machine reads in bursts); the host's clock across longer gaps.
+    fn time_of(&mut self, s: &StylusSample) -> f64 {
+        let t = match self.clock {
+            None => 0.0,
+            Some((host, ticks, t)) => {
+                let host_gap = s.t.saturating_duration_since(host);
+                match (ticks, s.device_timer_ticks) {
+                    (Some(a), Some(b)) if host_gap < TIMER_BRIDGE => {
+                        let period = self.timer_period;
+                        let ticks = (u32::from(b) + period - u32::from(a) % period) % period;
+                        t + f64::from(ticks) * TIMER_TICK_SECS
+                    }
+                    _ => t + host_gap.as_secs_f64(),
+                }
+            }
+        };
+        self.clock = Some((s.t, s.device_timer_ticks, t));
+        t
     }
 
     fn finish(&mut self) -> anyhow::Result<()> {
@@ -209,6 +240,7 @@ fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
                     } else {
                         eprintln!("arm: reconnected on {port} at {baud} baud");
                     }
+                    rows.timer_period = u32::from(p.max_values.timer_max) + 1;
                     params = Some(*p);
                     connected = true;
                 }
@@ -275,6 +307,7 @@ fn probe_polled(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
             p.max_values,
             PlausibilityLimits::polling(),
         ));
+        rows.timer_period = u32::from(p.max_values.timer_max) + 1;
         *params = Some(p.clone());
         let mut offset = 0u64;
         while !done(args, rows) {
