@@ -1,5 +1,6 @@
 //! A block-profile Cholesky factorisation of the coupled constraint system (see
-//! [`super::solver`], `SolverMethod::Direct`), in storage allocated once.
+//! [`super::solver`], `SolverMethod::Direct`), in storage allocated once for the largest
+//! profile the caller will ask for, so that memory follows the profile (linear for a chain).
 //!
 //! The rows of one element (a joint's up to six rows, a spring's one, the stylus's three) form a
 //! block, padded to [`BLOCK`] rows with unit diagonal entries; block row i is non-zero only from
@@ -31,7 +32,8 @@ pub type Lanes = [f64; BLOCK];
 pub const ZERO: Block = [[0.0; BLOCK]; BLOCK];
 
 /// The matrix, then its factor, by blocks. Nothing is allocated after
-/// [`BlockCholesky::with_capacity`].
+/// [`BlockCholesky::with_capacity`] while the profiles given to [`BlockCholesky::begin`] stay
+/// within the bound given there.
 #[derive(Clone, Debug)]
 pub struct BlockCholesky {
     nb: usize,
@@ -51,18 +53,17 @@ pub struct BlockCholesky {
     lower: Vec<Block>,
 }
 
-/// The most storage [`BlockCholesky::with_capacity`] may ask for (2 GiB): its two triangular
-/// block arrays grow as capacity², so a scene of a few thousand coupled elements is refused
-/// with a message (see [`BlockCholesky::storage_bytes`]) instead of aborting on allocation
-/// (a 16,000-body chain asked for 36.9 GB). Storing only the profile would make it linear.
+/// The most storage [`BlockCholesky::with_capacity`] may ask for (2 GiB): a model whose
+/// profile would need more (many elements all coupled through one body, say) is refused
+/// with a message (see [`BlockCholesky::storage_bytes`]) instead of aborting on allocation.
 pub const MAX_STORAGE_BYTES: usize = 2 << 30;
 
 impl BlockCholesky {
-    /// The bytes [`Self::with_capacity`] allocates for `capacity` blocks (`None` on
-    /// overflow): dominated by the two triangular arrays of `capacity·(capacity+1)/2` blocks.
-    pub fn storage_bytes(capacity: usize) -> Option<usize> {
-        let triangle = capacity.checked_mul(capacity.checked_add(1)?)? / 2;
-        let blocks = triangle
+    /// The bytes [`Self::with_capacity`] allocates for `capacity` block rows and a profile of
+    /// `profile_blocks` blocks (`None` on overflow): two arrays of the profile (the matrix
+    /// and the factor's transposed blocks), two of the diagonal, three of indices.
+    pub fn storage_bytes(capacity: usize, profile_blocks: usize) -> Option<usize> {
+        let blocks = profile_blocks
             .checked_mul(2)?
             .checked_add(capacity.checked_mul(2)?)?;
         blocks
@@ -70,17 +71,18 @@ impl BlockCholesky {
             .checked_add(capacity.checked_mul(3 * std::mem::size_of::<usize>())?)
     }
 
-    /// Storage for systems of up to `capacity` blocks.
-    pub fn with_capacity(capacity: usize) -> Self {
+    /// Storage for systems of up to `capacity` block rows whose profiles (the blocks from
+    /// each row's first block column to its diagonal, summed) hold at most `profile_blocks`.
+    pub fn with_capacity(capacity: usize, profile_blocks: usize) -> Self {
         Self {
             nb: 0,
             first: vec![0; capacity],
             size: vec![BLOCK; capacity],
             offset: vec![0; capacity + 1],
-            blocks: vec![ZERO; capacity * (capacity + 1) / 2],
+            blocks: vec![ZERO; profile_blocks],
             diag_inv: vec![ZERO; capacity],
             diag_inv_t: vec![ZERO; capacity],
-            lower: vec![ZERO; capacity * (capacity + 1) / 2],
+            lower: vec![ZERO; profile_blocks],
         }
     }
 
@@ -103,6 +105,13 @@ impl BlockCholesky {
             self.first[i] = first(i).min(i);
             self.size[i] = size(i).min(BLOCK);
             self.offset[i + 1] = self.offset[i] + (i - self.first[i] + 1);
+        }
+        // Only if the caller's bound was wrong: grow rather than index out of bounds.
+        let profile = self.offset[nb];
+        debug_assert!(profile <= self.blocks.len(), "profile over the bound");
+        if profile > self.blocks.len() {
+            self.blocks.resize(profile, ZERO);
+            self.lower.resize(profile, ZERO);
         }
     }
 
@@ -402,15 +411,17 @@ mod tests {
     }
 
     #[test]
-    fn storage_grows_quadratically_and_overflow_is_none() {
+    fn storage_follows_the_profile_and_overflow_is_none() {
+        let block = std::mem::size_of::<Block>();
         assert_eq!(
-            BlockCholesky::storage_bytes(1),
-            Some(4 * std::mem::size_of::<Block>() + 3 * std::mem::size_of::<usize>())
+            BlockCholesky::storage_bytes(1, 1),
+            Some(4 * block + 3 * std::mem::size_of::<usize>())
         );
-        // The 16,000-body chain of issue 20: ~74 GB, far over the limit.
-        assert!(BlockCholesky::storage_bytes(16_001).unwrap() > 70_000_000_000);
-        assert!(BlockCholesky::storage_bytes(1000).unwrap() < MAX_STORAGE_BYTES);
-        assert_eq!(BlockCholesky::storage_bytes(usize::MAX / 2), None);
+        // A 100,000-link chain: two blocks per row in the profile, 6 blocks of 288 bytes per
+        // row in all, about 0.2 GB.
+        let bytes = BlockCholesky::storage_bytes(100_001, 2 * 100_001 - 1).unwrap();
+        assert_eq!(bytes, 100_001 * (6 * block + 24) - 2 * block);
+        assert_eq!(BlockCholesky::storage_bytes(usize::MAX / 2, 1), None);
     }
 
     #[test]
@@ -425,7 +436,7 @@ mod tests {
             (&[0, 0, 0, 1, 0, 3, 2, 6], &[5, 6, 5, 1, 5, 5, 1, 3]),
             (&[0], &[6]),
         ];
-        let mut chol = BlockCholesky::with_capacity(12);
+        let mut chol = BlockCholesky::with_capacity(12, 12 * 13 / 2);
         for (seed, (first, sizes)) in cases.iter().enumerate() {
             let (n, m, index) = system(first, sizes, seed as u64 + 7);
             chol.begin(first.len(), |i| first[i], |i| sizes[i]);

@@ -7,22 +7,22 @@ use thiserror::Error;
 /// A simulation could not be built or configured.
 #[derive(Debug, Error, PartialEq)]
 pub enum SimError {
-    /// The solver's scratch for this many elements would be too large to allocate.
+    /// The coupled solver's factor for these elements would be too large to allocate.
     #[error(
-        "{elements} joints and springs are too many for the coupled solver: its storage grows \
-         with the square of their number and would need {} MB, over the limit of {} MB \
-         (about {} elements)",
-        bytes / 1_000_000, limit / 1_000_000, max_elements
+        "{elements} joints, springs and the stylus couple into {profile_blocks} blocks of the \
+         coupled solver's factor, which would need {} MB, over the limit of {} MB \
+         (elements that share a moving body couple with each other)",
+        bytes / 1_000_000, limit / 1_000_000
     )]
     TooLarge {
         /// Joints + springs + the stylus.
         elements: usize,
-        /// What the scratch would need (bytes; `usize::MAX` on overflow).
+        /// Blocks in the factor's profile.
+        profile_blocks: usize,
+        /// What the factor would need (bytes; `usize::MAX` on overflow).
         bytes: usize,
         /// The limit (bytes).
         limit: usize,
-        /// The most elements within the limit.
-        max_elements: usize,
     },
     /// Body 0 must be the fixed ground.
     #[error("the first body must be the fixed ground")]
@@ -124,11 +124,13 @@ pub enum SceneError {
         message: String,
     },
     /// The scene is valid field by field but cannot be simulated.
-    #[error("scene file {}: {source}", path.display())]
+    // The cause is part of the message and not a `source`, so that a report that prints the
+    // whole chain does not say it twice.
+    #[error("scene file {}: {cause}", path.display())]
     Build {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: SimError,
+        cause: SimError,
     },
 }

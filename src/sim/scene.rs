@@ -39,8 +39,9 @@ use super::spring::Spring;
 use checker::Checker;
 use file::{SceneFile, SolverSection};
 
-/// The most `[[body]]` tables a scene may have, checked before any body is built. Memory for
-/// bodies is linear; the coupled solver's is not (see [`SimError::TooLarge`]).
+/// The most `[[body]]` tables a scene may have, checked before any body is built. Memory is
+/// linear in the bodies for chains and trees; elements coupled through one body add to the
+/// coupled solver's factor (see [`SimError::TooLarge`]).
 pub const MAX_BODIES: usize = 100_000;
 
 /// Anchors given in two body frames must coincide in the initial pose within this (m).
@@ -91,7 +92,11 @@ impl Scene {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
-        let ck = Checker { path, text };
+        let ck = Checker {
+            path,
+            text,
+            body_ids: Default::default(),
+        };
         if file.bodies.len() > MAX_BODIES {
             return Err(ck.err(
                 file.bodies[MAX_BODIES].name.span(),
@@ -148,9 +153,9 @@ impl Scene {
     /// Builds a simulation with the given solver settings (with the bodies' initial
     /// velocities and the force elements).
     pub fn build_with(&self, params: SolverParams) -> Result<Simulation, SceneError> {
-        let build_error = |source: SimError| SceneError::Build {
+        let build_error = |cause: SimError| SceneError::Build {
             path: self.path.clone(),
-            source,
+            cause,
         };
         let mut sim = Simulation::new(
             self.bodies.clone(),

@@ -42,8 +42,8 @@ impl Simulation {
     ) -> Result<Self, SimError> {
         params.validate()?;
         let model = Model::new(bodies, joints, springs, grab_points, gravity_in_world)?;
-        check_storage(model.joints.len() + model.springs.len() + 1)?;
-        let solver = Solver::new(&model.bodies, &model.joints, model.springs.len());
+        check_storage(&model)?;
+        let solver = Solver::new(&model.bodies, &model.joints, &model.springs);
         let mut sim = Self {
             model,
             params,
@@ -331,27 +331,21 @@ impl Simulation {
     }
 }
 
-/// Refuses, before allocating, a model whose coupled-solver scratch (quadratic in the number
-/// of elements, see [`crate::sim::block_cholesky::MAX_STORAGE_BYTES`]) would be too large.
-fn check_storage(elements: usize) -> Result<(), SimError> {
+/// Refuses, before allocating, a model whose coupled-solver factor (its storage follows the
+/// profile: linear for chains and trees of bounded degree, more when many elements couple
+/// through one body) would exceed [`crate::sim::block_cholesky::MAX_STORAGE_BYTES`].
+fn check_storage(model: &Model) -> Result<(), SimError> {
     use crate::sim::block_cholesky::{BlockCholesky, MAX_STORAGE_BYTES};
-    let fits = |n: usize| BlockCholesky::storage_bytes(n).is_some_and(|b| b <= MAX_STORAGE_BYTES);
-    if fits(elements) {
+    let (rows, profile_blocks) =
+        solver::profile_bound(&model.bodies, &model.joints, &model.springs);
+    let bytes = BlockCholesky::storage_bytes(rows, profile_blocks).unwrap_or(usize::MAX);
+    if bytes <= MAX_STORAGE_BYTES {
         return Ok(());
     }
-    let (mut lo, mut hi) = (0usize, elements);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
     Err(SimError::TooLarge {
-        elements,
-        bytes: BlockCholesky::storage_bytes(elements).unwrap_or(usize::MAX),
+        elements: rows,
+        profile_blocks,
+        bytes,
         limit: MAX_STORAGE_BYTES,
-        max_elements: lo,
     })
 }

@@ -133,7 +133,7 @@ fn chain_system() -> (BlockCholesky, Vec<Lanes>) {
             .wrapping_add(1442695040888963407);
         ((state >> 11) as f64 / (1u64 << 53) as f64) - 0.5
     };
-    let mut m = BlockCholesky::with_capacity(sizes.len());
+    let mut m = BlockCholesky::with_capacity(sizes.len(), 2 * sizes.len() - 1);
     m.begin(sizes.len(), first, |i| sizes[i]);
     for (i, &rows) in sizes.iter().enumerate() {
         for (j, &rows_j) in sizes.iter().enumerate().take(i + 1).skip(first(i)) {

@@ -18,10 +18,11 @@ use crate::sim::mobile::{MobileDef, MobileLink};
 /// The ground and the `[[body]]` tables.
 pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneError> {
     let mut bodies = vec![Body::ground()];
+    let mut names = std::collections::HashSet::new();
     for (i, b) in defs.iter().enumerate() {
         let f = |name: &str| format!("body[{i}].{name}");
         let name = b.name.get_ref();
-        if name.is_empty() || name == "ground" || bodies.iter().any(|o| &o.name == name) {
+        if name.is_empty() || name == "ground" || !names.insert(name.as_str()) {
             return Err(ck.err(
                 b.name.span(),
                 f("name"),

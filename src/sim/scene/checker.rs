@@ -1,6 +1,8 @@
 //! Checks of values after parsing; every error names the file, the line and column of the
 //! value (from its `toml::Spanned` byte range) and the field.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
@@ -13,6 +15,10 @@ use crate::sim::error::SceneError;
 pub(super) struct Checker<'a> {
     pub(super) path: &'a Path,
     pub(super) text: &'a str,
+    /// Body names to ids, for the bodies seen at the last [`Checker::body`] call (bodies are
+    /// only ever appended, so a longer list means a stale index), so that a scene's elements
+    /// find their bodies in constant time and a large scene loads in linear time.
+    pub(super) body_ids: RefCell<(usize, HashMap<String, BodyId>)>,
 }
 
 impl Checker<'_> {
@@ -89,19 +95,25 @@ impl Checker<'_> {
         name: &Spanned<String>,
         field: &str,
     ) -> Result<BodyId, SceneError> {
-        bodies
-            .iter()
-            .position(|b| &b.name == name.get_ref())
-            .ok_or_else(|| {
-                self.err(
-                    name.span(),
-                    field,
-                    format!(
-                        "unknown body `{}` (use `ground` for the fixed frame)",
-                        name.get_ref()
-                    ),
-                )
-            })
+        let mut index = self.body_ids.borrow_mut();
+        if index.0 != bodies.len() {
+            index.1 = bodies
+                .iter()
+                .enumerate()
+                .map(|(id, b)| (b.name.clone(), id))
+                .collect();
+            index.0 = bodies.len();
+        }
+        index.1.get(name.get_ref()).copied().ok_or_else(|| {
+            self.err(
+                name.span(),
+                field,
+                format!(
+                    "unknown body `{}` (use `ground` for the fixed frame)",
+                    name.get_ref()
+                ),
+            )
+        })
     }
 }
 

@@ -20,10 +20,11 @@ pub(super) fn force_elements(
     bodies: &[Body],
 ) -> Result<Vec<ForceElement>, SceneError> {
     let mut elements: Vec<ForceElement> = Vec::with_capacity(defs.len());
+    let mut names = std::collections::HashSet::new();
     for (i, d) in defs.iter().enumerate() {
         let f = |name: &str| format!("force[{i}].{name}");
         let name = d.name.get_ref();
-        if name.is_empty() || elements.iter().any(|o| &o.name == name) {
+        if name.is_empty() || !names.insert(name.as_str()) {
             return Err(ck.err(
                 d.name.span(),
                 f("name"),

@@ -17,10 +17,11 @@ pub(super) fn joints(
     bodies: &[Body],
 ) -> Result<Vec<Joint>, SceneError> {
     let mut joints: Vec<Joint> = Vec::with_capacity(defs.len());
+    let mut names = std::collections::HashSet::new();
     for (i, j) in defs.iter().enumerate() {
         let f = |name: &str| format!("joint[{i}].{name}");
         let name = j.name.get_ref();
-        if name.is_empty() || joints.iter().any(|o| &o.name == name) {
+        if name.is_empty() || !names.insert(name.as_str()) {
             return Err(ck.err(
                 j.name.span(),
                 f("name"),

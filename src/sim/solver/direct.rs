@@ -11,6 +11,7 @@ use crate::sim::body::{Body, BodyId, GROUND};
 use crate::sim::coupled::{assemble, BlockOwner, GlobalBlock};
 use crate::sim::joint::Joint;
 use crate::sim::joint::Row;
+use crate::sim::spring::Spring;
 
 // Row loops index several parallel fixed-size arrays (rows, impulses, block entries).
 #[allow(clippy::needless_range_loop)]
@@ -276,10 +277,49 @@ pub(crate) struct DirectSolver {
     pub(crate) body_weight: Vec<Matrix3<f64>>,
 }
 
+/// The most blocks the coupled system of these elements holds (every joint and spring, and
+/// the stylus) and a bound on its factor's profile: the profile with every element present,
+/// in the order [`Step::assemble_and_factor`] assembles them, and a full row for the
+/// stylus, which may hold any body. A step with fewer elements (a slack spring, no stylus)
+/// has a smaller profile: each remaining block's row can only lose blocks.
+pub(crate) fn profile_bound(
+    bodies: &[Body],
+    joints: &[Joint],
+    springs: &[Spring],
+) -> (usize, usize) {
+    let mut body_first = vec![usize::MAX; bodies.len()];
+    let pairs = joints
+        .iter()
+        .map(|j| (j.body1, j.body2))
+        .chain(springs.iter().map(|s| (s.body1, s.body2)));
+    let mut profile = 0usize;
+    let mut n = 0;
+    for (a, (b1, b2)) in pairs.enumerate() {
+        let mut first = a;
+        for b in [b1, b2] {
+            if bodies[b].is_dynamic() {
+                if body_first[b] == usize::MAX {
+                    body_first[b] = a;
+                }
+                first = first.min(body_first[b]);
+            }
+        }
+        profile = profile.saturating_add(a - first + 1);
+        n = a + 1;
+    }
+    (n + 1, profile.saturating_add(n + 1))
+}
+
 impl DirectSolver {
-    /// Room for `max_blocks` element blocks over these bodies (nothing is allocated later),
-    /// regularised for the joints' topology (see [`joints_close_a_loop`]).
-    pub(crate) fn new(max_blocks: usize, bodies: &[Body], joints: &[Joint]) -> Self {
+    /// Room for `max_blocks` element blocks with a factor profile of at most
+    /// `profile_blocks` (see [`profile_bound`]; nothing is allocated later), regularised for
+    /// the joints' topology (see [`joints_close_a_loop`]).
+    pub(crate) fn new(
+        max_blocks: usize,
+        profile_blocks: usize,
+        bodies: &[Body],
+        joints: &[Joint],
+    ) -> Self {
         let n_bodies = bodies.len();
         Self {
             regularisation: if joints_close_a_loop(bodies, joints) {
@@ -288,7 +328,7 @@ impl DirectSolver {
                 FOREST_REGULARISATION
             },
             blocks: Vec::with_capacity(max_blocks),
-            dense: BlockCholesky::with_capacity(max_blocks),
+            dense: BlockCholesky::with_capacity(max_blocks, profile_blocks),
             rhs: vec![[0.0; BLOCK]; max_blocks],
             first: vec![0; max_blocks],
             factored: false,

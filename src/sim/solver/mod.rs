@@ -135,6 +135,7 @@ pub use joint_rows::JointReaction;
 pub use params::{SolverMethod, SolverParams};
 pub use split::MAX_STEP_SPLITS;
 
+pub(crate) use direct::profile_bound;
 use direct::DirectSolver;
 use joint_rows::JointRows;
 use newton::NewtonGain;
@@ -228,17 +229,18 @@ pub(crate) struct Solver {
 
 impl Solver {
     /// Scratch for these bodies and element counts.
-    pub(crate) fn new(bodies: &[Body], joints: &[Joint], n_springs: usize) -> Self {
+    pub(crate) fn new(bodies: &[Body], joints: &[Joint], springs: &[Spring]) -> Self {
         let n = bodies.len();
         let n_joints = joints.len();
-        let max_blocks = n_joints + n_springs + 1;
+        let n_springs = springs.len();
+        let (max_blocks, profile_blocks) = direct::profile_bound(bodies, joints, springs);
         Self {
             body: BodyScratch::new(bodies),
             joint: JointRows::new(n_joints),
             spring_rows: vec![SoftRow::default(); n_springs],
             stylus_block: StylusBlock::default(),
             newton: NewtonGain::new(n),
-            direct: DirectSolver::new(max_blocks, bodies, joints),
+            direct: DirectSolver::new(max_blocks, profile_blocks, bodies, joints),
             loads: ExternalLoads {
                 force: vec![Vector3::zeros(); n],
                 torque: vec![Vector3::zeros(); n],
