@@ -99,3 +99,72 @@ fn simulate_into_dev_full_is_an_error_not_a_panic() {
         "{stderr}"
     );
 }
+
+/// A live `track` ends on Ctrl-C or SIGTERM: it used to die with up to 64 KiB of CSV rows in
+/// its buffer and an AVI without its index. Now the rows, a playable recording and the
+/// summary are kept, exit 130.
+#[test]
+fn track_keeps_its_rows_and_recording_on_sigterm_and_ctrl_c() {
+    let camera = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/cameras/synthetic_640x480.toml"
+    );
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, avi) = (dir.path().join("t.csv"), dir.path().join("t.avi"));
+        let child = bin()
+            .args(["track", "--synthetic", "--realtime", "--frames", "100000"])
+            .args(["--camera", camera, "--csv"])
+            .arg(&csv)
+            .arg("--record")
+            .arg(&avi)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until the recording has frames in it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while std::fs::metadata(&avi).map_or(0, |m| m.len()) < 200_000 {
+            assert!(std::time::Instant::now() < deadline, "nothing recorded");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        let frames: usize = stderr
+            .split("interrupted after ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{stderr}"));
+        assert!(
+            stdout.contains(&format!("frames {frames}, detected")),
+            "{stdout}"
+        );
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(text.lines().count(), frames + 1, "signal {signal}");
+        assert!(text.ends_with('\n'));
+        // The recording plays to its end: every frame decodes against its truth file.
+        let replay = bin()
+            .args(["track", "--camera", camera, "--video"])
+            .arg(&avi)
+            .arg("--truth")
+            .arg(avi.with_extension("truth.csv"))
+            .output()
+            .unwrap();
+        let replayed = String::from_utf8_lossy(&replay.stdout);
+        assert!(
+            replay.status.success(),
+            "{replayed}\n{}",
+            String::from_utf8_lossy(&replay.stderr)
+        );
+        assert!(
+            replayed.contains(&format!("frames {frames}, detected")),
+            "{replayed}"
+        );
+    }
+}

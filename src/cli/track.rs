@@ -1,6 +1,7 @@
 //! `track`: finds the printed marker in a camera stream, writes the per-frame pose to CSV and
 //! prints a summary (detection rate, timing, and accuracy when the ground truth is known: the
-//! synthetic camera's own, or a `--truth` CSV written by `--record`).
+//! synthetic camera's own, or a `--truth` CSV written by `--record`). Ctrl-C or SIGTERM ends
+//! a live run cleanly: the CSV rows, the recording and the summary are kept (exit 130).
 
 use anyhow::{bail, Context};
 use ar_calibration::csv_write::CsvWriter;
@@ -19,7 +20,10 @@ use ar_multibody::tracking::{
 };
 use clap::{ArgGroup, Args};
 use opencv::prelude::*;
+use std::io::Write as _;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Arguments of `track`.
@@ -194,7 +198,15 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
     // A source that fails part-way (a damaged video, a lost device) ends the loop; the rows
     // and the recording so far are kept and the summary printed before the error is.
     let mut source_error = None;
-    while frames < limit {
+    // Ctrl-C and SIGTERM end a live run like the end of a video: rows, recording and
+    // summary are kept (the AVI gets its index, so it plays).
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let flag = interrupted.clone();
+        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+            .context("installing the Ctrl-C / SIGTERM handler")?;
+    }
+    while frames < limit && !interrupted.load(Ordering::SeqCst) {
         let frame = match source.next_frame() {
             Ok(Some(frame)) => frame,
             Ok(None) => break,
@@ -318,6 +330,11 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
         if let Some(s) = stats.summary() {
             println!("accuracy against ground truth: {s}");
         }
+    }
+    if interrupted.load(Ordering::SeqCst) {
+        std::io::stdout().flush()?;
+        eprintln!("interrupted after {frames} frames; their rows and recording are kept");
+        std::process::exit(130);
     }
     match source_error {
         Some(e) => Err(anyhow::Error::new(e).context(format!(
