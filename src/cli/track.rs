@@ -46,7 +46,7 @@ pub struct TrackArgs {
     #[arg(long, value_name = "FILE")]
     camera: PathBuf,
     /// Side of the marker's black square, metres.
-    #[arg(long, value_name = "M", default_value_t = 0.08)]
+    #[arg(long, value_name = "M", default_value_t = ar_drivers::camera::PRINTED_MARKER_SIDE_M)]
     marker_length: f64,
     /// ArUco dictionary.
     #[arg(long, default_value = "4X4_50")]

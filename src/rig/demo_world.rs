@@ -269,8 +269,8 @@ pub fn demo_camera() -> (CameraIntrinsics, Isometry3<f64>) {
     (intrinsics, camera_from_world)
 }
 
-/// Side of the printed marker, metres.
-pub const DEMO_MARKER_LENGTH_M: f64 = 0.15;
+/// Side of the printed marker, metres: the shipped marker's.
+pub const DEMO_MARKER_LENGTH_M: f64 = ar_drivers::camera::PRINTED_MARKER_SIDE_M;
 
 fn synthetic_camera() -> Result<(Box<dyn CameraTracker>, CameraIntrinsics, &'static str), DemoError>
 {

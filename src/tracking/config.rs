@@ -110,7 +110,7 @@ impl Default for TrackerConfig {
         Self {
             dictionary: Dictionary::DEFAULT,
             marker_id: 0,
-            marker_length_m: 0.08,
+            marker_length_m: ar_drivers::camera::PRINTED_MARKER_SIDE_M,
             board: None,
             hold_secs: 0.5,
             max_reprojection_error_px: 2.0,

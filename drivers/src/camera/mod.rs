@@ -33,7 +33,7 @@ pub use path::{look_at, CameraPath};
 pub use printed::{
     chessboard_sheet, default_chessboard_sheet, default_marker_sheet, encode_png_300dpi,
     grid_board_card, marker_sheet, write_assets, CardTexture, ChessboardSheet, MarkerSheet,
-    MARKER_PNG, MARKER_SHEET_DPI,
+    MARKER_PNG, MARKER_SHEET_DPI, PRINTED_MARKER_SIDE_M,
 };
 pub use recorder::VideoRecorder;
 pub use render::{desk_texture, PlaneRenderer};

@@ -17,6 +17,11 @@ use opencv::prelude::*;
 use opencv::{aruco, imgcodecs, imgproc};
 use std::path::Path;
 
+/// Side of the shipped marker's black square, metres: what `assets/markers` prints, what the
+/// demo and the synthetic camera use, and the default of `track --marker-length` and of the
+/// tracker.
+pub const PRINTED_MARKER_SIDE_M: f64 = 0.08;
+
 /// Resolution of the printable PNGs, dots per inch.
 pub const MARKER_SHEET_DPI: f64 = 300.0;
 

@@ -59,7 +59,7 @@ impl Default for SyntheticConfig {
             fps: 30.0,
             pacing: Pacing::AsFastAsPossible,
             frames: None,
-            marker_length_m: 0.08,
+            marker_length_m: super::printed::PRINTED_MARKER_SIDE_M,
             blur_sigma_px: 0.6,
             noise_sigma_levels: 2.0,
             supersample: 2,
