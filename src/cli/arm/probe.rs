@@ -52,7 +52,13 @@ struct Rows {
     clock: Option<(Instant, Option<u16>, f64)>,
     /// Ticks per turn of the arm's timer (from its parameters; 14 bits until they are known).
     timer_period: u32,
-    samples: Vec<StylusSample>,
+    /// Samples written so far.
+    count: usize,
+    /// Host times of the first and the last sample.
+    span: Option<(Instant, Instant)>,
+    /// Arm-timer ticks summed between samples less than [`TIMER_BRIDGE`] apart; `None` once
+    /// such a pair came without the timer.
+    timer_ticks: Option<u64>,
 }
 
 /// Host-clock gaps longer than this are not bridged by the arm's timer (a reconnection
@@ -78,12 +84,14 @@ impl Rows {
             csv,
             clock: None,
             timer_period: 1 << 14,
-            samples: Vec::new(),
+            count: 0,
+            span: None,
+            timer_ticks: Some(0),
         })
     }
 
     fn push(&mut self, s: StylusSample) -> anyhow::Result<()> {
-        if self.samples.is_empty() {
+        if self.count == 0 {
             writeln!(
                 self.stdout,
                 "seq t_s theta0..theta4_rad x_m y_m z_m buttons timer"
@@ -115,7 +123,9 @@ impl Rows {
                 .and_then(|()| w.flush())
                 .with_context(|| format!("writing {}", path.display()))?;
         }
-        self.samples.push(s);
+        self.count += 1;
+        let first = self.span.map_or(s.t, |(first, _)| first);
+        self.span = Some((first, s.t));
         Ok(())
     }
 
@@ -131,7 +141,12 @@ impl Rows {
                     (Some(a), Some(b)) if host_gap < TIMER_BRIDGE => {
                         let period = self.timer_period;
                         let ticks = (u32::from(b) + period - u32::from(a) % period) % period;
+                        self.timer_ticks = self.timer_ticks.map(|sum| sum + u64::from(ticks));
                         t + f64::from(ticks) * TIMER_TICK_SECS
+                    }
+                    (_, _) if host_gap < TIMER_BRIDGE => {
+                        self.timer_ticks = None;
+                        t + host_gap.as_secs_f64()
                     }
                     _ => t + host_gap.as_secs_f64(),
                 }
@@ -147,7 +162,7 @@ impl Rows {
             w.get_ref()
                 .sync_all()
                 .with_context(|| format!("syncing {}", path.display()))?;
-            println!("wrote {} samples to {}", self.samples.len(), path.display());
+            println!("wrote {} samples to {}", self.count, path.display());
         }
         Ok(())
     }
@@ -170,14 +185,15 @@ pub(super) fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     // Rows are kept whatever happened; the summary comes before the error, if any.
     rows.finish()?;
     let (params, counters, fault) = outcome;
-    if let Some(params) = &params {
-        summarize(&rows.samples, params, !args.poll);
+    // Only an arm that answered has a rate to report.
+    if params.is_some() {
+        summarize(&rows, !args.poll);
     }
     if let Some(c) = counters {
         println!("driver: {c}");
     }
     if STOP.load(Ordering::SeqCst) {
-        println!("stopped by signal after {} samples", rows.samples.len());
+        println!("stopped by signal after {} samples", rows.count);
     }
     // The rows are already kept (`wrote … samples` above); the error is the exit status.
     fault.map_or(Ok(()), Err)
@@ -190,7 +206,7 @@ type ProbeOutcome = (
 );
 
 fn done(args: &ProbeArgs, rows: &Rows) -> bool {
-    STOP.load(Ordering::SeqCst) || (args.count > 0 && rows.samples.len() >= args.count)
+    STOP.load(Ordering::SeqCst) || (args.count > 0 && rows.count >= args.count)
 }
 
 /// Streams through the worker, which reconnects after silence or an unplug.
@@ -314,7 +330,7 @@ fn probe_polled(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
             let packet = session.query(DataCommand::SIX_WITH_TIMER)?;
             offset += 1;
             if let Some(l) = f.push(packet, offset) {
-                let seq = rows.samples.len() as u64;
+                let seq = rows.count as u64;
                 rows.push(StylusSample::from_packet(
                     &l.packet,
                     &p,
@@ -340,17 +356,17 @@ fn probe_polled(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
 }
 
 /// Sample rate by the host clock and by the arm's timer.
-fn summarize(samples: &[StylusSample], params: &ArmParams, streaming: bool) {
+fn summarize(rows: &Rows, streaming: bool) {
     let command = DataCommand::SIX_WITH_TIMER;
     let baud = 115_200.0;
     let limit = baud / (10.0 * command.packet_len() as f64);
-    if let (Some(first), Some(last)) = (samples.first(), samples.last()) {
-        let span = last.t.duration_since(first.t).as_secs_f64();
-        if samples.len() > 1 && span > 0.0 {
-            let rate = (samples.len() - 1) as f64 / span;
+    let n = rows.count;
+    if let Some((first, last)) = rows.span {
+        let span = last.duration_since(first).as_secs_f64();
+        if n > 1 && span > 0.0 {
+            let rate = (n - 1) as f64 / span;
             println!(
-                "rate: {} samples in {span:.3} s = {rate:.1} samples/s ({:.1} % of the {limit:.0}/s line limit at 115200 baud, {})",
-                samples.len(),
+                "rate: {n} samples in {span:.3} s = {rate:.1} samples/s ({:.1} % of the {limit:.0}/s line limit at 115200 baud, {})",
                 100.0 * rate / limit,
                 if streaming { "streaming" } else { "polling" }
             );
@@ -358,22 +374,9 @@ fn summarize(samples: &[StylusSample], params: &ArmParams, streaming: bool) {
     }
     // The device's own clock: independent of how promptly this process read the port. Gaps
     // (a reconnection restarts the arm's timer) are left out.
-    let ticks: Option<u64> = samples
-        .windows(2)
-        .filter(|w| w[1].t.duration_since(w[0].t) < Duration::from_millis(100))
-        .map(
-            |w| match (w[0].device_timer_ticks, w[1].device_timer_ticks) {
-                (Some(a), Some(b)) => {
-                    let period = u32::from(params.max_values.timer_max) + 1;
-                    Some(u64::from((u32::from(b) + period - u32::from(a)) % period))
-                }
-                _ => None,
-            },
-        )
-        .sum();
-    if let Some(ticks) = ticks.filter(|&t| t > 0) {
+    if let Some(ticks) = rows.timer_ticks.filter(|&t| t > 0) {
         let secs = ticks as f64 * TIMER_TICK_SECS;
-        let rate = (samples.len() - 1) as f64 / secs;
+        let rate = (n - 1) as f64 / secs;
         println!(
             "device timer: {ticks} ticks = {secs:.3} s, {rate:.1} samples/s ({:.1} % of the line limit)",
             100.0 * rate / limit
