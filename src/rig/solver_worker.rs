@@ -36,7 +36,15 @@ pub struct SolverConfig {
     pub interaction: InteractionConfig,
     /// Keep one trace row every this many steps.
     pub trace_every_steps: u64,
+    /// Most trace rows kept. When the trace is full, every other row is dropped and the
+    /// interval doubles, so that a session of any length keeps a trace of its whole span in
+    /// bounded memory (rows are ~180 bytes).
+    pub trace_max_rows: usize,
 }
+
+/// [`SolverConfig::trace_max_rows`] by default: every 10 ms step for the first 8 minutes,
+/// then every other, and so on, in at most ~9 MB.
+pub const DEFAULT_TRACE_MAX_ROWS: usize = 50_000;
 
 impl Default for SolverConfig {
     fn default() -> Self {
@@ -46,6 +54,7 @@ impl Default for SolverConfig {
             world_from_arm: Isometry3::identity(),
             interaction: InteractionConfig::default(),
             trace_every_steps: 1,
+            trace_max_rows: DEFAULT_TRACE_MAX_ROWS,
         }
     }
 }
@@ -67,6 +76,25 @@ pub struct TraceRow {
     pub energy_error_rel: f64,
     /// The stylus spring the step ran with (what a replay of the run feeds the simulation).
     pub spring: Option<SpringAttachment>,
+}
+
+/// Whether step `k` (counted from 0) gets a trace row, one every `every` steps; a full trace
+/// (`max_rows`) is thinned first to every other row, which are those of every `2·every` steps,
+/// and `every` doubles.
+fn trace_wants(trace: &mut Vec<TraceRow>, every: &mut u64, max_rows: usize, k: u64) -> bool {
+    *every = (*every).max(1);
+    if !k.is_multiple_of(*every) {
+        return false;
+    }
+    if trace.len() >= max_rows.max(2) {
+        let mut index = 0;
+        trace.retain(|_| {
+            index += 1;
+            index % 2 == 1
+        });
+        *every *= 2;
+    }
+    k.is_multiple_of(*every)
 }
 
 /// What the solver thread returns when it stops.
@@ -290,7 +318,13 @@ impl SolverLoop {
             self.summary.max_abs_energy_error_rel =
                 self.summary.max_abs_energy_drift_j / d.energy_reference_j;
         }
-        if k.is_multiple_of(self.config.trace_every_steps.max(1)) {
+        let max_rows = self.config.trace_max_rows;
+        if trace_wants(
+            &mut self.summary.trace,
+            &mut self.config.trace_every_steps,
+            max_rows,
+            k,
+        ) {
             let grab_point = match &spring {
                 Some(s) => self.sim.point_in_world(s.body, &s.point_in_body),
                 None => self.sim.grab_points().first().map(|g| g.point_in_world),
@@ -355,5 +389,60 @@ impl SolverLoop {
             mic_rms: self.mic_rms,
             solver_failure: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(k: u64) -> TraceRow {
+        TraceRow {
+            sim_time_s: k as f64 * 0.01,
+            clipped: false,
+            tip_in_world: None,
+            grab_point_in_world: None,
+            psi_norm_m: 0.0,
+            energy_error_rel: 0.0,
+            spring: None,
+        }
+    }
+
+    /// An hour of 10 ms steps keeps at most the limit of rows, evenly spaced over the whole
+    /// hour from its first step.
+    #[test]
+    fn a_long_session_keeps_a_bounded_trace_of_its_whole_span() {
+        let (mut trace, mut every, max_rows) = (Vec::new(), 1u64, 1000);
+        let steps = 360_000u64;
+        for k in 0..steps {
+            if trace_wants(&mut trace, &mut every, max_rows, k) {
+                trace.push(row(k));
+            }
+        }
+        assert!(trace.len() <= max_rows, "{} rows", trace.len());
+        assert!(trace.len() > max_rows / 2, "{} rows", trace.len());
+        assert_eq!(every, 512);
+        let spacing = every as f64 * 0.01;
+        assert_eq!(trace[0].sim_time_s, 0.0);
+        for w in trace.windows(2) {
+            assert!((w[1].sim_time_s - w[0].sim_time_s - spacing).abs() < 1e-9);
+        }
+        let last = trace.last().unwrap().sim_time_s;
+        assert!(
+            last > (steps - every) as f64 * 0.01 - 1e-9,
+            "ends at {last} s"
+        );
+    }
+
+    /// Below the limit nothing is thinned: short runs (the demo, the tests) keep every step.
+    #[test]
+    fn a_short_run_keeps_every_step() {
+        let (mut trace, mut every) = (Vec::new(), 1u64);
+        for k in 0..1000 {
+            if trace_wants(&mut trace, &mut every, DEFAULT_TRACE_MAX_ROWS, k) {
+                trace.push(row(k));
+            }
+        }
+        assert_eq!((trace.len(), every), (1000, 1));
     }
 }
