@@ -222,3 +222,41 @@ fn a_probe_recording_drives_simulate_through_the_tracker_calibration() {
         "{stderr}"
     );
 }
+
+/// A port path that does not exist is a typo or an unplugged adapter: `arm probe` and
+/// `calibrate tracker --arm` say so at once, naming the serial ports there are, instead of
+/// waiting for their connection timeouts (10 s and 30 s) first.
+#[test]
+fn a_missing_port_is_named_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("ttyUSB9");
+    let out_toml = dir.path().join("tracker.toml");
+    let runs = [
+        vec!["arm", "probe", "--port", missing.to_str().unwrap()],
+        vec![
+            "calibrate",
+            "tracker",
+            "--arm",
+            missing.to_str().unwrap(),
+            "--out",
+            out_toml.to_str().unwrap(),
+        ],
+    ];
+    for args in runs {
+        let out = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{}: no such device (serial ports here:",
+                missing.display()
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(!out_toml.exists());
+    }
+}

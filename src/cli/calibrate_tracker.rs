@@ -124,6 +124,7 @@ fn port_spec(port: &str) -> PortSpec {
 
 /// Starts the arm worker and waits for its handshake, reporting failed attempts.
 fn connect(port: PortSpec, cancelled: &AtomicBool) -> anyhow::Result<ArmWorker> {
+    port.check_present()?;
     println!("connecting to the arm on {port} ...");
     let worker = ArmWorker::spawn(ArmConfig {
         port: port.clone(),

@@ -44,6 +44,36 @@ pub enum TransportError {
         /// The ports probed, comma-separated.
         tried: String,
     },
+    /// The device path does not exist (a typo, or the adapter is not plugged in).
+    #[error("{path}: no such device (serial ports here: {ports}; `auto` probes them for an arm)")]
+    Missing {
+        /// The path given.
+        path: String,
+        /// The machine's serial ports, comma-separated, or "none".
+        ports: String,
+    },
+}
+
+impl PortSpec {
+    /// Fails at once when a device path does not exist, naming the serial ports there are:
+    /// at the start of a session, waiting for a path that is not there only delays the
+    /// message. (Once connected, the worker reconnects to a port that went away.)
+    pub fn check_present(&self) -> Result<(), TransportError> {
+        match self {
+            PortSpec::Path(p) if !p.exists() => {
+                let ports = candidate_ports();
+                Err(TransportError::Missing {
+                    path: p.display().to_string(),
+                    ports: if ports.is_empty() {
+                        "none".into()
+                    } else {
+                        ports.join(", ")
+                    },
+                })
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// An open serial line to the arm. On drop it releases the exclusive lock explicitly, so that

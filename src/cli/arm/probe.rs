@@ -216,6 +216,9 @@ fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
     } else {
         PortSpec::Path(PathBuf::from(&args.port))
     };
+    if let Err(e) = port.check_present() {
+        return (None, None, Some(e.into()));
+    }
     let worker = match ArmWorker::spawn(ArmConfig {
         port,
         channel_capacity: 4096,
