@@ -348,3 +348,18 @@ fn names_with_commas_and_quotes_keep_their_columns() {
         assert!(text.contains("\"box \"\"A\"\", left\""), "{text}");
     }
 }
+
+/// The progress bar is for terminals: in a pipe (scripts, CI) stderr stays empty on success
+/// and stdout holds only the summary.
+#[test]
+fn no_progress_bar_in_a_pipe() {
+    let out = run(&["simulate", "ten_pendula", "--duration", "0.5"]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with("scene "), "{stdout}");
+    assert!(
+        !stdout.contains('\r') && !stdout.contains("eta"),
+        "{stdout}"
+    );
+}

@@ -8,6 +8,7 @@ pub mod calibrate_camera;
 pub mod calibrate_tracker;
 pub mod demo;
 pub mod numeric_arg;
+pub mod progress;
 pub mod run;
 pub mod scene;
 pub mod simulate;

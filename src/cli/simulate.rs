@@ -254,6 +254,8 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
             .context("installing the Ctrl-C / SIGTERM handler")?;
     }
+    let planned_steps = (args.duration / sim.dt_secs()).round().max(0.0) as u64;
+    let progress = super::progress::bar(Some(planned_steps), "steps");
     let started = Instant::now();
     let result = run_scripted_with(
         &mut sim,
@@ -263,6 +265,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         before_step,
         |sim| {
             steps_done += 1;
+            progress.set_position(steps_done as u64);
             if let Some(out) = csv.as_mut() {
                 out.write_rows(|w| scripted::csv_row(sim, w));
             }
@@ -280,6 +283,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
                 out.write_rows(|rows| contact_rows(sim, rows));
             }
             if interrupted.load(Ordering::SeqCst) {
+                progress.finish_and_clear();
                 let kept = finish_all([csv.take(), poses.take(), contacts.take()]);
                 eprintln!(
                     "interrupted at t = {:.3} s after {steps_done} steps{kept}",
@@ -289,6 +293,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             }
         },
     );
+    progress.finish_and_clear();
     let summary = match result {
         Ok(summary) => summary,
         Err(e) => {

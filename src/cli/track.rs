@@ -206,6 +206,12 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
         ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
             .context("installing the Ctrl-C / SIGTERM handler")?;
     }
+    // --print writes a line per frame to the same terminal: no bar then.
+    let progress = if args.print {
+        indicatif::ProgressBar::hidden()
+    } else {
+        super::progress::bar(Some(limit).filter(|&n| n < u64::MAX), "frames")
+    };
     while frames < limit && !interrupted.load(Ordering::SeqCst) {
         let frame = match source.next_frame() {
             Ok(Some(frame)) => frame,
@@ -248,6 +254,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
         let ms = start.elapsed().as_secs_f64() * 1e3;
         detect_ms.push(ms);
         frames += 1;
+        progress.set_position(frames);
         let pose = obs.detected().map(|p| {
             let cfw = if args.smooth {
                 p.camera_from_world
@@ -289,6 +296,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
             }
         }
     }
+    progress.finish_and_clear();
     if let Some((path, mut w)) = csv {
         w.flush()
             .with_context(|| format!("writing {}", path.display()))?;
