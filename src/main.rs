@@ -90,7 +90,10 @@ fn quiet_stdout_failures() {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     let default_level = match cli.verbose {
-        0 => "warn",
+        // wgpu tries OpenGL through EGL first and logs an ERROR when the machine has no DRI
+        // driver (headless machines, containers) before it uses another backend that works:
+        // without -v that line only alarms. A failure to render is reported by the compositor.
+        0 => "warn,wgpu_hal::gles::egl=off",
         1 => "info",
         2 => "debug",
         _ => "trace",
