@@ -185,17 +185,12 @@ impl Step<'_> {
         // its moving bodies.
         self.s.direct.body_first_block.fill(usize::MAX);
         for (a, gb) in self.s.direct.blocks.iter().enumerate() {
-            let mut first = a;
-            for b in [gb.b1, gb.b2] {
-                if self.bodies[b].is_dynamic() {
-                    let f = &mut self.s.direct.body_first_block[b];
-                    if *f == usize::MAX {
-                        *f = a;
-                    }
-                    first = first.min(*f);
-                }
-            }
-            self.s.direct.first[a] = first;
+            self.s.direct.first[a] = first_coupled_block(
+                &mut self.s.direct.body_first_block,
+                self.bodies,
+                a,
+                [gb.b1, gb.b2],
+            );
         }
         self.s.direct.dense.begin(
             nb,
@@ -295,19 +290,33 @@ pub(crate) fn profile_bound(
     let mut profile = 0usize;
     let mut n = 0;
     for (a, (b1, b2)) in pairs.enumerate() {
-        let mut first = a;
-        for b in [b1, b2] {
-            if bodies[b].is_dynamic() {
-                if body_first[b] == usize::MAX {
-                    body_first[b] = a;
-                }
-                first = first.min(body_first[b]);
-            }
-        }
+        let first = first_coupled_block(&mut body_first, bodies, a, [b1, b2]);
         profile = profile.saturating_add(a - first + 1);
         n = a + 1;
     }
     (n + 1, profile.saturating_add(n + 1))
+}
+
+/// The first block of the coupled system that block `a`, acting on `pair`, couples back to:
+/// the first earlier block acting on one of its moving bodies (`a` itself if none). Records
+/// `a` as the first block of a moving body not seen before (`body_first`, `usize::MAX` for
+/// unseen). The step's profile and its bound ([`profile_bound`]) both come from this.
+fn first_coupled_block(
+    body_first: &mut [usize],
+    bodies: &[Body],
+    a: usize,
+    pair: [BodyId; 2],
+) -> usize {
+    let mut first = a;
+    for b in pair {
+        if bodies[b].is_dynamic() {
+            if body_first[b] == usize::MAX {
+                body_first[b] = a;
+            }
+            first = first.min(body_first[b]);
+        }
+    }
+    first
 }
 
 impl DirectSolver {
