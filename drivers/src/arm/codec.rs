@@ -46,6 +46,13 @@ pub const PARAM_FORMAT_DH05: &str = "Format DH0.5";
 /// Seconds per device timer tick.
 pub const TIMER_TICK_SECS: f64 = 1.0 / 900.0;
 
+/// Ticks of the arm's timer from `earlier` to `later`, across its wrap after `timer_max`
+/// (the largest value, from the arm's `C6` block).
+pub fn timer_ticks_between(timer_max: u16, earlier: u16, later: u16) -> u32 {
+    let period = u32::from(timer_max) + 1;
+    (u32::from(later) % period + period - u32::from(earlier) % period) % period
+}
+
 /// Baud-rate codes of `C4`, fastest first.
 pub const BAUD_CODES: [(u32, u8); 7] = [
     (115_200, 0x00),

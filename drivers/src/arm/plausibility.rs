@@ -401,11 +401,10 @@ impl PlausibilityFilter {
 
     fn judge(&self, a: &DataPacket, b: &DataPacket, c: &DataPacket) -> Result<(), RejectReason> {
         let tick = super::codec::TIMER_TICK_SECS;
-        let period = u32::from(self.max.timer_max) + 1;
         let (dt1, dt2) = match (a.timer_ticks, b.timer_ticks, c.timer_ticks) {
             (Some(ta), Some(tb), Some(tc)) => {
-                let d1 = (u32::from(tb) + period - u32::from(ta)) % period;
-                let d2 = (u32::from(tc) + period - u32::from(tb)) % period;
+                let d1 = super::codec::timer_ticks_between(self.max.timer_max, ta, tb);
+                let d2 = super::codec::timer_ticks_between(self.max.timer_max, tb, tc);
                 let gap = u32::from(self.limits.max_gap_ticks);
                 if d1 == 0 || d2 == 0 || d1 > gap || d2 > gap {
                     return Err(RejectReason::Timer);

@@ -9,7 +9,7 @@
 use super::{describe, ProbeArgs};
 use anyhow::{bail, Context};
 use ar_calibration::csv_write::CsvWriter;
-use ar_drivers::arm::codec::{DataCommand, TIMER_TICK_SECS};
+use ar_drivers::arm::codec::{timer_ticks_between, DataCommand, TIMER_TICK_SECS};
 use ar_drivers::arm::plausibility::{PlausibilityFilter, PlausibilityLimits};
 use ar_drivers::arm::protocol::Session;
 use ar_drivers::arm::transport::{auto_detect, candidate_ports, SerialLine};
@@ -50,12 +50,13 @@ struct Rows {
     csv: Option<(PathBuf, CsvWriter<std::fs::File>)>,
     /// The last sample's host time, timer ticks and `t_s`.
     clock: Option<(Instant, Option<u16>, f64)>,
-    /// Ticks per turn of the arm's timer (from its parameters; 14 bits until they are known).
-    timer_period: u32,
+    /// The largest value of the arm's timer (from its parameters; 14 bits until they are
+    /// known).
+    timer_max: u16,
     /// Samples written so far.
     count: usize,
-    /// Host times of the first and the last sample.
-    span: Option<(Instant, Instant)>,
+    /// Host time of the first sample (the last one's is in `clock`).
+    first_host_time: Option<Instant>,
     /// Arm-timer ticks summed between samples less than [`TIMER_BRIDGE`] apart; `None` once
     /// such a pair came without the timer.
     timer_ticks: Option<u64>,
@@ -83,9 +84,9 @@ impl Rows {
             stdout: std::io::stdout(),
             csv,
             clock: None,
-            timer_period: 1 << 14,
+            timer_max: 0x3FFF,
             count: 0,
-            span: None,
+            first_host_time: None,
             timer_ticks: Some(0),
         })
     }
@@ -124,8 +125,7 @@ impl Rows {
                 .with_context(|| format!("writing {}", path.display()))?;
         }
         self.count += 1;
-        let first = self.span.map_or(s.t, |(first, _)| first);
-        self.span = Some((first, s.t));
+        self.first_host_time.get_or_insert(s.t);
         Ok(())
     }
 
@@ -137,18 +137,19 @@ impl Rows {
             None => 0.0,
             Some((host, ticks, t)) => {
                 let host_gap = s.t.saturating_duration_since(host);
+                let bridged = host_gap < TIMER_BRIDGE;
                 match (ticks, s.device_timer_ticks) {
-                    (Some(a), Some(b)) if host_gap < TIMER_BRIDGE => {
-                        let period = self.timer_period;
-                        let ticks = (u32::from(b) + period - u32::from(a) % period) % period;
+                    (Some(a), Some(b)) if bridged => {
+                        let ticks = timer_ticks_between(self.timer_max, a, b);
                         self.timer_ticks = self.timer_ticks.map(|sum| sum + u64::from(ticks));
                         t + f64::from(ticks) * TIMER_TICK_SECS
                     }
-                    (_, _) if host_gap < TIMER_BRIDGE => {
-                        self.timer_ticks = None;
+                    _ => {
+                        if bridged {
+                            self.timer_ticks = None;
+                        }
                         t + host_gap.as_secs_f64()
                     }
-                    _ => t + host_gap.as_secs_f64(),
                 }
             }
         };
@@ -259,7 +260,7 @@ fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
                     } else {
                         eprintln!("arm: reconnected on {port} at {baud} baud");
                     }
-                    rows.timer_period = u32::from(p.max_values.timer_max) + 1;
+                    rows.timer_max = p.max_values.timer_max;
                     params = Some(*p);
                     connected = true;
                 }
@@ -326,7 +327,7 @@ fn probe_polled(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
             p.max_values,
             PlausibilityLimits::polling(),
         ));
-        rows.timer_period = u32::from(p.max_values.timer_max) + 1;
+        rows.timer_max = p.max_values.timer_max;
         *params = Some(p.clone());
         let mut offset = 0u64;
         while !done(args, rows) {
@@ -364,7 +365,7 @@ fn summarize(rows: &Rows, streaming: bool) {
     let baud = 115_200.0;
     let limit = baud / (10.0 * command.packet_len() as f64);
     let n = rows.count;
-    if let Some((first, last)) = rows.span {
+    if let (Some(first), Some((last, _, _))) = (rows.first_host_time, rows.clock) {
         let span = last.duration_since(first).as_secs_f64();
         if n > 1 && span > 0.0 {
             let rate = (n - 1) as f64 / span;
