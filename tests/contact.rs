@@ -249,11 +249,34 @@ fn billiard_break_keeps_gaps_forces_energy_and_momentum() {
     assert!(worst_dp <= 1e-9);
 }
 
-/// Acceptance 6 of issue 15, NOT met yet: the chain falls onto the desk and its lower links
-/// come to rest on it, but the joints and the contacts are not yet solved as one nonlinear
-/// problem (the contact rows see the joints only as velocity rows, after the joints' own
-/// solve), so the chain does not settle: steps split, ‖ψ‖ reaches ~2e-6 m and contact
-/// impulses inject energy at times. Run with `--ignored` to see the figures.
+/// The chain falling onto the desk keeps its joints and its contacts closed together: the
+/// projection at the end of each step is one Newton step on the joints' ψ and the contacts'
+/// gaps (see `sim::solver::contact_projection`). Measured: ‖ψ‖ ≤ 9.9e-11 m and penetration
+/// ≤ 9.0e-11 m over 20 s; before, projecting the contacts and then the joints undid each
+/// other and the run stopped at 7.18 s with ‖ψ‖ 1.0e-5 m after the deepest split.
+#[test]
+fn ten_pendula_desk_keeps_joints_and_contacts_closed_together() {
+    let mut sim = scene("ten_pendula_desk.toml").build().unwrap();
+    let (mut psi, mut pen, mut touching) = (0.0f64, 0.0f64, 0usize);
+    // 1.5 s: the fall, the first strikes (from 0.24 s) and the links settling onto the desk.
+    for _ in 0..150 {
+        sim.step().unwrap();
+        psi = psi.max(sim.diagnostics().constraint_norm_m);
+        pen = pen.max(sim.max_penetration_m());
+        touching += usize::from(!sim.contact_report().is_empty());
+    }
+    println!("ten_pendula_desk 1.5 s: max |psi| {psi:e} m, max penetration {pen:e} m, {touching} steps in contact");
+    assert!(touching > 100, "the chain reaches the desk");
+    assert!(psi <= 1e-9, "|psi| {psi:e} m");
+    assert!(pen <= 1e-9, "penetration {pen:e} m");
+}
+
+/// Acceptance 6 of issue 15, NOT met yet: ‖ψ‖ and penetration stay under 1e-10 m and the
+/// balance closes within 0.6 % (the ledger books every impulse's work), but the chain does
+/// not come to rest: the joints' velocity stage and the contact rows are solved one after the
+/// other, and the impulses of the impacts and of the contact rows then do positive work at
+/// times (over 20 s the dissipated energy runs backwards by ~2 J and the kinetic energy grows
+/// to ~0.6 J; `simulate` warns of it). Run with `--ignored` to see the figures.
 #[test]
 #[ignore = "acceptance 6 of issue 15 is not met yet (see the doc comment)"]
 fn ten_pendula_desk_chain_lies_on_the_desk() {

@@ -142,6 +142,14 @@ pub struct SolveStats {
     pub released: usize,
 }
 
+/// A bilateral (joint) row in a contact solve: an equality whose row velocity changes by
+/// `change` (0 keeps the joint's row velocity; a position projection asks for −ψ).
+#[derive(Clone, Copy, Debug)]
+pub struct Bilateral {
+    pub row: Row,
+    pub change: f64,
+}
+
 /// The bodies' velocity change by a solve's impulses (contacts and bilateral rows).
 #[derive(Clone, Debug, Default)]
 pub struct VelocityChange {
@@ -174,7 +182,7 @@ fn initial_friction(c: &ContactRows) -> Friction {
 /// [`Insertion::Right`]) and holds the final one.
 pub fn solve(
     contacts: &[ContactRows],
-    bilateral: &[Row],
+    bilateral: &[Bilateral],
     m: &[InverseMass],
     handled: &mut [bool],
     insertion: Insertion,
@@ -274,7 +282,7 @@ struct Unknown {
 
 fn solve_handled(
     contacts: &[ContactRows],
-    bilateral: &[Row],
+    bilateral: &[Bilateral],
     m: &[InverseMass],
     handled: &[bool],
     friction: &[Friction],
@@ -287,6 +295,7 @@ fn solve_handled(
     delta.w.resize(m.len(), Vector3::zeros());
     let Some(any_row) = bilateral
         .first()
+        .map(|b| &b.row)
         .or(contacts.first().map(|c| &c.rows[0]))
         .copied()
     else {
@@ -323,13 +332,14 @@ fn solve_handled(
             }
         }
     }
-    if !unknowns.is_empty() {
-        // The joints keep their row velocities: contact impulses move a chain as a whole.
-        for row in bilateral {
+    // With contacts, the joints keep their row velocities (contact impulses move a chain as
+    // a whole); a bilateral row that asks for a change is solved in any case.
+    if !unknowns.is_empty() || bilateral.iter().any(|b| b.change != 0.0) {
+        for b in bilateral {
             unknowns.push(Unknown {
-                eq: *row,
-                rhs: 0.0,
-                col: [(*row, 1.0), none, none],
+                eq: b.row,
+                rhs: b.change,
+                col: [(b.row, 1.0), none, none],
                 owner: None,
             });
         }

@@ -12,43 +12,49 @@
 //!   Coulomb friction, the active set by [`InequalityMethod`]. The impulses' work Σ λ ū is
 //!   booked as dissipated.
 //! - **Projection** (after integration, `right` only): penetration left by an impact is
-//!   removed by moving the poses along M⁻¹Jᵀ (nonlinear Gauss–Seidel on re-detected
-//!   contacts) until it is under 1e-10 m; velocities are not changed.
+//!   removed by moving the poses along M⁻¹Jᵀ, together with the joints' ψ when there are
+//!   joints (see [`super::contact_projection`]); velocities are not changed.
 //! - **Report**: the contacts at the end pose give the gaps and the largest penetration.
 //!
-//! Contact impulses are not coupled with the joints yet: a contact on a jointed body moves it
-//! against its joints at the velocity level, and only the position pass restores ψ.
+//! With joints, the contact solves keep the joints' row velocities (the last midpoint rows in
+//! the contact rows, the previous step's in the impacts), and the projection closes ψ and the
+//! gaps together; but the joints' velocity stage and the contact rows are still solved one
+//! after the other, not as one nonlinear problem, and the impulses of both stages can then do
+//! positive work (a chain lying on the desk gains energy; `simulate` warns when the
+//! dissipated energy decreases).
 
 use nalgebra::{Vector2, Vector3};
 
 use super::Step;
-use crate::sim::body::{advance_rotation, Pose};
-use crate::sim::contact::lcp::{self, ContactImpulse, ContactRows, Insertion, InverseMass, Row};
+use crate::sim::body::Pose;
+use crate::sim::contact::lcp::{
+    self, Bilateral, ContactImpulse, ContactRows, Insertion, InverseMass, Row,
+};
 use crate::sim::contact::{geometry, ContactModel, ContactPoint, ContactReport, InequalityMethod};
-
-/// Penetration the projection leaves at most (m).
-const PROJECTION_TOLERANCE_M: f64 = 1.0e-10;
-/// Projection sweeps at most.
-const MAX_PROJECTION_SWEEPS: usize = 30;
+use crate::sim::joint::{Joint, Row as JointRow};
 
 /// The contact stages' scratch and their results of the last step.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ContactScratch {
-    poses: Vec<Pose>,
-    inv_mass: Vec<InverseMass>,
+    pub(super) poses: Vec<Pose>,
+    pub(super) inv_mass: Vec<InverseMass>,
     speed_bound: Vec<f64>,
     /// Contacts at the start poses, their rows and impact impulses (n, t₁, t₂).
     pub(crate) points: Vec<ContactPoint>,
     rows: Vec<ContactRows>,
     impact: Vec<[f64; 3]>,
     pub(crate) impulses: Vec<ContactImpulse>,
-    handled: Vec<bool>,
-    bilateral: Vec<Row>,
-    delta: lcp::VelocityChange,
+    pub(super) handled: Vec<bool>,
+    pub(super) bilateral: Vec<Bilateral>,
+    pub(super) delta: lcp::VelocityChange,
+    /// The coupled projection's rows and impulses (kept apart from the step's, which the
+    /// report reads).
+    pub(super) projection_rows: Vec<ContactRows>,
+    pub(super) projection_impulses: Vec<ContactImpulse>,
     /// The handled set kept across steps by Alg. 1 and 2 (sorted keys).
     kept: Vec<(usize, usize, usize)>,
     kept_initialised: bool,
-    end_points: Vec<ContactPoint>,
+    pub(super) end_points: Vec<ContactPoint>,
     /// One row per contact point of the last step.
     pub(crate) report: Vec<ContactReport>,
     /// Largest penetration at the end of the last step (m, ≥ 0).
@@ -67,7 +73,7 @@ fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
     (t1, n.cross(&t1))
 }
 
-fn rows_of(p: &ContactPoint, poses: &[Pose]) -> [Row; 3] {
+pub(super) fn rows_of(p: &ContactPoint, poses: &[Pose]) -> [Row; 3] {
     let r1 = p.point1 - poses[p.body1].x;
     let r2 = p.point2 - poses[p.body2].x;
     let (t1, t2) = tangents(&p.normal);
@@ -91,6 +97,21 @@ fn tip_work(tip: Option<usize>, v_tip: &Vector3<f64>, rows: &[Row; 3], impulse: 
         .sum::<f64>()
 }
 
+/// A joint row as a contact solve's bilateral row (body 2 relative to body 1, as the
+/// contact rows), whose row velocity is to change by `change`.
+pub(super) fn bilateral_of(joint: &Joint, row: &JointRow, change: f64) -> Bilateral {
+    Bilateral {
+        row: Row {
+            body1: joint.body1,
+            body2: joint.body2,
+            dir: -row.lin,
+            ang1: -row.ang1,
+            ang2: row.ang2,
+        },
+        change,
+    }
+}
+
 fn row_velocities(rows: &[Row; 3], v: &[Vector3<f64>], w: &[Vector3<f64>]) -> [f64; 3] {
     [
         rows[0].velocity(v, w),
@@ -105,7 +126,7 @@ impl Step<'_> {
     }
 
     /// Inverse masses at the current orientations, and the poses.
-    fn contact_masses(&mut self) {
+    pub(super) fn contact_masses(&mut self) {
         self.update_inertia();
         let c = &mut self.s.contact;
         c.poses.clear();
@@ -164,7 +185,7 @@ impl Step<'_> {
         )
     }
 
-    fn detect_contacts(&mut self, end: bool) {
+    pub(super) fn detect_contacts(&mut self, end: bool) {
         let Some(model) = self.contact else { return };
         let h = self.ctx.h;
         let g = self.gravity_in_world.norm();
@@ -260,13 +281,7 @@ impl Step<'_> {
                 self.s.contact.bilateral.clear();
                 for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
                     for row in &blk.rows[..j.rows()] {
-                        self.s.contact.bilateral.push(Row {
-                            body1: j.body1,
-                            body2: j.body2,
-                            dir: -row.lin,
-                            ang1: -row.ang1,
-                            ang2: row.ang2,
-                        });
+                        self.s.contact.bilateral.push(bilateral_of(j, row, 0.0));
                     }
                 }
                 let c = &mut self.s.contact;
@@ -403,13 +418,7 @@ impl Step<'_> {
         if n > 0 {
             for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
                 for row in &blk.rows[..j.rows()] {
-                    c.bilateral.push(Row {
-                        body1: j.body1,
-                        body2: j.body2,
-                        dir: -row.lin,
-                        ang1: -row.ang1,
-                        ang2: row.ang2,
-                    });
+                    c.bilateral.push(bilateral_of(j, row, 0.0));
                 }
             }
         }
@@ -470,39 +479,10 @@ impl Step<'_> {
         let method = model.method;
         let h = self.ctx.h;
         if method == InequalityMethod::Right {
-            for _ in 0..MAX_PROJECTION_SWEEPS {
-                self.contact_masses();
-                self.detect_contacts(true);
-                let c = &mut self.s.contact;
-                let worst = c.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max);
-                if worst <= PROJECTION_TOLERANCE_M {
-                    break;
-                }
-                let points = c.end_points.clone();
-                for p in points.iter().filter(|p| p.gap_m < 0.0) {
-                    let rows = rows_of(p, &c.poses);
-                    let k = rows[0].coupling(&rows[0], &c.inv_mass);
-                    if k <= 0.0 {
-                        continue;
-                    }
-                    let delta = -p.gap_m / k;
-                    let r = &rows[0];
-                    for (body, sign, ang) in [(r.body2, 1.0, r.ang2), (r.body1, -1.0, r.ang1)] {
-                        if body >= self.bodies.len() {
-                            continue; // the stylus tip
-                        }
-                        let b = &mut self.bodies[body];
-                        if !b.is_dynamic() {
-                            continue;
-                        }
-                        let m = &c.inv_mass[body];
-                        b.position_in_world += r.dir * (sign * m.inv_mass * delta);
-                        let turn = m.inv_inertia * ang * (sign * delta);
-                        b.world_from_body_rotation =
-                            advance_rotation(&b.world_from_body_rotation, &turn, 1.0);
-                        c.poses[body] = Pose::of(b);
-                    }
-                }
+            if self.joints.is_empty() {
+                self.project_contacts();
+            } else {
+                self.project_contacts_and_joints();
             }
             // The predicted poses are the poses (the joints' position pass reads them).
             for (p, b) in self.s.body.predicted.iter_mut().zip(self.bodies.iter()) {

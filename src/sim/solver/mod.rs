@@ -96,6 +96,7 @@
 //! Determinism: one thread, fixed iteration order (scene order), no time-dependent decisions;
 //! the same scene and inputs give bit-identical results.
 
+mod contact_projection;
 mod contact_rows;
 mod context;
 mod direct;

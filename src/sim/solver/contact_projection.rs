@@ -1,0 +1,121 @@
+//! Stage 5b with contact (`right` only): the penetration left at the end of a step is
+//! projected away by moving the poses along M⁻¹Jᵀ; velocities are not changed.
+//!
+//! - Without joints, nonlinear Gauss–Seidel over the re-detected penetrating contacts, one
+//!   normal row at a time, until the deepest penetration is under [`PROJECTION_TOLERANCE_M`].
+//! - With joints, the joints' ψ and the contacts' gaps are projected together: each pass is
+//!   a Newton step on both, the joint rows as equalities J Δq = −ψ and the contact normals as
+//!   unilateral rows (Δgap ≥ −gap, push only), with the active set found as for the contact
+//!   impulses (Jonquet et al.'s Alg. 3 in [`lcp::solve`]). Projecting them one after the
+//!   other instead made each undo the other: a chain lying on the desk had its links pushed
+//!   out of the desk against its hinges, then pulled back in by the joints' own pass, which
+//!   then could not close ψ under its tolerance.
+
+use nalgebra::Vector2;
+
+use super::contact_rows::{bilateral_of, rows_of};
+use super::Step;
+use crate::sim::block::MAX_ROWS;
+use crate::sim::body::{advance_rotation, Pose};
+use crate::sim::contact::lcp::{self, ContactRows, Insertion};
+use crate::sim::joint::Row as JointRow;
+
+/// Penetration (m) and joint error (‖ψ‖, m) the projection leaves at most.
+pub(super) const PROJECTION_TOLERANCE_M: f64 = 1.0e-10;
+/// Projection sweeps (without joints) or Newton passes (with joints) at most.
+const MAX_PROJECTION_SWEEPS: usize = 30;
+
+impl Step<'_> {
+    /// Projects penetration away without joints (see the module docs).
+    pub(super) fn project_contacts(&mut self) {
+        for _ in 0..MAX_PROJECTION_SWEEPS {
+            self.contact_masses();
+            self.detect_contacts(true);
+            let c = &mut self.s.contact;
+            let worst = c.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max);
+            if worst <= PROJECTION_TOLERANCE_M {
+                break;
+            }
+            let points = c.end_points.clone();
+            for p in points.iter().filter(|p| p.gap_m < 0.0) {
+                let rows = rows_of(p, &c.poses);
+                let k = rows[0].coupling(&rows[0], &c.inv_mass);
+                if k <= 0.0 {
+                    continue;
+                }
+                let delta = -p.gap_m / k;
+                let r = &rows[0];
+                for (body, sign, ang) in [(r.body2, 1.0, r.ang2), (r.body1, -1.0, r.ang1)] {
+                    if body >= self.bodies.len() {
+                        continue; // the stylus tip
+                    }
+                    let b = &mut self.bodies[body];
+                    if !b.is_dynamic() {
+                        continue;
+                    }
+                    let m = &c.inv_mass[body];
+                    b.position_in_world += r.dir * (sign * m.inv_mass * delta);
+                    let turn = m.inv_inertia * ang * (sign * delta);
+                    b.world_from_body_rotation =
+                        advance_rotation(&b.world_from_body_rotation, &turn, 1.0);
+                    c.poses[body] = Pose::of(b);
+                }
+            }
+        }
+    }
+
+    /// Projects penetration and joint error away together (see the module docs).
+    pub(super) fn project_contacts_and_joints(&mut self) {
+        for _ in 0..MAX_PROJECTION_SWEEPS {
+            self.contact_masses();
+            self.detect_contacts(true);
+            let c = &mut self.s.contact;
+            let worst = c.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max);
+            c.bilateral.clear();
+            let mut psi_squared = 0.0;
+            let mut rows = [JointRow::default(); MAX_ROWS];
+            for j in self.joints {
+                let g = j.geometry(&c.poses[j.body1], &c.poses[j.body2]);
+                let psi = j.psi_of(&g);
+                j.rows_of(&g, &g, &mut rows);
+                for (row, e) in rows.iter().zip(&psi).take(j.rows()) {
+                    psi_squared += e * e;
+                    c.bilateral.push(bilateral_of(j, row, -e));
+                }
+            }
+            if worst <= PROJECTION_TOLERANCE_M && psi_squared.sqrt() <= PROJECTION_TOLERANCE_M {
+                break;
+            }
+            // A displacement is a velocity over a unit time: a contact row that would end
+            // below its gap's closure is inserted.
+            c.projection_rows.clear();
+            for p in &c.end_points {
+                c.projection_rows.push(ContactRows {
+                    rows: rows_of(p, &c.poses),
+                    u0: [0.0; 3],
+                    target: -p.gap_m,
+                    mu: 0.0,
+                    slip_start: Vector2::zeros(),
+                });
+            }
+            c.handled.clear();
+            c.handled.resize(c.projection_rows.len(), false);
+            lcp::solve(
+                &c.projection_rows,
+                &c.bilateral,
+                &c.inv_mass,
+                &mut c.handled,
+                Insertion::Right,
+                &mut c.projection_impulses,
+                &mut c.delta,
+            );
+            for ((b, dx), turn) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
+                if b.is_dynamic() {
+                    b.position_in_world += dx;
+                    b.world_from_body_rotation =
+                        advance_rotation(&b.world_from_body_rotation, turn, 1.0);
+                }
+            }
+        }
+    }
+}
