@@ -13,6 +13,13 @@ use ar_calibration::tracker_file::TrackerCalibration;
 use clap::Args;
 
 use super::numeric_arg;
+
+/// Dissipation given back over a run below which the summary does not warn: this fraction of
+/// E_ref, or [`DISSIPATION_REVERSED_FLOOR_J`] if larger (the contact ledger's rounding gives
+/// back ~1e-12 J over a few hundred steps).
+const DISSIPATION_REVERSED_NOTE_REL: f64 = 1.0e-6;
+/// See [`DISSIPATION_REVERSED_NOTE_REL`] (J).
+const DISSIPATION_REVERSED_FLOOR_J: f64 = 1.0e-9;
 use super::simulate_articulated::{IntegratorArg, Method};
 use super::simulate_contacts::{contact_rows, ContactSummary, CONTACTS_HEADER};
 use super::simulate_output::{CsvStream, COLUMNS_HELP};
@@ -366,6 +373,18 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         100.0 * summary.max_abs_energy_error_rel,
         summary.energy_reference_j
     )?;
+    if summary.dissipation_reversed_j
+        > (DISSIPATION_REVERSED_NOTE_REL * summary.energy_reference_j)
+            .max(DISSIPATION_REVERSED_FLOOR_J)
+    {
+        writeln!(
+            out,
+            "warning: dissipation ran backwards in {} steps by {:.3e} J in all: dampers or contact impulses \
+             gave energy to the motion (physically they only take it); the balance books it, but the \
+             motion gained energy nothing supplied",
+            summary.dissipation_reversed_steps, summary.dissipation_reversed_j
+        )?;
+    }
     writeln!(
         out,
         "solves / sweeps    {:.2} per step, max {}; position pass in {} steps; {} steps split into sub-steps",

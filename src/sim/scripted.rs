@@ -66,6 +66,13 @@ pub struct RunSummary {
     pub position_pass_steps: usize,
     /// Steps that did not converge whole and were split into sub-steps.
     pub split_steps: usize,
+    /// Energy that the dissipative elements (dampers, contact impulses) gave back over the
+    /// run: the sum of the steps' decreases of the dissipated energy (J). Physically 0; the
+    /// balance still closes when it is not, as the ledger books it, but the motion then
+    /// gained energy that nothing supplied.
+    pub dissipation_reversed_j: f64,
+    /// Steps in which the dissipated energy decreased.
+    pub dissipation_reversed_steps: usize,
 }
 
 /// Steps `sim` for `duration_secs`, following `script` (if any) with the first grab point,
@@ -99,6 +106,7 @@ pub fn run_scripted_with(
     let mut summary = RunSummary::default();
     let mut clipped_at: Option<f64> = None;
     let mut released = false;
+    let mut dissipated_j = sim.diagnostics().dissipated_j;
     for n in 0..steps {
         let t = n as f64 * h;
         if let Some(script) = script {
@@ -133,6 +141,11 @@ pub fn run_scripted_with(
                 .max(d.constraint_norm_m);
         }
         summary.max_abs_energy_drift_j = summary.max_abs_energy_drift_j.max(d.energy_drift_j.abs());
+        if d.dissipated_j < dissipated_j {
+            summary.dissipation_reversed_j += dissipated_j - d.dissipated_j;
+            summary.dissipation_reversed_steps += 1;
+        }
+        dissipated_j = d.dissipated_j;
         summary.max_iterations = summary.max_iterations.max(d.iterations);
         summary.total_iterations += d.iterations as u64;
         summary.total_factorisations += d.factorisations as u64;
