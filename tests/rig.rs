@@ -198,7 +198,7 @@ fn scripted_user_clips_drags_and_releases_through_the_simulated_arm() {
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(FixedCamera::new(&small_camera(), None)),
-            stylus: Box::new(stylus),
+            stylus: Some(Box::new(stylus)),
             mic: None,
             simulation: Box::new(sim),
         },
@@ -324,7 +324,7 @@ fn a_fatal_camera_error_stops_the_rig_and_reaches_the_user() {
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(FixedCamera::new(&small_camera(), Some(5))),
-            stylus: Box::new(NoStylus),
+            stylus: Some(Box::new(NoStylus)),
             mic: None,
             simulation: Box::new(BobSim::new(Point3::new(0.0, 0.0, 0.2))),
         },
@@ -381,7 +381,7 @@ fn a_stop_request_like_ctrl_c_ends_the_run_cleanly() {
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(FixedCamera::new(&small_camera(), None)),
-            stylus: Box::new(NoStylus),
+            stylus: Some(Box::new(NoStylus)),
             mic: None,
             simulation: Box::new(BobSim::new(Point3::new(0.0, 0.0, 0.2))),
         },

@@ -68,7 +68,7 @@ fn an_exploding_scene_stops_the_solver_and_the_hud_says_why() {
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(camera),
-            stylus: Box::new(NoStylus),
+            stylus: Some(Box::new(NoStylus)),
             mic: None,
             simulation: Box::new(simulation),
         },

@@ -1,24 +1,27 @@
-//! `run --config RIG.toml`: the rig with real devices — the camera (OpenCV capture) with the
-//! marker tracker, the digitizer arm on its serial port, the microphone — and the compositor
-//! in a window (or headless into PNG files when the config says so or there is no display).
+//! `run --config RIG.toml`: the rig with real devices — the camera (OpenCV capture, or a
+//! recording played as the camera) with the marker tracker, the digitizer arm on its serial
+//! port (optional), the microphone (optional) — and the compositor in a window (or headless
+//! into PNG files when the config says so or there is no display).
 
 use super::demo::{display_available, stop_on_ctrl_c};
 use anyhow::Context as _;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_calibration::tracker_file::TrackerCalibration;
 use ar_drivers::arm::{ArmConfig, PortSpec};
-use ar_drivers::camera::{CaptureRequest, CaptureTarget, OpenCvCamera};
+use ar_drivers::camera::{CameraSource, CaptureRequest, CaptureTarget, LiveReplay, OpenCvCamera};
 use ar_drivers::mic::{MicConfig, MicSource};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::interaction::InteractionConfig;
 use ar_multibody::rig::arm_stylus::ArmStylus;
-use ar_multibody::rig::config::{DisplayMode, RigConfig};
+use ar_multibody::rig::config::{ArmSection, DisplayMode, RigConfig};
 use ar_multibody::rig::mic_level::MicLevels;
 use ar_multibody::rig::report::describe;
 use ar_multibody::rig::scene_sim::SceneSimulation;
 use ar_multibody::rig::tracked_camera::TrackedCamera;
-use ar_multibody::rig::{DisplayLoopConfig, MicDevice, Rig, RigDevices, SolverConfig, StopFlag};
+use ar_multibody::rig::{
+    DisplayLoopConfig, MicDevice, Rig, RigDevices, SolverConfig, StopFlag, StylusDevice,
+};
 use ar_multibody::tracking::TrackerConfig;
 use clap::Args;
 use std::path::PathBuf;
@@ -39,35 +42,52 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let cfg = RigConfig::load(&args.config)?;
     let intrinsics = CameraIntrinsics::load(&cfg.camera.camera_file)?;
-    let tracker_cal = TrackerCalibration::load(&cfg.arm.tracker_file)?;
     let simulation = SceneSimulation::load(&cfg.scene)
         .with_context(|| format!("scene {}", cfg.scene.display()))?;
-    let source = OpenCvCamera::open(
-        CaptureTarget::Device(cfg.camera.device.clone()),
-        CaptureRequest {
-            size: Some((intrinsics.image_width, intrinsics.image_height)),
-            fps: None,
-        },
-    )?;
+    let request = CaptureRequest {
+        size: Some((intrinsics.image_width, intrinsics.image_height)),
+        fps: None,
+    };
+    let source: Box<dyn CameraSource> = match cfg.camera.capture_target() {
+        CaptureTarget::Device(device) => {
+            Box::new(OpenCvCamera::open(CaptureTarget::Device(device), request)?)
+        }
+        recording => {
+            let live = LiveReplay::new(Box::new(move || {
+                Ok(Box::new(OpenCvCamera::open(recording.clone(), request)?)
+                    as Box<dyn CameraSource>)
+            }))?;
+            eprintln!("camera: {}", live.describe());
+            Box::new(live)
+        }
+    };
     let camera = TrackedCamera::new(
-        Box::new(source),
+        source,
         &intrinsics,
         TrackerConfig {
             marker_length_m: cfg.camera.marker_length_m,
             ..TrackerConfig::default()
         },
     )?;
-    let port = match cfg.arm.port.as_str() {
-        "auto" => PortSpec::Auto,
-        p => PortSpec::Path(p.into()),
+    let (stylus, world_from_arm, grab_radius_m) = match &cfg.arm {
+        Some(arm) => {
+            let stylus = start_arm(arm)?;
+            let tracker_cal = TrackerCalibration::load(&arm.tracker_file)?;
+            (
+                stylus,
+                tracker_cal.world_from_arm,
+                arm.grab_radius_mm * 1e-3,
+            )
+        }
+        None => {
+            eprintln!("arm: none in the config; nothing can be grabbed");
+            (
+                None,
+                nalgebra::Isometry3::identity(),
+                InteractionConfig::default().grab_radius_m,
+            )
+        }
     };
-    let stylus = ArmStylus::start(
-        ArmConfig {
-            port,
-            ..ArmConfig::default()
-        },
-        cfg.arm.button_mask,
-    )?;
     let mic: Option<Box<dyn MicDevice>> = match cfg.mic.as_ref().map(|m| m.device.as_str()) {
         None | Some("none") => None,
         Some(name) => {
@@ -114,15 +134,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(camera),
-            stylus: Box::new(stylus),
+            stylus,
             mic,
             simulation: Box::new(simulation),
         },
         SolverConfig {
-            world_from_arm: tracker_cal.world_from_arm,
-            interaction: InteractionConfig {
-                grab_radius_m: cfg.arm.grab_radius_mm * 1e-3,
-            },
+            world_from_arm,
+            interaction: InteractionConfig { grab_radius_m },
             ..SolverConfig::default()
         },
         stop,
@@ -141,4 +159,28 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         anyhow::bail!("solver failed: {e}");
     }
     Ok(())
+}
+
+/// Starts the arm's driver; a port that is not there stops the run when the config says the
+/// arm is required, and otherwise is named at once and the run goes on without the arm.
+fn start_arm(arm: &ArmSection) -> anyhow::Result<Option<Box<dyn StylusDevice>>> {
+    let port = match arm.port.as_str() {
+        "auto" => PortSpec::Auto,
+        p => PortSpec::Path(p.into()),
+    };
+    if let Err(e) = port.check_present() {
+        if arm.required {
+            anyhow::bail!("arm: {e} (the config's [arm] says required = true)");
+        }
+        eprintln!("warning: arm: {e}; running without the arm (set required = true in [arm] to stop instead)");
+        return Ok(None);
+    }
+    let stylus = ArmStylus::start(
+        ArmConfig {
+            port,
+            ..ArmConfig::default()
+        },
+        arm.button_mask,
+    )?;
+    Ok(Some(Box::new(stylus)))
 }

@@ -2,6 +2,7 @@
 //! the calibration files, the scene and the display. Relative paths are relative to the config
 //! file's folder. See `assets/rig.example.toml` for a documented example.
 
+use ar_drivers::camera::CaptureTarget;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +41,9 @@ pub enum RigConfigError {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CameraSection {
-    /// OpenCV capture index (e.g. 0) or a device path / video file, as text.
+    /// OpenCV capture index (`0`), a device path (`/dev/video2`), or a recording played as
+    /// the camera: a video file or a folder of images (relative to the config's folder); see
+    /// [`CameraSection::capture_target`].
     pub device: String,
     /// The camera file (intrinsics and distortion) from `calibrate camera`.
     pub camera_file: PathBuf,
@@ -62,6 +65,29 @@ pub struct ArmSection {
     /// Grab radius, millimetres.
     #[serde(default = "default_grab_radius_mm")]
     pub grab_radius_mm: f64,
+    /// Whether `run` stops when the arm's port is missing at the start (`true`) or says so
+    /// and runs on without the arm (`false`, the default).
+    #[serde(default)]
+    pub required: bool,
+}
+
+impl CameraSection {
+    /// What `device` names: a capture index or a path under `/dev` is a live device; an
+    /// existing folder is an image folder and an existing file a video, played as the camera.
+    /// Anything else is passed to OpenCV as a device (which names it if it cannot open it).
+    pub fn capture_target(&self) -> CaptureTarget {
+        let d = self.device.as_str();
+        let path = Path::new(d);
+        if d.chars().all(|c| c.is_ascii_digit()) || path.starts_with("/dev") {
+            CaptureTarget::Device(d.to_owned())
+        } else if path.is_dir() {
+            CaptureTarget::Folder(path.to_owned())
+        } else if path.is_file() {
+            CaptureTarget::Video(path.to_owned())
+        } else {
+            CaptureTarget::Device(d.to_owned())
+        }
+    }
 }
 
 /// The microphone section.
@@ -110,8 +136,8 @@ pub struct RigConfig {
     pub scene: PathBuf,
     /// Camera and marker.
     pub camera: CameraSection,
-    /// Digitizer arm.
-    pub arm: ArmSection,
+    /// Digitizer arm (optional: without it nothing is grabbed).
+    pub arm: Option<ArmSection>,
     /// Microphone (optional: no wind without it).
     pub mic: Option<MicSection>,
     /// Display.
@@ -167,17 +193,19 @@ impl RigConfig {
                 ),
             );
         }
-        if cfg.arm.button_mask == 0 {
-            return invalid(
-                "arm.button_mask",
-                "no button selected (use 1, 2 or 3)".into(),
-            );
-        }
-        if !(cfg.arm.grab_radius_mm.is_finite() && cfg.arm.grab_radius_mm > 0.0) {
-            return invalid(
-                "arm.grab_radius_mm",
-                format!("must be positive, got {}", cfg.arm.grab_radius_mm),
-            );
+        if let Some(arm) = &cfg.arm {
+            if arm.button_mask == 0 {
+                return invalid(
+                    "arm.button_mask",
+                    "no button selected (use 1, 2 or 3)".into(),
+                );
+            }
+            if !(arm.grab_radius_mm.is_finite() && arm.grab_radius_mm > 0.0) {
+                return invalid(
+                    "arm.grab_radius_mm",
+                    format!("must be positive, got {}", arm.grab_radius_mm),
+                );
+            }
         }
         if !(cfg.display.ipd_mm.is_finite() && (40.0..=80.0).contains(&cfg.display.ipd_mm)) {
             return invalid(
@@ -196,7 +224,17 @@ impl RigConfig {
         };
         resolve(&mut cfg.scene);
         resolve(&mut cfg.camera.camera_file);
-        resolve(&mut cfg.arm.tracker_file);
+        if let Some(arm) = cfg.arm.as_mut() {
+            resolve(&mut arm.tracker_file);
+        }
+        // A recording named by a relative path is found next to the config, like the files.
+        let device = Path::new(&cfg.camera.device);
+        if !cfg.camera.device.chars().all(|c| c.is_ascii_digit()) && device.is_relative() {
+            let beside = base.join(device);
+            if beside.exists() {
+                cfg.camera.device = beside.to_string_lossy().into_owned();
+            }
+        }
         if let Some(out) = cfg.display.headless_out.as_mut() {
             resolve(out);
         }
@@ -216,7 +254,42 @@ mod tests {
         assert!(cfg.camera.camera_file.starts_with("/etc/rig"));
         assert_eq!(cfg.display.mode, DisplayMode::Monitor);
         assert_eq!((cfg.display.eye_width, cfg.display.eye_height), (800, 600));
-        assert_eq!(cfg.arm.grab_radius_mm, 15.0);
+        let arm = cfg.arm.unwrap();
+        assert_eq!(arm.grab_radius_mm, 15.0);
+        assert!(!arm.required);
+        assert_eq!(
+            cfg.camera.capture_target(),
+            CaptureTarget::Device("0".into())
+        );
+    }
+
+    #[test]
+    fn the_arm_is_optional_and_a_recording_can_be_the_camera() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("desk.avi"), b"").unwrap();
+        std::fs::create_dir(dir.path().join("frames")).unwrap();
+        let start = EXAMPLE.find("[arm]").unwrap();
+        let end = EXAMPLE.find("[mic]").unwrap();
+        let without_arm = format!("{}{}", &EXAMPLE[..start], &EXAMPLE[end..]);
+        let rig = dir.path().join("rig.toml");
+        let with = |device: &str| {
+            let text = without_arm.replace("device = \"0\"", &format!("device = \"{device}\""));
+            RigConfig::parse(&text, &rig).unwrap()
+        };
+        let cfg = with("desk.avi");
+        assert!(cfg.arm.is_none());
+        assert_eq!(
+            cfg.camera.capture_target(),
+            CaptureTarget::Video(dir.path().join("desk.avi"))
+        );
+        assert_eq!(
+            with("frames").camera.capture_target(),
+            CaptureTarget::Folder(dir.path().join("frames"))
+        );
+        assert_eq!(
+            with("/dev/video2").camera.capture_target(),
+            CaptureTarget::Device("/dev/video2".into())
+        );
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl DemoWorld {
             intrinsics,
             devices: RigDevices {
                 camera,
-                stylus: Box::new(stylus),
+                stylus: Some(Box::new(stylus)),
                 mic,
                 simulation,
             },

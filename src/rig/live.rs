@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 pub struct RigDevices {
     /// Camera + marker tracking.
     pub camera: Box<dyn CameraTracker>,
-    /// The digitizer arm.
-    pub stylus: Box<dyn StylusDevice>,
+    /// The digitizer arm, if any (without it, nothing is grabbed).
+    pub stylus: Option<Box<dyn StylusDevice>>,
     /// The microphone, if any.
     pub mic: Option<Box<dyn MicDevice>>,
     /// The simulation.
@@ -246,12 +246,16 @@ impl Rig {
             reports_tx.clone(),
             stop.clone(),
         )?);
-        workers.push(spawn_arm(
-            devices.stylus,
-            stylus_tx,
-            reports_tx.clone(),
-            stop.clone(),
-        )?);
+        // Without an arm the sender goes at once: the solver then sees no stylus, as after an
+        // unplugged arm.
+        if let Some(stylus) = devices.stylus {
+            workers.push(spawn_arm(
+                stylus,
+                stylus_tx,
+                reports_tx.clone(),
+                stop.clone(),
+            )?);
+        }
         let mic_rx = match devices.mic {
             Some(mic) => {
                 let (mic_tx, mic_rx) = latest_channel(1);

@@ -22,6 +22,7 @@
 //! [`CameraIntrinsics`]: ar_calibration::intrinsics::CameraIntrinsics
 
 mod capture;
+mod live_replay;
 mod path;
 mod printed;
 mod recorder;
@@ -29,6 +30,7 @@ mod render;
 mod synthetic;
 
 pub use capture::{CaptureActual, CaptureRequest, CaptureTarget, OpenCvCamera};
+pub use live_replay::{LiveReplay, Opener};
 pub use path::{look_at, CameraPath};
 pub use printed::{
     chessboard_sheet, default_chessboard_sheet, default_marker_sheet, encode_png_300dpi,
