@@ -58,6 +58,41 @@ fn non_finite_rotations_name_their_line_and_field() {
 }
 
 #[test]
+fn names_that_would_not_read_back_from_the_csvs_are_refused_by_field() {
+    let base = pendulum("", INERTIA, POSITION);
+    let cases = [
+        (
+            base.replace("name = \"p\"", "name = \" p\"")
+                .replace("body2 = \"p\"", "body2 = \" p\""),
+            "body[0].name",
+            "starts or ends with a space",
+        ),
+        (
+            base.replace("name = \"pivot\"", "name = \"pivot\\t\""),
+            "joint[0].name",
+            "control character",
+        ),
+        (
+            base.replace("name = \"p\"", "name = \"ground\""),
+            "body[0].name",
+            "`ground` is reserved",
+        ),
+        (
+            base.replace("name = \"pivot\"", "name = \"\""),
+            "joint[0].name",
+            "a joint needs a name",
+        ),
+    ];
+    for (text, field, problem) in cases {
+        let e = error_of(&text);
+        assert!(
+            e.contains(field) && e.contains(problem) && e.contains("s.toml:"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn inertia_violating_the_triangle_inequality_is_refused() {
     let err = error_of(&pendulum("", "[1e-5, 1e-5, 3e-5]", POSITION));
     assert!(

@@ -22,13 +22,7 @@ pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneE
     for (i, b) in defs.iter().enumerate() {
         let f = |name: &str| format!("body[{i}].{name}");
         let name = b.name.get_ref();
-        if name.is_empty() || name == "ground" || !names.insert(name.as_str()) {
-            return Err(ck.err(
-                b.name.span(),
-                f("name"),
-                format!("body name `{name}` is empty, reserved or used twice"),
-            ));
-        }
+        ck.name(&b.name, f("name"), "body", &["ground"], &mut names)?;
         let mass = ck.positive(&b.mass_kg, &f("mass_kg"))?;
         let inertia = ck.finite3(&b.inertia_kg_m2, &f("inertia_kg_m2"))?;
         if inertia.iter().any(|&x| x <= 0.0) {

@@ -22,6 +22,39 @@ pub(super) struct Checker<'a> {
 }
 
 impl Checker<'_> {
+    /// Checks the name of a `kind` (body, joint, force): not empty, not `reserved`, without
+    /// leading or trailing spaces or control characters (the output CSVs carry names in
+    /// fields that a reader trims), and not in `seen`, to which it is added.
+    pub(super) fn name<'n>(
+        &self,
+        name: &'n Spanned<String>,
+        field: String,
+        kind: &str,
+        reserved: &[&str],
+        seen: &mut std::collections::HashSet<&'n str>,
+    ) -> Result<(), SceneError> {
+        let n = name.get_ref().as_str();
+        let problem = if n.is_empty() {
+            Some(format!("a {kind} needs a name"))
+        } else if reserved.contains(&n) {
+            Some(format!("`{n}` is reserved"))
+        } else if n.chars().any(char::is_control) {
+            Some(format!("{kind} name {n:?} contains a control character"))
+        } else if n.trim() != n {
+            Some(format!(
+                "{kind} name `{n}` starts or ends with a space (CSV readers trim fields, so it would not match the name read back)"
+            ))
+        } else if !seen.insert(n) {
+            Some(format!("{kind} name `{n}` is used twice"))
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => Err(self.err(name.span(), field, p)),
+            None => Ok(()),
+        }
+    }
+
     pub(super) fn err(
         &self,
         span: Range<usize>,

@@ -24,13 +24,7 @@ pub(super) fn force_elements(
     for (i, d) in defs.iter().enumerate() {
         let f = |name: &str| format!("force[{i}].{name}");
         let name = d.name.get_ref();
-        if name.is_empty() || !names.insert(name.as_str()) {
-            return Err(ck.err(
-                d.name.span(),
-                f("name"),
-                format!("force name `{name}` is empty or used twice"),
-            ));
-        }
+        ck.name(&d.name, f("name"), "force", &[], &mut names)?;
         let body = ck.body(bodies, &d.body, &f("body"))?;
         if body == GROUND {
             return Err(ck.err(

@@ -21,13 +21,7 @@ pub(super) fn joints(
     for (i, j) in defs.iter().enumerate() {
         let f = |name: &str| format!("joint[{i}].{name}");
         let name = j.name.get_ref();
-        if name.is_empty() || !names.insert(name.as_str()) {
-            return Err(ck.err(
-                j.name.span(),
-                f("name"),
-                format!("joint name `{name}` is empty or used twice"),
-            ));
-        }
+        ck.name(&j.name, f("name"), "joint", &[], &mut names)?;
         let b1 = ck.body(bodies, &j.body1, &f("body1"))?;
         let b2 = ck.body(bodies, &j.body2, &f("body2"))?;
         if b1 == b2 {
