@@ -31,7 +31,7 @@ use ar_drivers::arm::sim::{DeviceIdentity, REST_POSE_RAD};
 use ar_drivers::arm::{ArmConfig, DhParams, PortSpec, SimArmConfig, SimulatedArm};
 use ar_drivers::camera::{CameraPath, Pacing, SyntheticCamera, SyntheticConfig};
 use ar_drivers::mic::{BreathConfig, MicConfig, MicSource, SyntheticMic, SyntheticSignal};
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -126,12 +126,18 @@ pub fn demo_breaths(gesture_s: f64) -> BreathConfig {
 
 /// Where the demo puts the arm's base relative to the grab point: 25 cm to its outer side
 /// (away from the marker's centre along x, the side the drag of [`demo_drag_in_world`] leaves
-/// from), 10 cm behind it and 10 cm below, so the gesture stays well inside a MicroScribe's
-/// reach and the arm, drawn behind and beside the mechanism, does not hide it.
+/// from) and 10 cm below, facing it, so the gesture stays well inside a MicroScribe's reach
+/// and the arm, drawn beside the mechanism, does not hide it. An arm on the +x side is the
+/// −x one turned half a turn about z: the same reach, the same postures.
 pub fn demo_world_from_arm(grab_in_world: &Point3<f64>) -> Isometry3<f64> {
     let outward = -demo_drag_in_world(grab_in_world).x.signum();
-    let base = grab_in_world + Vector3::new(0.25 * outward, 0.10, -0.10);
-    Isometry3::translation(base.x, base.y, base.z)
+    let base = grab_in_world + Vector3::new(0.25 * outward, 0.0, -0.10);
+    let facing = if outward > 0.0 {
+        UnitQuaternion::from_axis_angle(&Vector3::z_axis(), std::f64::consts::PI)
+    } else {
+        UnitQuaternion::identity()
+    };
+    Isometry3::from_parts(Translation3::from(base.coords), facing)
 }
 
 /// The demo's drag: 10 cm along x toward the marker's centre (along +x from a grab point
@@ -433,6 +439,26 @@ mod tests {
         for b in &plan {
             assert!((0.12..=0.2).contains(&b.rms), "{b:?}");
         }
+    }
+
+    #[test]
+    fn the_demo_arm_stands_outside_the_grab_point_facing_it() {
+        for grab in [Point3::new(0.0, 0.0, 0.1), Point3::new(0.183, 0.0, 0.5)] {
+            let world_from_arm = demo_world_from_arm(&grab);
+            // The grab point is 25 cm in front of the base (arm +x) and 10 cm above it.
+            let grab_in_arm = world_from_arm.inverse() * grab;
+            assert!(
+                (grab_in_arm - Point3::new(0.25, 0.0, 0.10)).norm() < 1e-12,
+                "{grab_in_arm}"
+            );
+            // On the side away from the marker's centre.
+            let base = world_from_arm.translation.vector;
+            assert!(base.x.abs() > grab.x.abs() + 0.2, "{base}");
+        }
+        assert_eq!(
+            demo_world_from_arm(&Point3::new(0.0, 0.0, 0.1)),
+            Isometry3::translation(-0.25, 0.0, 0.0)
+        );
     }
 
     #[test]
