@@ -4,6 +4,7 @@
 //! the arm inside the image and below the HUD. The README's frames come from the ignored
 //! regenerator at the end, which picks them by simulated time (a second after the clip).
 
+use ar_multibody::compositor::arrows::MAX_ARROW_M;
 use ar_multibody::compositor::Overlay;
 use ar_multibody::rig::demo_world::{demo_frame_points, demo_view, DemoView};
 use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
@@ -116,14 +117,28 @@ fn every_joint_to_the_fixed_frame_hangs_from_a_drawn_support_on_the_desk() {
 fn the_demo_frames_each_scene_whole_below_the_hud() {
     for (scene, _) in DEMO_SCENES {
         let (_, sim) = load(scene);
-        for diagnostics in [false, true] {
+        for (diagnostics, reactions) in [(false, false), (true, false), (false, true)] {
             let DemoView {
                 intrinsics,
                 camera_from_world,
                 region,
-            } = demo_view(&sim, diagnostics).unwrap();
+            } = demo_view(&sim, diagnostics, reactions).unwrap();
             assert!(region.top_px > 90.0, "{scene}: HUD band {}", region.top_px);
-            let points = demo_frame_points(&sim).unwrap();
+            let points = demo_frame_points(&sim, reactions).unwrap();
+            // With reactions, the longest arrow fits round every joint, whatever its direction.
+            if reactions {
+                for r in sim.reactions() {
+                    let room = points
+                        .iter()
+                        .filter(|p| (*p - r.point_in_world).norm() > MAX_ARROW_M - 1e-12)
+                        .count();
+                    assert!(
+                        room >= 6,
+                        "{scene}: no room for arrows at {}",
+                        r.point_in_world
+                    );
+                }
+            }
             let mut drawn = Overlay::default();
             drawn.push_supports(&sim.supports());
             drawn.push_bodies(&sim.bodies());

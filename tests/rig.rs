@@ -437,6 +437,7 @@ fn ten_pendula_clip_drag_release_on_simulated_devices() {
             scene: "ten_pendula".into(),
             with_mic: true,
             show_diagnostics: false,
+            show_reactions: false,
         },
         stop.clone(),
     )
@@ -687,6 +688,7 @@ fn without_an_audio_device_the_rig_warns_and_runs_without_wind() {
             scene: "steel_fish".into(),
             with_mic: false,
             show_diagnostics: false,
+            show_reactions: false,
         },
         stop.clone(),
     )

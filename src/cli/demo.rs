@@ -153,6 +153,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
             scene: args.scene.clone(),
             with_mic: !args.no_mic,
             show_diagnostics: args.diagnostics,
+            show_reactions: args.reactions,
         },
         stop.clone(),
     )?;

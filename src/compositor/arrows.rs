@@ -9,7 +9,7 @@ use nalgebra::{Point3, Vector3};
 /// The longest reaction of the first forces is drawn about this long, metres.
 pub const LONGEST_ARROW_M: f64 = 0.08;
 /// No arrow is drawn longer than this, metres; a longer one gets a second head.
-pub const MAX_ARROW_M: f64 = 0.16;
+pub const MAX_ARROW_M: f64 = 0.12;
 /// The legend's arrow is about this long, metres.
 pub const LEGEND_ARROW_M: f64 = 0.05;
 /// Where the legend's arrow starts: on the desk, in front of the marker's near right corner.

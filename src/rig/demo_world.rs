@@ -21,6 +21,7 @@ use super::solver_worker::SolverConfig;
 use super::tracked_camera::TrackedCamera;
 use super::wind_log::WindLog;
 use super::worker::{StopFlag, Worker, WorkerError};
+use crate::compositor::arrows::MAX_ARROW_M;
 use crate::compositor::hud::{hud_line_top_px, HUD_DIAGNOSTIC_LINES, HUD_LINES};
 use crate::compositor::Overlay;
 use crate::tracking::TrackerConfig;
@@ -71,6 +72,8 @@ pub struct DemoOptions {
     pub with_mic: bool,
     /// The HUD shows the developer's figures (the view keeps their lines clear too).
     pub show_diagnostics: bool,
+    /// Reaction arrows are drawn (the view keeps room for them round the joints).
+    pub show_reactions: bool,
 }
 
 /// The scripted user, who owns the simulated arm it moves; both stop when joined or dropped.
@@ -164,11 +167,14 @@ impl DemoWorld {
                 message: "has no grab point for the stylus".into(),
             })?;
         let world_from_arm = demo_world_from_arm(&grab);
-        let view = demo_view(simulation.as_ref(), options.show_diagnostics).ok_or_else(|| {
-            DemoError::Scene {
-                scene: options.scene.clone(),
-                message: "the demo's camera cannot frame it (no grab point, or too large)".into(),
-            }
+        let view = demo_view(
+            simulation.as_ref(),
+            options.show_diagnostics,
+            options.show_reactions,
+        )
+        .ok_or_else(|| DemoError::Scene {
+            scene: options.scene.clone(),
+            message: "the demo's camera cannot frame it (no grab point, or too large)".into(),
         })?;
         let (camera, intrinsics, camera_kind) = synthetic_camera(&view)?;
         let arm = SimulatedArm::spawn(SimArmConfig::default()).map_err(|e| DemoError::Device {
@@ -322,8 +328,10 @@ pub fn demo_region(intrinsics: &CameraIntrinsics, show_diagnostics: bool) -> Ima
 
 /// What the demo draws of a scene at the start and at the end of the drag (the bodies where
 /// they start, the supports, the arm's stand and links at the grab point and at the end of the
-/// drag, the stylus path), plus the marker: the points the demo's camera frames.
-pub fn demo_frame_points(sim: &dyn Simulation) -> Option<Vec<Point3<f64>>> {
+/// drag, the stylus path), plus the marker, and with `show_reactions` the room the longest
+/// reaction arrow ([`MAX_ARROW_M`]) may take round each joint: the points the demo's camera
+/// frames.
+pub fn demo_frame_points(sim: &dyn Simulation, show_reactions: bool) -> Option<Vec<Point3<f64>>> {
     let grab = sim.grab_points().first()?.point_in_world;
     let drag_end = grab + demo_drag_in_world(&grab);
     let world_from_arm = demo_world_from_arm(&grab);
@@ -349,16 +357,27 @@ pub fn demo_frame_points(sim: &dyn Simulation) -> Option<Vec<Point3<f64>>> {
             .map(|(x, y)| Point3::new(x, y, 0.0)),
     );
     points.extend([grab, drag_end]);
+    if show_reactions {
+        for r in sim.reactions() {
+            for axis in [Vector3::x(), Vector3::y(), Vector3::z()] {
+                points.extend([-1.0, 1.0].map(|s| r.point_in_world + axis * (s * MAX_ARROW_M)));
+            }
+        }
+    }
     Some(points)
 }
 
 /// The demo's view of a scene: the closest camera from [`DEMO_VIEW_TOWARD_EYE`] that frames
 /// [`demo_frame_points`] in [`demo_region`]; `None` for a scene without a grab point or too
 /// large to frame.
-pub fn demo_view(sim: &dyn Simulation, show_diagnostics: bool) -> Option<DemoView> {
+pub fn demo_view(
+    sim: &dyn Simulation,
+    show_diagnostics: bool,
+    show_reactions: bool,
+) -> Option<DemoView> {
     let intrinsics = demo_intrinsics();
     let region = demo_region(&intrinsics, show_diagnostics);
-    let points = demo_frame_points(sim)?;
+    let points = demo_frame_points(sim, show_reactions)?;
     let camera_from_world = frame_points(
         &intrinsics,
         &points,
