@@ -1,5 +1,5 @@
-//! What a running simulation shows, as neutral data: its bodies (shape and pose) and its joint
-//! reactions. The rig's simulation interface returns these and the solver thread publishes
+//! What a running simulation shows, as neutral data: its bodies (shape and pose), its joint
+//! reactions and the supports its scene draws. The rig's simulation interface returns these and the solver thread publishes
 //! them; the compositor turns them into its drawables and chooses how they look (colours,
 //! arrow scale). Nothing here knows about drawing, and nothing here is solver state.
 
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use nalgebra::{Isometry3, Point3, Vector3};
 
-pub use crate::sim::Shape;
+pub use crate::sim::{Shape, Support, SupportShape};
 
 /// One body to show: which body, what it looks like, and where it is.
 #[derive(Debug, Clone, PartialEq)]

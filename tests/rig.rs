@@ -436,6 +436,8 @@ fn ten_pendula_clip_drag_release_on_simulated_devices() {
         &DemoOptions {
             scene: "ten_pendula".into(),
             with_mic: true,
+            show_diagnostics: false,
+            show_reactions: false,
         },
         stop.clone(),
     )
@@ -685,6 +687,8 @@ fn without_an_audio_device_the_rig_warns_and_runs_without_wind() {
         &DemoOptions {
             scene: "steel_fish".into(),
             with_mic: false,
+            show_diagnostics: false,
+            show_reactions: false,
         },
         stop.clone(),
     )

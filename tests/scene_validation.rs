@@ -263,3 +263,116 @@ fn only_regular_files_are_read_as_scenes() {
         assert!(stderr.contains("not a regular file"), "{stderr}");
     }
 }
+
+/// The pendulum scene with one `[[support]]` table named `post` (its fields from line 20).
+fn with_support(support: &str) -> String {
+    format!(
+        "{}\n[[support]]\nname = \"post\"\n{support}\n",
+        pendulum("", INERTIA, POSITION)
+    )
+}
+
+#[test]
+fn supports_load_and_change_nothing_of_the_model() {
+    let plain = Scene::parse(&pendulum("", INERTIA, POSITION), "s.toml").unwrap();
+    let text = with_support(
+        "kind = \"rod\"\nfrom_m = [0.0, 0.1, 0.0]\nto_m = [0.0, 0.1, 0.62]\nradius_m = 0.008",
+    );
+    let scene = Scene::parse(&text, "s.toml").unwrap();
+    assert_eq!(scene.supports.len(), 1);
+    assert_eq!(scene.supports[0].name, "post");
+    assert_eq!(
+        scene.supports[0].shape,
+        ar_multibody::sim::SupportShape::Rod {
+            from_in_world: nalgebra::Point3::new(0.0, 0.1, 0.0),
+            to_in_world: nalgebra::Point3::new(0.0, 0.1, 0.62),
+            radius_m: 0.008,
+        }
+    );
+    assert_eq!(format!("{:?}", scene.bodies), format!("{:?}", plain.bodies));
+    assert_eq!(format!("{:?}", scene.joints), format!("{:?}", plain.joints));
+}
+
+#[test]
+fn a_bad_support_field_is_refused_with_its_line_and_field() {
+    let line_of = |text: &str, needle: &str| {
+        1 + text
+            .lines()
+            .position(|l| l.starts_with(needle))
+            .expect("the field is in the text")
+    };
+    for (support, field, line_start, why) in [
+        (
+            "kind = \"rod\"\nfrom_m = [0.0, 0.1, 0.0]\nto_m = [0.0, 0.1, 0.6]\nradius_m = -0.01",
+            "support[0].radius_m",
+            "radius_m",
+            "positive",
+        ),
+        (
+            "kind = \"box\"\ncenter_m = [0.0, 0.0, 0.003]\nsize_m = [0.1, 0.1, 0.006]\nradius_m = 0.01",
+            "support[0].radius_m",
+            "radius_m",
+            "a box support has no radius_m",
+        ),
+        (
+            "kind = \"rod\"\nfrom_m = [0.0, 0.1, 0.0]\nradius_m = 0.01",
+            "support[0].to_m",
+            "kind = \"rod\"",
+            "a rod support needs to_m",
+        ),
+        (
+            "kind = \"line\"\nfrom_m = [0.0, 0.0, 0.7]\nto_m = [0.0, 0.0, nan]",
+            "support[0].to_m",
+            "to_m",
+            "finite",
+        ),
+        (
+            "kind = \"box\"\ncenter_m = [0.0, 0.0, 0.0]\nsize_m = [0.1, 0.1, 0.01]",
+            "support[0].kind",
+            "kind = \"box\"",
+            "below the desk",
+        ),
+        (
+            "kind = \"box\"\ncenter_m = [0.0, 0.0, 0.1]\nsize_m = [0.1, 0.0, 0.01]",
+            "support[0].size_m",
+            "size_m",
+            "positive",
+        ),
+    ] {
+        let text = with_support(support);
+        let err = error_of(&text);
+        let line = line_of(&text, line_start);
+        assert!(
+            err.contains(&format!("s.toml:{line}:"))
+                && err.contains(&format!("`{field}`"))
+                && err.contains(why),
+            "{support}: {err}"
+        );
+    }
+    // Misspelt fields and kinds come from the TOML parser, with their line.
+    let err = error_of(&with_support(
+        "kind = \"rod\"\nfrom_m = [0.0, 0.0, 0.0]\nto = [0.0, 0.0, 0.5]",
+    ));
+    assert!(
+        err.contains("line 22") && err.contains("unknown field `to`"),
+        "{err}"
+    );
+    let err = error_of(&with_support("kind = \"beam\""));
+    assert!(
+        err.contains("line 20") && err.contains("unknown variant `beam`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn two_supports_of_one_name_are_refused() {
+    let text = format!(
+        "{}\n[[support]]\nname = \"post\"\nkind = \"line\"\nfrom_m = [0.0, 0.0, 0.1]\nto_m = [0.0, 0.0, 0.2]\n",
+        with_support("kind = \"line\"\nfrom_m = [0.0, 0.0, 0.1]\nto_m = [0.0, 0.0, 0.3]")
+    );
+    let err = error_of(&text);
+    assert!(
+        err.contains("`support[1].name`") && err.contains("already the name of support[0]"),
+        "{err}"
+    );
+}

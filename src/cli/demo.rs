@@ -68,6 +68,9 @@ pub struct DemoArgs {
     /// Draw joint reaction forces as arrows.
     #[arg(long)]
     pub reactions: bool,
+    /// Show the developer's figures in the HUD (frame rate, solver speed, |psi|, latency).
+    #[arg(long)]
+    pub diagnostics: bool,
     /// Headless: render but do not write PNG files (for long soak runs).
     #[arg(long)]
     pub no_save: bool,
@@ -149,6 +152,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         &DemoOptions {
             scene: args.scene.clone(),
             with_mic: !args.no_mic,
+            show_diagnostics: args.diagnostics,
+            show_reactions: args.reactions,
         },
         stop.clone(),
     )?;
@@ -182,6 +187,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         max_frames: args.frames,
         max_duration,
         show_reactions: args.reactions,
+        show_diagnostics: args.diagnostics,
         ..DisplayLoopConfig::default()
     };
     let wind_log = world.wind_log();

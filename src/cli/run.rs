@@ -36,6 +36,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true,
           value_parser = super::numeric_arg::duration_secs)]
     pub duration_s: Option<f64>,
+    /// Show the developer's figures in the HUD (frame rate, solver speed, |psi|, latency).
+    #[arg(long)]
+    pub diagnostics: bool,
 }
 
 /// Runs the command.
@@ -147,6 +150,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     )?;
     let loop_config = DisplayLoopConfig {
         max_duration: args.duration_s.map(std::time::Duration::from_secs_f64),
+        show_diagnostics: args.diagnostics,
         ..DisplayLoopConfig::default()
     };
     let summary = rig.run(&mut compositor, frames.as_mut(), &loop_config)?;

@@ -1,10 +1,10 @@
 //! How the compositor draws a simulation's neutral view ([`crate::scene_view`]): bodies as lit
-//! shapes in palette colours chosen here (the simulation never chooses colours), reactions as
-//! force arrows.
+//! shapes in palette colours chosen here (the simulation never chooses colours), supports as
+//! lit shapes and lines in one steel grey, reactions as force arrows.
 
-use super::overlay::{ForceArrow, Overlay, Rgb, Shading, ShapeInstance, VisualShape};
-use crate::scene_view::{BodyView, ReactionView, Shape};
-use nalgebra::{Isometry3, Vector3};
+use super::overlay::{ForceArrow, Overlay, OverlayLine, Rgb, Shading, ShapeInstance, VisualShape};
+use crate::scene_view::{BodyView, ReactionView, Shape, Support, SupportShape};
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 
 /// Body colours, cycled by body index (the solver library's ground is index 0 and has no
 /// shape, so a scene's first body gets the second colour).
@@ -16,6 +16,9 @@ pub const BODY_PALETTE: [Rgb; 6] = [
     [0.80, 0.45, 0.85],
     [0.95, 0.55, 0.60],
 ];
+
+/// The colour of supports (stands, posts, threads): a steel grey, apart from every body colour.
+pub const SUPPORT_COLOR: Rgb = [0.62, 0.64, 0.68];
 
 /// The colour of body `body`.
 pub fn body_color(body: usize) -> Rgb {
@@ -57,6 +60,61 @@ impl Overlay {
                     shading: Shading::Lit,
                 }),
         );
+    }
+
+    /// Adds the supports: rods as cylinders, boxes as boxes (both lit), lines as lines.
+    pub fn push_supports(&mut self, supports: &[Support]) {
+        for s in supports {
+            match s.shape {
+                SupportShape::Rod {
+                    from_in_world,
+                    to_in_world,
+                    radius_m,
+                } => self.push_rod(&from_in_world, &to_in_world, radius_m, SUPPORT_COLOR),
+                SupportShape::Box {
+                    center_in_world,
+                    size_m,
+                } => self.shapes.push(ShapeInstance {
+                    shape: VisualShape::Box { size_m },
+                    world_from_shape: Isometry3::translation(
+                        center_in_world.x,
+                        center_in_world.y,
+                        center_in_world.z,
+                    ),
+                    color: SUPPORT_COLOR,
+                    shading: Shading::Lit,
+                }),
+                SupportShape::Line {
+                    from_in_world,
+                    to_in_world,
+                } => self.lines.push(OverlayLine {
+                    from_in_world,
+                    to_in_world,
+                    color: SUPPORT_COLOR,
+                }),
+            }
+        }
+    }
+
+    /// Adds a lit cylinder of `radius_m` from `a` to `b` (nothing when they coincide).
+    pub fn push_rod(&mut self, a: &Point3<f64>, b: &Point3<f64>, radius_m: f64, color: Rgb) {
+        let along = b - a;
+        let length_m = along.norm();
+        if length_m < 1e-9 || !length_m.is_finite() {
+            return;
+        }
+        // A rod along −z has no shortest rotation from +z: turn it half a turn about x.
+        let rotation =
+            UnitQuaternion::rotation_between(&Vector3::z(), &along).unwrap_or_else(|| {
+                UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI)
+            });
+        let mid = nalgebra::center(a, b);
+        self.shapes.push(ShapeInstance {
+            shape: VisualShape::Cylinder { radius_m, length_m },
+            world_from_shape: Isometry3::from_parts(Translation3::from(mid.coords), rotation),
+            color,
+            shading: Shading::Lit,
+        });
     }
 
     /// Adds the reactions as force arrows (drawn at [`Overlay::arrow_m_per_n`]); non-finite

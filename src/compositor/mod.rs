@@ -6,14 +6,18 @@
 //! - [`undistort`]: removes lens distortion from the video (OpenCV `remap`), so that the overlay
 //!   can be drawn with the pinhole model.
 //! - [`overlay`]: what is drawn, as plain data (shapes at world poses, stylus, spring, arrows).
-//! - [`bodies`]: a simulation's neutral view (bodies, reactions) turned into the overlay,
-//!   with the body colours chosen here.
+//! - [`bodies`]: a simulation's neutral view (bodies, supports, reactions) turned into the
+//!   overlay, with the colours chosen here.
+//! - [`arm`]: the digitizer arm drawn from its linkage.
+//! - [`arrows`]: force arrows' scale, heads and legend.
 //! - [`hud`]: the HUD's numbers.
 //! - [`material`]: the one kiss3d material (and shader) the video and the overlay are drawn with.
 //! - [`stereo`]: two eyes an IPD apart, side by side.
 //! - [`frames`]: numbered PNG output.
 //! - [`renderer`]: [`Compositor`], which ties them together on the main thread.
 
+pub mod arm;
+pub mod arrows;
 pub mod bodies;
 pub mod camera;
 pub mod frames;
@@ -28,7 +32,7 @@ pub mod video;
 
 pub use camera::ArCamera;
 pub use frames::FrameWriter;
-pub use hud::{DeviceStatus, HudStats};
-pub use overlay::{ForceArrow, Overlay, Shading, ShapeInstance, VisualShape};
+pub use hud::{DeviceStatus, HudDiagnostics, HudStats};
+pub use overlay::{ForceArrow, Overlay, OverlayLine, Shading, ShapeInstance, VisualShape};
 pub use renderer::{Compositor, CompositorConfig, CompositorError, FrameInput, StageTimings};
 pub use video::VideoImage;

@@ -1,5 +1,5 @@
-//! What the compositor draws over the video, as plain data: shapes at world poses, the stylus
-//! tip, the spring, force arrows and highlighted points. The solver, the interaction and the
+//! What the compositor draws over the video, as plain data: shapes at world poses, thin
+//! lines, the stylus tip, the spring, force arrows and highlighted points. The solver, the interaction and the
 //! tests fill it in; the compositor never looks at solver internals.
 
 use nalgebra::{Isometry3, Point3, Vector3};
@@ -58,6 +58,29 @@ pub struct ShapeInstance {
     pub shading: Shading,
 }
 
+impl ShapeInstance {
+    /// The corners of the shape's bounding box, world frame: points whose convex hull holds
+    /// the shape (what a view must keep in frame to show it whole).
+    pub fn hull_points(&self) -> [Point3<f64>; 8] {
+        let half = match self.shape {
+            VisualShape::Box { size_m } => 0.5 * size_m,
+            VisualShape::Sphere { radius_m } => Vector3::repeat(radius_m),
+            VisualShape::Cylinder { radius_m, length_m } => {
+                Vector3::new(radius_m, radius_m, 0.5 * length_m)
+            }
+            VisualShape::Capsule { radius_m, length_m } => {
+                Vector3::new(radius_m, radius_m, 0.5 * length_m + radius_m)
+            }
+        };
+        let mut corners = [Point3::origin(); 8];
+        for (i, c) in corners.iter_mut().enumerate() {
+            let s = |bit: usize| if i & bit == 0 { -1.0 } else { 1.0 };
+            *c = self.world_from_shape * Point3::new(s(1) * half.x, s(2) * half.y, s(4) * half.z);
+        }
+        corners
+    }
+}
+
 /// A force drawn as an arrow starting at a point.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ForceArrow {
@@ -65,6 +88,17 @@ pub struct ForceArrow {
     pub origin_in_world: Point3<f64>,
     /// The force, newtons.
     pub force_n: Vector3<f64>,
+}
+
+/// A thin line between two world points.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OverlayLine {
+    /// One end.
+    pub from_in_world: Point3<f64>,
+    /// The other end.
+    pub to_in_world: Point3<f64>,
+    /// Its colour.
+    pub color: Rgb,
 }
 
 /// Everything drawn over one video frame, in world (marker) coordinates.
@@ -76,6 +110,8 @@ pub struct Overlay {
     pub stylus_tip_in_world: Option<Point3<f64>>,
     /// The spring while clipped: from the stylus tip to the grabbed point on the body.
     pub spring_in_world: Option<(Point3<f64>, Point3<f64>)>,
+    /// Thin lines (threads, ceiling lines), world frame, drawn a few pixels wide.
+    pub lines: Vec<OverlayLine>,
     /// Reaction-force arrows (drawn when non-empty).
     pub arrows: Vec<ForceArrow>,
     /// Arrow length per newton, metres (e.g. 0.01 draws 1 N as 1 cm).
@@ -83,6 +119,24 @@ pub struct Overlay {
 }
 
 impl Overlay {
+    /// Points whose convex hull holds everything drawn in the world (shapes, lines, the
+    /// stylus tip, the spring; not the arrows, whose length depends on the forces).
+    pub fn hull_points(&self) -> Vec<Point3<f64>> {
+        let mut points: Vec<Point3<f64>> = self
+            .shapes
+            .iter()
+            .flat_map(ShapeInstance::hull_points)
+            .collect();
+        points.extend(
+            self.lines
+                .iter()
+                .flat_map(|l| [l.from_in_world, l.to_in_world]),
+        );
+        points.extend(self.stylus_tip_in_world);
+        points.extend(self.spring_in_world.iter().flat_map(|(a, b)| [*a, *b]));
+        points
+    }
+
     /// Adds a flat-coloured sphere, e.g. to mark a grab point.
     pub fn push_marker(&mut self, p_in_world: Point3<f64>, radius_m: f64, color: Rgb) {
         self.shapes.push(ShapeInstance {

@@ -2,7 +2,9 @@
 //! and the registered camera, and turns one [`Overlay`] plus one video frame into an image —
 //! mono, or two eyes side by side.
 
+use super::arrows::{arrow_segments, Legend};
 use super::camera::{scale_intrinsics, to_pose3, to_vec3, ArCamera};
+use super::hud::{hud_line_top_px, hud_text_px};
 use super::material::OverlayMaterial;
 use super::overlay::{Overlay, Rgb, Shading, ShapeInstance, VisualShape};
 use super::presenter::Presenter;
@@ -17,7 +19,7 @@ use kiss3d::resource::{Material3d, MaterialManager2d, MeshManager2d};
 use kiss3d::scene::SceneNode3d;
 use kiss3d::text::Font;
 use kiss3d::window::{OffscreenSurface, Window};
-use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -142,8 +144,9 @@ pub const STYLUS_COLOR: Rgb = [1.0, 0.85, 0.1];
 pub const SPRING_COLOR: Rgb = [0.2, 1.0, 0.3];
 /// Colour of reaction-force arrows.
 pub const ARROW_COLOR: Rgb = [1.0, 0.2, 0.8];
-/// Radius of the stylus tip marker, metres.
-pub const STYLUS_RADIUS_M: f64 = 0.004;
+/// Radius of the stylus tip marker, metres: about 4 px across at a metre with f = 600 px
+/// would be lost in the video, so it is drawn larger than a real tip.
+pub const STYLUS_RADIUS_M: f64 = 0.007;
 /// Direction the overlay's light travels, world frame (from above the desk, world z up).
 const LIGHT_TRAVEL_IN_WORLD: [f32; 3] = [0.3, 0.4, -1.0];
 /// Share of the light every overlay surface gets whatever its orientation.
@@ -355,14 +358,32 @@ impl Compositor {
         let window = self.target.window();
         if show_overlay {
             draw_lines(window, input.overlay);
+            let legend = arrow_legend(input.overlay);
+            let eye = self.camera.intrinsics();
+            let anchor = legend.and_then(|l| {
+                eye.project(
+                    &(camera_from_world
+                        * (l.from_in_world + l.force_in_world * input.overlay.arrow_m_per_n)),
+                )
+            });
+            if let (Some(l), Some(px)) = (legend, anchor) {
+                let size = hud_text_px(self.config.view_size_px.1);
+                window.draw_text(
+                    &l.label(),
+                    Vec2::new(px.x as f32 + 6.0, px.y as f32 - 0.5 * size),
+                    size,
+                    &self.font,
+                    color(ARROW_COLOR),
+                );
+            }
         }
         if self.config.show_hud {
-            let scale = (self.config.view_size_px.1 as f32 / 26.0).clamp(12.0, 40.0);
+            let height_px = self.config.view_size_px.1;
             for (i, line) in input.hud_lines.iter().enumerate() {
                 window.draw_text(
                     line,
-                    Vec2::new(8.0, 6.0 + i as f32 * scale * 1.05),
-                    scale,
+                    Vec2::new(8.0, hud_line_top_px(height_px, i)),
+                    hud_text_px(height_px),
                     &self.font,
                     Color::new(1.0, 1.0, 0.3, 1.0),
                 );
@@ -491,38 +512,32 @@ fn apply_color(node: &mut SceneNode3d, inst: &ShapeInstance) {
 }
 
 fn draw_lines(window: &mut Window, overlay: &Overlay) {
+    for line in &overlay.lines {
+        window.draw_line(
+            to_vec3(&line.from_in_world),
+            to_vec3(&line.to_in_world),
+            color(line.color),
+            2.0,
+            false,
+        );
+    }
     if let Some((a, b)) = overlay.spring_in_world {
         window.draw_line(to_vec3(&a), to_vec3(&b), color(SPRING_COLOR), 3.0, false);
     }
-    for arrow in &overlay.arrows {
-        let tip = arrow.origin_in_world + arrow.force_n * overlay.arrow_m_per_n;
-        window.draw_line(
-            to_vec3(&arrow.origin_in_world),
-            to_vec3(&tip),
-            color(ARROW_COLOR),
-            3.0,
-            false,
-        );
-        // Two short barbs make the direction readable.
-        let along = tip - arrow.origin_in_world;
-        let len = along.norm();
-        if len > 1e-9 {
-            let dir = along / len;
-            let side = if dir.cross(&Vector3::z()).norm() > 1e-3 {
-                dir.cross(&Vector3::z()).normalize()
-            } else {
-                dir.cross(&Vector3::x()).normalize()
-            };
-            for s in [-1.0, 1.0] {
-                let barb: Point3<f64> = tip - dir * (0.25 * len) + side * (s * 0.12 * len);
-                window.draw_line(
-                    to_vec3(&tip),
-                    to_vec3(&barb),
-                    color(ARROW_COLOR),
-                    3.0,
-                    false,
-                );
-            }
-        }
+    let segments = overlay
+        .arrows
+        .iter()
+        .flat_map(|a| arrow_segments(&a.origin_in_world, &a.force_n, overlay.arrow_m_per_n));
+    let legend = arrow_legend(overlay)
+        .map(|l| arrow_segments(&l.from_in_world, &l.force_in_world, overlay.arrow_m_per_n))
+        .unwrap_or_default();
+    for (a, b) in segments.chain(legend) {
+        window.draw_line(to_vec3(&a), to_vec3(&b), color(ARROW_COLOR), 3.0, false);
     }
+}
+
+/// The legend of the overlay's arrows, when there are arrows to explain.
+fn arrow_legend(overlay: &Overlay) -> Option<Legend> {
+    (!overlay.arrows.is_empty() && overlay.arrow_m_per_n > 0.0)
+        .then(|| Legend::new(overlay.arrow_m_per_n))
 }

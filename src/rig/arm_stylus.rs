@@ -1,10 +1,13 @@
 //! The digitizer arm as the rig's [`StylusDevice`]: wraps the arm driver's worker
 //! (`ar_drivers::arm::ArmWorker`, real serial port or the simulated arm's pty alike) and turns
-//! its samples and connection events into stylus samples and disconnects.
+//! its samples and connection events into stylus samples and disconnects. Once the arm has
+//! told its kinematics (on connecting), every sample also carries the arm's linkage, so the
+//! compositor can draw the arm.
 
 use super::devices::{DeviceError, StylusDevice};
 use super::messages::StylusSample;
-use ar_drivers::arm::{ArmConfig, ArmCounters, ArmStatus, ArmWorker};
+use ar_drivers::arm::kinematics::linkage_in_arm;
+use ar_drivers::arm::{ArmConfig, ArmCounters, ArmStatus, ArmWorker, DhParams};
 use crossbeam_channel::select;
 use std::time::Duration;
 
@@ -16,6 +19,8 @@ pub struct ArmStylus {
     worker: ArmWorker,
     button_mask: u8,
     poll: Duration,
+    /// The connected arm's kinematics (with the tip correction), once it has connected.
+    dh: Option<DhParams>,
 }
 
 impl ArmStylus {
@@ -27,6 +32,7 @@ impl ArmStylus {
             worker,
             button_mask,
             poll: Duration::from_millis(100),
+            dh: None,
         })
     }
 
@@ -47,6 +53,9 @@ impl StylusDevice for ArmStylus {
                     sampled_at: s.t,
                     tip_in_arm: s.tip_in_arm,
                     button_pressed: s.buttons & self.button_mask != 0,
+                    linkage_in_arm: self
+                        .dh
+                        .map(|dh| linkage_in_arm(&dh, &s.joint_angles_rad)),
                 }),
                 Err(_) => Err(DeviceError::Fatal("the arm driver thread stopped".into())),
             },
@@ -55,8 +64,9 @@ impl StylusDevice for ArmStylus {
                     log::info!("arm stream so far: {}", self.worker.counters());
                     Err(DeviceError::Disconnected(reason))
                 }
-                Ok(ArmStatus::Connected { port, identity, baud, .. }) => {
+                Ok(ArmStatus::Connected { port, identity, baud, params }) => {
                     log::info!("arm connected on {port} at {baud} Bd: {identity:?}");
+                    self.dh = Some(params.dh);
                     Err(DeviceError::Timeout)
                 }
                 Ok(ArmStatus::Reconnecting { .. }) => Err(DeviceError::Timeout),

@@ -11,7 +11,8 @@
 
 use super::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
 use super::devices::{CameraTracker, MicDevice, Simulation};
-use super::fixed_view::{look_at, FixedViewCamera};
+use super::fixed_view::FixedViewCamera;
+use super::framing::{frame_points, ImageRegion};
 use super::live::RigDevices;
 use super::mic_level::DeferredMic;
 use super::scene_sim::{resolve_scene, SceneSimulation};
@@ -20,12 +21,18 @@ use super::solver_worker::SolverConfig;
 use super::tracked_camera::TrackedCamera;
 use super::wind_log::WindLog;
 use super::worker::{StopFlag, Worker, WorkerError};
+use crate::compositor::arrows::MAX_ARROW_M;
+use crate::compositor::hud::{hud_line_top_px, HUD_DIAGNOSTIC_LINES, HUD_LINES};
+use crate::compositor::Overlay;
 use crate::tracking::TrackerConfig;
 use ar_calibration::intrinsics::CameraIntrinsics;
-use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
+use ar_drivers::arm::ik::{solve_tip, IkOptions};
+use ar_drivers::arm::kinematics::linkage_in_arm;
+use ar_drivers::arm::sim::{DeviceIdentity, REST_POSE_RAD};
+use ar_drivers::arm::{ArmConfig, DhParams, PortSpec, SimArmConfig, SimulatedArm};
 use ar_drivers::camera::{CameraPath, Pacing, SyntheticCamera, SyntheticConfig};
 use ar_drivers::mic::{BreathConfig, MicConfig, MicSource, SyntheticMic, SyntheticSignal};
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -63,6 +70,10 @@ pub struct DemoOptions {
     pub scene: String,
     /// Run the synthetic microphone.
     pub with_mic: bool,
+    /// The HUD shows the developer's figures (the view keeps their lines clear too).
+    pub show_diagnostics: bool,
+    /// Reaction arrows are drawn (the view keeps room for them round the joints).
+    pub show_reactions: bool,
 }
 
 /// The scripted user, who owns the simulated arm it moves; both stop when joined or dropped.
@@ -116,11 +127,20 @@ pub fn demo_breaths(gesture_s: f64) -> BreathConfig {
     }
 }
 
-/// Where the demo puts the arm's base relative to the grab point: in front of and below it,
-/// so the gesture stays well inside a MicroScribe's reach.
+/// Where the demo puts the arm's base relative to the grab point: 25 cm to its outer side
+/// (away from the marker's centre along x, the side the drag of [`demo_drag_in_world`] leaves
+/// from) and 10 cm below, facing it, so the gesture stays well inside a MicroScribe's reach
+/// and the arm, drawn beside the mechanism, does not hide it. An arm on the +x side is the
+/// −x one turned half a turn about z: the same reach, the same postures.
 pub fn demo_world_from_arm(grab_in_world: &Point3<f64>) -> Isometry3<f64> {
-    let base = grab_in_world - Vector3::new(0.25, 0.0, 0.10);
-    Isometry3::translation(base.x, base.y, base.z)
+    let outward = -demo_drag_in_world(grab_in_world).x.signum();
+    let base = grab_in_world + Vector3::new(0.25 * outward, 0.0, -0.10);
+    let facing = if outward > 0.0 {
+        UnitQuaternion::from_axis_angle(&Vector3::z_axis(), std::f64::consts::PI)
+    } else {
+        UnitQuaternion::identity()
+    };
+    Isometry3::from_parts(Translation3::from(base.coords), facing)
 }
 
 /// The demo's drag: 10 cm along x toward the marker's centre (along +x from a grab point
@@ -146,8 +166,17 @@ impl DemoWorld {
                 scene: options.scene.clone(),
                 message: "has no grab point for the stylus".into(),
             })?;
-        let (camera, intrinsics, camera_kind) = synthetic_camera()?;
         let world_from_arm = demo_world_from_arm(&grab);
+        let view = demo_view(
+            simulation.as_ref(),
+            options.show_diagnostics,
+            options.show_reactions,
+        )
+        .ok_or_else(|| DemoError::Scene {
+            scene: options.scene.clone(),
+            message: "the demo's camera cannot frame it (no grab point, or too large)".into(),
+        })?;
+        let (camera, intrinsics, camera_kind) = synthetic_camera(&view)?;
         let arm = SimulatedArm::spawn(SimArmConfig::default()).map_err(|e| DemoError::Device {
             device: "simulated arm",
             message: format!("cannot open a pseudo-terminal: {e}"),
@@ -260,21 +289,115 @@ fn load_simulation(scene: &str) -> Result<(Box<dyn Simulation>, Option<WindLog>)
     Ok((Box::new(sim), wind_log))
 }
 
-/// The demo's camera intrinsics and viewpoint: 640×480, f = 600 px, about a metre from the
-/// marker, looking at the middle of the ten-pendula chain.
-pub fn demo_camera() -> (CameraIntrinsics, Isometry3<f64>) {
-    let intrinsics = CameraIntrinsics::ideal(640, 480, 600.0);
-    let camera_from_world = look_at(Point3::new(0.18, -0.95, 0.55), Point3::new(0.0, 0.0, 0.3))
-        .unwrap_or_else(Isometry3::identity);
-    (intrinsics, camera_from_world)
+/// The demo camera's intrinsics: 640×480, f = 600 px.
+pub fn demo_intrinsics() -> CameraIntrinsics {
+    CameraIntrinsics::ideal(640, 480, 600.0)
+}
+
+/// Direction from a scene's centre toward the demo's camera: in front of the marker (its −y
+/// side, where the scripted user stands), a little to the right and above.
+pub const DEMO_VIEW_TOWARD_EYE: [f64; 3] = [0.18, -0.95, 0.25];
+
+/// Room left round a framed scene, pixels: for the bodies' swing under the drag and the wind.
+pub const DEMO_FRAME_MARGIN_PX: f64 = 24.0;
+
+/// How the demo sees a scene: the camera, where it looks from, and the region of the image the
+/// scene is framed in (below the HUD).
+#[derive(Debug, Clone)]
+pub struct DemoView {
+    /// The camera's intrinsics.
+    pub intrinsics: CameraIntrinsics,
+    /// The camera's pose.
+    pub camera_from_world: Isometry3<f64>,
+    /// Where the scene must stay in the image.
+    pub region: ImageRegion,
+}
+
+/// The region of the demo's image a scene is framed in: below the HUD's lines (with the
+/// diagnostics' when they are shown) and a margin.
+pub fn demo_region(intrinsics: &CameraIntrinsics, show_diagnostics: bool) -> ImageRegion {
+    let lines = HUD_LINES
+        + if show_diagnostics {
+            HUD_DIAGNOSTIC_LINES
+        } else {
+            0
+        };
+    let band_px = f64::from(hud_line_top_px(intrinsics.image_height, lines));
+    ImageRegion::below_band(intrinsics, band_px, DEMO_FRAME_MARGIN_PX)
+}
+
+/// What the demo draws of a scene at the start and at the end of the drag (the bodies where
+/// they start, the supports, the arm's stand and links at the grab point and at the end of the
+/// drag, the stylus path), plus the marker, and with `show_reactions` the room the longest
+/// reaction arrow ([`MAX_ARROW_M`]) may take round each joint: the points the demo's camera
+/// frames.
+pub fn demo_frame_points(sim: &dyn Simulation, show_reactions: bool) -> Option<Vec<Point3<f64>>> {
+    let grab = sim.grab_points().first()?.point_in_world;
+    let drag_end = grab + demo_drag_in_world(&grab);
+    let world_from_arm = demo_world_from_arm(&grab);
+    let mut overlay = Overlay::default();
+    overlay.push_supports(&sim.supports());
+    overlay.push_bodies(&sim.bodies());
+    let dh =
+        DhParams::from_raw(&DeviceIdentity::default().raw_dh).with_tip(&ArmConfig::default().tip);
+    let ik = IkOptions {
+        rest_rad: Some(REST_POSE_RAD),
+        ..IkOptions::default()
+    };
+    for tip_in_world in [grab, drag_end] {
+        let tip_in_arm = world_from_arm.inverse() * tip_in_world;
+        if let Ok(q) = solve_tip(&dh, &tip_in_arm, &REST_POSE_RAD, 6, &ik) {
+            overlay.push_arm(&linkage_in_arm(&dh, &q).map(|p| world_from_arm * p));
+        }
+    }
+    let mut points = overlay.hull_points();
+    let half = 0.5 * DEMO_MARKER_LENGTH_M;
+    points.extend(
+        [(-half, -half), (half, -half), (half, half), (-half, half)]
+            .map(|(x, y)| Point3::new(x, y, 0.0)),
+    );
+    points.extend([grab, drag_end]);
+    if show_reactions {
+        for r in sim.reactions() {
+            for axis in [Vector3::x(), Vector3::y(), Vector3::z()] {
+                points.extend([-1.0, 1.0].map(|s| r.point_in_world + axis * (s * MAX_ARROW_M)));
+            }
+        }
+    }
+    Some(points)
+}
+
+/// The demo's view of a scene: the closest camera from [`DEMO_VIEW_TOWARD_EYE`] that frames
+/// [`demo_frame_points`] in [`demo_region`]; `None` for a scene without a grab point or too
+/// large to frame.
+pub fn demo_view(
+    sim: &dyn Simulation,
+    show_diagnostics: bool,
+    show_reactions: bool,
+) -> Option<DemoView> {
+    let intrinsics = demo_intrinsics();
+    let region = demo_region(&intrinsics, show_diagnostics);
+    let points = demo_frame_points(sim, show_reactions)?;
+    let camera_from_world = frame_points(
+        &intrinsics,
+        &points,
+        &Vector3::from(DEMO_VIEW_TOWARD_EYE),
+        &region,
+    )?;
+    Some(DemoView {
+        intrinsics,
+        camera_from_world,
+        region,
+    })
 }
 
 /// Side of the printed marker, metres: the shipped marker's.
 pub const DEMO_MARKER_LENGTH_M: f64 = ar_drivers::camera::PRINTED_MARKER_SIDE_M;
 
-fn synthetic_camera() -> Result<(Box<dyn CameraTracker>, CameraIntrinsics, &'static str), DemoError>
-{
-    let (intrinsics, camera_from_world) = demo_camera();
+fn synthetic_camera(
+    view: &DemoView,
+) -> Result<(Box<dyn CameraTracker>, CameraIntrinsics, &'static str), DemoError> {
+    let (intrinsics, camera_from_world) = (view.intrinsics.clone(), view.camera_from_world);
     let config = SyntheticConfig {
         path: CameraPath::Static { camera_from_world },
         fps: 25.0,
@@ -301,11 +424,16 @@ fn synthetic_camera() -> Result<(Box<dyn CameraTracker>, CameraIntrinsics, &'sta
     ))
 }
 
-/// The fixed-view stand-in (known pose, plain desk image), for runs without the tracker.
-pub fn fixed_view_camera() -> (Box<dyn CameraTracker>, CameraIntrinsics) {
-    let (intrinsics, camera_from_world) = demo_camera();
-    let camera = FixedViewCamera::new(&intrinsics, camera_from_world, DEMO_MARKER_LENGTH_M, 25.0);
-    (Box::new(camera), intrinsics)
+/// The fixed-view stand-in (known pose, plain desk image) at the demo's view, for runs
+/// without the tracker.
+pub fn fixed_view_camera(view: &DemoView) -> (Box<dyn CameraTracker>, CameraIntrinsics) {
+    let camera = FixedViewCamera::new(
+        &view.intrinsics,
+        view.camera_from_world,
+        DEMO_MARKER_LENGTH_M,
+        25.0,
+    );
+    (Box::new(camera), view.intrinsics.clone())
 }
 
 fn synthetic_mic(breaths: BreathConfig) -> Box<dyn MicDevice> {
@@ -330,6 +458,26 @@ mod tests {
         for b in &plan {
             assert!((0.12..=0.2).contains(&b.rms), "{b:?}");
         }
+    }
+
+    #[test]
+    fn the_demo_arm_stands_outside_the_grab_point_facing_it() {
+        for grab in [Point3::new(0.0, 0.0, 0.1), Point3::new(0.183, 0.0, 0.5)] {
+            let world_from_arm = demo_world_from_arm(&grab);
+            // The grab point is 25 cm in front of the base (arm +x) and 10 cm above it.
+            let grab_in_arm = world_from_arm.inverse() * grab;
+            assert!(
+                (grab_in_arm - Point3::new(0.25, 0.0, 0.10)).norm() < 1e-12,
+                "{grab_in_arm}"
+            );
+            // On the side away from the marker's centre.
+            let base = world_from_arm.translation.vector;
+            assert!(base.x.abs() > grab.x.abs() + 0.2, "{base}");
+        }
+        assert_eq!(
+            demo_world_from_arm(&Point3::new(0.0, 0.0, 0.1)),
+            Isometry3::translation(-0.25, 0.0, 0.0)
+        );
     }
 
     #[test]

@@ -5,8 +5,9 @@
 
 use super::messages::{CameraUpdate, MicLevel, SimDiagnostics, StylusSample};
 use crate::interaction::{GrabPoint, SpringAttachment};
-use crate::scene_view::{BodyView, ReactionView};
+use crate::scene_view::{BodyView, ReactionView, Support};
 use nalgebra::{Isometry3, Point3};
+use std::sync::Arc;
 
 /// Why a device call failed, and whether retrying can help.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -67,6 +68,15 @@ pub trait Simulation: Send {
     fn point_in_world(&self, body: usize, point_in_body: &Point3<f64>) -> Option<Point3<f64>>;
     /// The bodies that have a visual shape, at their current poses.
     fn bodies(&self) -> Vec<BodyView>;
+    /// The scene's supports (stands, posts, threads), drawn with the bodies; none by default.
+    /// Shared: they never move, and every snapshot carries them.
+    fn supports(&self) -> Arc<[Support]> {
+        Arc::from(Vec::new())
+    }
+    /// The scene's name, for the HUD ("scene" by default).
+    fn name(&self) -> Arc<str> {
+        Arc::from("scene")
+    }
     /// Joint reaction forces (none by default).
     fn reactions(&self) -> Vec<ReactionView> {
         Vec::new()

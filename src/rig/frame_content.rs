@@ -1,24 +1,54 @@
-//! What the display loop shows for the newest solver snapshot: the overlay (the simulation's
-//! bodies and reactions through the compositor's own drawing choices, the stylus, the spring,
+//! What the display loop shows for the newest solver snapshot: the overlay (the scene's
+//! supports, the simulation's bodies and reactions through the compositor's own drawing choices, the stylus, the spring,
 //! the grab points) and the HUD's numbers.
 
 use super::live::DisplayLoopConfig;
 use super::messages::SimSnapshot;
-use crate::compositor::{DeviceStatus, HudStats, Overlay};
+use crate::compositor::arrows::scale_for;
+use crate::compositor::{DeviceStatus, HudDiagnostics, HudStats, Overlay};
+use crate::scene_view::ReactionView;
 
 /// Colour of the grab-point markers while nothing is clipped.
 const GRAB_POINT_COLOR: [f32; 3] = [0.2, 0.8, 1.0];
 /// Radius of the grab-point markers, metres.
 const GRAB_POINT_RADIUS_M: f64 = 0.005;
 
+/// The reaction arrows' scale over a run: the configured one, or else the one chosen from the
+/// first non-zero reactions, kept for the rest of the run so that arrows compare across frames.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ArrowScale {
+    chosen_m_per_n: Option<f64>,
+}
+
+impl ArrowScale {
+    /// The scale for this frame, metres per newton (0 while nothing sets it).
+    pub fn m_per_n(&mut self, fixed: Option<f64>, reactions: &[ReactionView]) -> f64 {
+        if let Some(m) = fixed {
+            return m;
+        }
+        if self.chosen_m_per_n.is_none() {
+            self.chosen_m_per_n = scale_for(reactions);
+        }
+        self.chosen_m_per_n.unwrap_or(0.0)
+    }
+}
+
 /// The overlay of one frame (empty before the first snapshot).
-pub fn build_overlay(snapshot: Option<&SimSnapshot>, config: &DisplayLoopConfig) -> Overlay {
-    let mut overlay = Overlay {
-        arrow_m_per_n: config.arrow_m_per_n,
-        ..Overlay::default()
-    };
+pub fn build_overlay(
+    snapshot: Option<&SimSnapshot>,
+    config: &DisplayLoopConfig,
+    arrow_scale: &mut ArrowScale,
+) -> Overlay {
+    let mut overlay = Overlay::default();
     if let Some(s) = snapshot {
+        if config.show_reactions {
+            overlay.arrow_m_per_n = arrow_scale.m_per_n(config.arrow_m_per_n, &s.reactions);
+        }
+        overlay.push_supports(&s.supports);
         overlay.push_bodies(&s.bodies);
+        if let Some(linkage) = &s.arm_linkage_in_world {
+            overlay.push_arm(linkage);
+        }
         overlay.stylus_tip_in_world = s.stylus_tip_in_world;
         overlay.spring_in_world = s.spring_in_world;
         if config.show_reactions {
@@ -33,19 +63,25 @@ pub fn build_overlay(snapshot: Option<&SimSnapshot>, config: &DisplayLoopConfig)
     overlay
 }
 
-/// The HUD of one frame: the display loop's own figures (frame rate, marker status, latency)
-/// and the snapshot's (solver, arm, microphone, a solver failure).
+/// The HUD of one frame: the snapshot's mechanics (scene, grab, spring force, energies), the
+/// devices (the display loop's marker status, the snapshot's arm and microphone), a solver
+/// failure, and — when `show_diagnostics` — the frame rate, solver speed, ‖ψ‖ and latency.
 pub fn hud_stats(
     snapshot: Option<&SimSnapshot>,
     fps: f64,
     marker: DeviceStatus,
     latency_ms: Option<f64>,
+    show_diagnostics: bool,
 ) -> HudStats {
+    let d = snapshot.map(|s| s.diagnostics).unwrap_or_default();
     HudStats {
-        fps,
-        solver_real_time_factor: snapshot.map_or(0.0, |s| s.real_time_factor),
-        psi_norm_m: snapshot.map_or(0.0, |s| s.diagnostics.psi_norm_m),
-        energy_error_rel: snapshot.map_or(0.0, |s| s.diagnostics.energy_error_rel),
+        scene: snapshot.map_or_else(String::new, |s| s.scene_name.to_string()),
+        sim_time_s: snapshot.map_or(0.0, |s| s.sim_time_s),
+        grabbed_body: snapshot.and_then(|s| s.grabbed_body.as_deref().map(str::to_owned)),
+        spring_force_n: d.spring_force_n,
+        energy_j: d.energy_j,
+        kinetic_j: d.kinetic_j,
+        user_work_j: d.user_work_j,
         marker,
         arm: match snapshot.and_then(|s| s.arm_status.clone()) {
             Some(s) if s.starts_with("lost") => DeviceStatus::Lost(s),
@@ -59,8 +95,14 @@ pub fn hud_stats(
             Some(rms) => DeviceStatus::Ok(format!("rms {rms:.3}")),
             None => DeviceStatus::Waiting,
         },
-        latency_ms,
         solver_failure: snapshot.and_then(|s| s.solver_failure.clone()),
+        diagnostics: show_diagnostics.then(|| HudDiagnostics {
+            fps,
+            solver_real_time_factor: snapshot.map_or(0.0, |s| s.real_time_factor),
+            psi_norm_m: d.psi_norm_m,
+            energy_error_rel: d.energy_error_rel,
+            latency_ms,
+        }),
     }
 }
 
@@ -84,10 +126,14 @@ mod tests {
                 world_from_body: Isometry3::translation(0.0, 0.0, 0.5),
             }],
             reactions: Vec::new(),
+            supports: Arc::from(Vec::new()),
             stylus_tip_in_world: None,
+            arm_linkage_in_world: None,
             spring_in_world: None,
             grab_points_in_world: vec![Point3::new(0.0, 0.0, 0.1)],
             diagnostics: SimDiagnostics::default(),
+            scene_name: Arc::from("test"),
+            grabbed_body: None,
             stylus_sampled_at: None,
             arm_status: None,
             mic_rms: None,
@@ -97,7 +143,11 @@ mod tests {
 
     #[test]
     fn bodies_come_first_then_the_grab_points() {
-        let overlay = build_overlay(Some(&snapshot()), &DisplayLoopConfig::default());
+        let overlay = build_overlay(
+            Some(&snapshot()),
+            &DisplayLoopConfig::default(),
+            &mut ArrowScale::default(),
+        );
         assert_eq!(overlay.shapes.len(), 2);
         assert_eq!(
             overlay.shapes[0].color,
@@ -110,12 +160,16 @@ mod tests {
     fn a_failed_solver_reaches_the_hud_with_its_reason() {
         let mut s = snapshot();
         s.solver_failure = Some("body `p1` has a non-finite position".into());
-        let lines = hud_stats(Some(&s), 25.0, DeviceStatus::Waiting, None).lines();
+        let lines = hud_stats(Some(&s), 25.0, DeviceStatus::Waiting, None, false).lines();
         assert_eq!(
             lines[0],
             "solver failed: body `p1` has a non-finite position"
         );
-        let fine = hud_stats(Some(&snapshot()), 25.0, DeviceStatus::Waiting, None).lines();
+        let fine = hud_stats(Some(&snapshot()), 25.0, DeviceStatus::Waiting, None, false).lines();
         assert!(!fine.join("\n").contains("solver failed"));
+        assert!(!fine.join("\n").contains("fps"));
+        let dev = hud_stats(Some(&snapshot()), 25.0, DeviceStatus::Waiting, None, true).lines();
+        assert_eq!(dev[0], "scene: test   t = 1.00 s");
+        assert!(dev[4].starts_with("25.0 fps"), "{dev:?}");
     }
 }

@@ -4,8 +4,12 @@
 
 use super::device_worker::{spawn_arm, spawn_camera, spawn_mic};
 use super::devices::{CameraTracker, MicDevice, Simulation, StylusDevice};
-use super::frame_content::{build_overlay, hud_stats};
+use super::frame_content::{build_overlay, hud_stats, ArrowScale};
 use super::latency::LatencyStats;
+pub use super::memory::{
+    keep_large_buffers_out_of_the_heap, rss_bytes, MemorySummary, LARGE_BLOCK_BYTES, SETTLED_AFTER,
+    WARMUP_FRAMES,
+};
 use super::messages::{CameraUpdate, SimSnapshot};
 use super::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
 use super::view_tee::ViewTee;
@@ -47,8 +51,11 @@ pub struct DisplayLoopConfig {
     pub show_grab_points: bool,
     /// Draw reaction arrows.
     pub show_reactions: bool,
-    /// Arrow scale, metres per newton.
-    pub arrow_m_per_n: f64,
+    /// Show the developer's figures (frame rate, solver speed, ‖ψ‖, latency) in the HUD.
+    pub show_diagnostics: bool,
+    /// Arrow scale, metres per newton; `None`: chosen from the first reactions of the run
+    /// (`compositor::arrows::scale_for`) and kept.
+    pub arrow_m_per_n: Option<f64>,
 }
 
 impl Default for DisplayLoopConfig {
@@ -59,7 +66,8 @@ impl Default for DisplayLoopConfig {
             max_duration: None,
             show_grab_points: true,
             show_reactions: false,
-            arrow_m_per_n: 0.02,
+            show_diagnostics: false,
+            arrow_m_per_n: None,
         }
     }
 }
@@ -102,65 +110,6 @@ pub enum StopReason {
         /// Its error.
         message: String,
     },
-}
-
-/// Frames after which the caches of the first frames (pipelines, glyph atlas, staging memory,
-/// the allocator's arenas) are built: memory growth is judged from this frame on.
-pub const WARMUP_FRAMES: u64 = 25;
-
-/// Time after which resident memory is expected to have reached its steady size.
-pub const SETTLED_AFTER: Duration = Duration::from_secs(60);
-
-/// Resident memory of the process over a run, bytes (Linux `/proc/self/status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemorySummary {
-    /// At the first frame.
-    pub first_bytes: u64,
-    /// At frame [`WARMUP_FRAMES`], if the run got that far.
-    pub after_warmup_bytes: Option<u64>,
-    /// At the first frame after [`SETTLED_AFTER`] of running, if the run got that far: the
-    /// allocator's arenas of the camera, tracker and video threads keep filling for about a
-    /// minute before they reach their steady size.
-    pub settled_bytes: Option<u64>,
-    /// At the last frame.
-    pub last_bytes: u64,
-    /// Largest value seen at a frame.
-    pub peak_bytes: u64,
-}
-
-impl MemorySummary {
-    fn new(rss: u64) -> Self {
-        Self {
-            first_bytes: rss,
-            after_warmup_bytes: None,
-            settled_bytes: None,
-            last_bytes: rss,
-            peak_bytes: rss,
-        }
-    }
-
-    fn record(&mut self, frame: u64, elapsed: Duration, rss: u64) {
-        if frame == WARMUP_FRAMES {
-            self.after_warmup_bytes = Some(rss);
-        }
-        if elapsed >= SETTLED_AFTER && self.settled_bytes.is_none() {
-            self.settled_bytes = Some(rss);
-        }
-        self.last_bytes = rss;
-        self.peak_bytes = self.peak_bytes.max(rss);
-    }
-
-    /// Growth from the end of the warm-up to the last frame, bytes (`None` for short runs).
-    pub fn growth_after_warmup_bytes(&self) -> Option<i64> {
-        self.after_warmup_bytes
-            .map(|w| self.last_bytes as i64 - w as i64)
-    }
-
-    /// Growth from [`SETTLED_AFTER`] to the last frame, bytes (`None` for runs shorter).
-    pub fn growth_after_settling_bytes(&self) -> Option<i64> {
-        self.settled_bytes
-            .map(|w| self.last_bytes as i64 - w as i64)
-    }
 }
 
 /// What the display loop measured.
@@ -373,12 +322,16 @@ impl Rig {
         std::thread::scope(|scope| {
             let (tx, handle) = match writer {
                 Some(w) => {
-                    let (tx, rx) = crossbeam_channel::bounded::<RgbImage>(FRAME_QUEUE);
+                    let (tx, rx) =
+                        crossbeam_channel::bounded::<(RgbImage, Option<f64>)>(FRAME_QUEUE);
                     let handle = std::thread::Builder::new()
                         .name("frames".into())
                         .spawn_scoped(scope, move || -> Result<(), FrameWriteError> {
-                            for image in rx {
-                                w.write(&image)?;
+                            for (image, sim_time_s) in rx {
+                                match sim_time_s {
+                                    Some(t) => w.write_at(&image, t)?,
+                                    None => w.write(&image)?,
+                                };
                             }
                             Ok(())
                         })
@@ -409,7 +362,7 @@ impl Rig {
     fn frame_loop(
         &mut self,
         compositor: &mut Compositor,
-        frame_tx: Option<&Sender<RgbImage>>,
+        frame_tx: Option<&Sender<(RgbImage, Option<f64>)>>,
         config: &DisplayLoopConfig,
     ) -> Result<DisplaySummary, RigError> {
         let start = Instant::now();
@@ -430,6 +383,7 @@ impl Rig {
         let mut last_present: Option<Instant> = None;
         let mut memory: Option<MemorySummary> = None;
         let mut last_hud_lines = Vec::new();
+        let mut arrow_scale = ArrowScale::default();
         let workers_started: Vec<String> = self
             .devices
             .iter()
@@ -472,7 +426,7 @@ impl Rig {
             if let Some(s) = drain_latest(&self.snapshot_rx) {
                 snapshot = Some(s);
             }
-            let overlay = build_overlay(snapshot.as_ref(), config);
+            let overlay = build_overlay(snapshot.as_ref(), config, &mut arrow_scale);
             let marker = match (&latest_camera, last_camera_at) {
                 (_, Some(t)) if t.elapsed() > Duration::from_secs(1) => {
                     DeviceStatus::Lost("no frames for 1 s".into())
@@ -481,7 +435,13 @@ impl Rig {
                 (Some(_), _) => DeviceStatus::Ok("marker not seen".into()),
                 (None, _) => DeviceStatus::Waiting,
             };
-            let hud = hud_stats(snapshot.as_ref(), fps, marker, latency.last_ms());
+            let hud = hud_stats(
+                snapshot.as_ref(),
+                fps,
+                marker,
+                latency.last_ms(),
+                config.show_diagnostics,
+            );
             let hud_lines = hud.lines();
             let frame_arc: Option<Arc<_>> = new_camera.as_ref().map(|u| u.frame.clone());
             let video = frame_arc.as_ref().map(|f| VideoImage {
@@ -530,7 +490,10 @@ impl Rig {
             }
             last_present = Some(presented);
             if let Some(tx) = frame_tx {
-                if tx.send(image).is_err() {
+                if tx
+                    .send((image, snapshot.as_ref().map(|s| s.sim_time_s)))
+                    .is_err()
+                {
                     // The writer stopped on an error, which the caller returns.
                     break StopReason::Interrupted;
                 }
@@ -590,83 +553,5 @@ impl Drop for Rig {
     fn drop(&mut self) {
         // Workers stop and join in their own Drop; the flag makes them all stop together.
         self.stop.stop();
-    }
-}
-
-/// Makes the C allocator serve every block of [`LARGE_BLOCK_BYTES`] or more (video frames,
-/// read-back images, OpenCV matrices) from its own memory mapping, returned to the system when
-/// freed. Otherwise glibc raises that threshold after the first such free and carves the
-/// ~1 MB frames of several threads out of its arenas, whose fragmentation grew the demo by
-/// ~10 MB over its first minute and a little more every minute after. Returns whether the
-/// setting was applied (glibc only). Call once at start-up, before the threads start.
-pub fn keep_large_buffers_out_of_the_heap() -> bool {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: mallopt only changes the allocator's tuning; it is called at start-up before
-        // the rig's threads exist, and any value is valid for M_MMAP_THRESHOLD up to 32 MiB.
-        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES as libc::c_int) == 1 }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        false
-    }
-}
-
-/// Blocks at least this large get their own memory mapping (see
-/// [`keep_large_buffers_out_of_the_heap`]): glibc's initial threshold, made permanent.
-pub const LARGE_BLOCK_BYTES: usize = 128 * 1024;
-
-/// Resident set size of this process, bytes (Linux `/proc/self/status`).
-pub fn rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn memory_summary_keeps_warm_up_settled_last_and_peak() {
-        let mb = 1_000_000;
-        let mut m = MemorySummary::new(200 * mb);
-        let mut elapsed = Duration::ZERO;
-        for frame in 1..=3000u64 {
-            elapsed += Duration::from_millis(40);
-            // Climbs for the first 100 frames, one spike, then flat with a small creep.
-            let rss = if frame < 100 {
-                200 * mb + frame * mb / 2
-            } else if frame == 500 {
-                400 * mb
-            } else {
-                250 * mb + frame * 1000
-            };
-            m.record(frame, elapsed, rss);
-        }
-        assert_eq!(m.first_bytes, 200 * mb);
-        assert_eq!(
-            m.after_warmup_bytes,
-            Some(200 * mb + WARMUP_FRAMES * mb / 2)
-        );
-        // 60 s at 40 ms per frame is frame 1500.
-        assert_eq!(m.settled_bytes, Some(250 * mb + 1500 * 1000));
-        assert_eq!(m.last_bytes, 250 * mb + 3000 * 1000);
-        assert_eq!(m.peak_bytes, 400 * mb);
-        assert_eq!(m.growth_after_settling_bytes(), Some(1500 * 1000));
-        assert_eq!(
-            m.growth_after_warmup_bytes(),
-            Some((250 * mb + 3_000_000) as i64 - (200 * mb + 12 * mb + mb / 2) as i64)
-        );
-    }
-
-    #[test]
-    fn short_runs_have_no_warm_up_or_settled_figure() {
-        let mut m = MemorySummary::new(100);
-        m.record(1, Duration::from_millis(40), 120);
-        assert_eq!(m.growth_after_warmup_bytes(), None);
-        assert_eq!(m.growth_after_settling_bytes(), None);
-        assert_eq!((m.last_bytes, m.peak_bytes), (120, 120));
     }
 }

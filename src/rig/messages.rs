@@ -1,7 +1,8 @@
 //! The messages that flow between the rig's threads. Every one carries the monotonic time at
 //! which its device produced it, so the compositor can show end-to-end latencies.
 
-use crate::scene_view::{BodyView, ReactionView};
+use crate::scene_view::{BodyView, ReactionView, Support};
+use ar_drivers::arm::kinematics::ArmLinkage;
 use nalgebra::{Isometry3, Point3};
 use std::sync::Arc;
 use std::time::Instant;
@@ -37,9 +38,15 @@ pub struct StylusSample {
     pub tip_in_arm: Point3<f64>,
     /// The (first) stylus button is held down.
     pub button_pressed: bool,
+    /// The arm's linkage (base to tip, arm base frame), when the arm's kinematics are known:
+    /// what the compositor draws the arm from.
+    pub linkage_in_arm: Option<ArmLinkage>,
 }
 
 /// What the arm thread says.
+// A sample with the arm's linkage is ~370 bytes against a disconnect's 24; boxing it would
+// allocate for every sample, while the latest-value channel holds at most 4 messages.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum StylusMessage {
     /// A new sample.
@@ -68,6 +75,14 @@ pub struct SimDiagnostics {
     pub energy_drift_j: f64,
     /// The reference energy E_ref so far, joules (see `sim::diagnostics`).
     pub energy_reference_j: f64,
+    /// Mechanical energy: kinetic, gravitational (zero at the marker plane) and elastic, joules.
+    pub energy_j: f64,
+    /// Kinetic energy alone, joules.
+    pub kinetic_j: f64,
+    /// Work the user has done through the stylus spring since the start, joules.
+    pub user_work_j: f64,
+    /// Force of the stylus spring while clipped (stiffness × stretch), newtons; 0 otherwise.
+    pub spring_force_n: f64,
 }
 
 /// What the solver thread publishes after each batch of steps.
@@ -83,14 +98,23 @@ pub struct SimSnapshot {
     pub bodies: Vec<BodyView>,
     /// Joint reaction forces after the last step.
     pub reactions: Vec<ReactionView>,
+    /// The scene's supports (they never move; shared, not copied).
+    pub supports: Arc<[Support]>,
     /// The stylus tip, world frame, when the arm reports it.
     pub stylus_tip_in_world: Option<Point3<f64>>,
+    /// The digitizer arm's linkage (base to tip, world frame: through `world_from_arm`), when
+    /// the arm reports it.
+    pub arm_linkage_in_world: Option<ArmLinkage>,
     /// Spring from the stylus tip to the grabbed body point, while clipped.
     pub spring_in_world: Option<(Point3<f64>, Point3<f64>)>,
     /// Grab points (world), to highlight them.
     pub grab_points_in_world: Vec<Point3<f64>>,
     /// Diagnostics of the last step.
     pub diagnostics: SimDiagnostics,
+    /// The scene's name (its file stem), for the HUD.
+    pub scene_name: Arc<str>,
+    /// The name of the body the stylus is clipped to, while clipped.
+    pub grabbed_body: Option<Arc<str>>,
     /// Sample time of the newest stylus sample this snapshot reflects.
     pub stylus_sampled_at: Option<Instant>,
     /// The arm's state as text.

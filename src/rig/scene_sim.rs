@@ -14,7 +14,7 @@ use super::devices::{Simulation, SimulationError};
 use super::messages::SimDiagnostics;
 use super::wind_log::WindLog;
 use crate::interaction::{GrabPoint, SpringAttachment};
-use crate::scene_view::{BodyView, ReactionView};
+use crate::scene_view::{BodyView, ReactionView, Support};
 use crate::sim::stylus::{StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M};
 use crate::sim::wind::WindElement;
 use crate::sim::Scene;
@@ -36,6 +36,10 @@ pub struct SceneSimulation {
     wind_log: WindLog,
     /// The bodies' names, shared by every snapshot.
     names: Vec<Arc<str>>,
+    /// The scene's supports, shared by every snapshot.
+    supports: Arc<[Support]>,
+    /// The scene's name (file stem), shared by every snapshot.
+    name: Arc<str>,
 }
 
 /// Finds a scene by name (`ten_pendula` → `assets/scenes/ten_pendula.toml`, looked up next
@@ -71,7 +75,13 @@ impl SceneSimulation {
             ),
             None => None,
         };
-        Ok(Self::new(sim).with_wind(wind))
+        Ok(Self::new(sim)
+            .with_wind(wind)
+            .with_supports(scene.supports)
+            .with_name(&path.file_stem().map_or_else(
+                || path.display().to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            )))
     }
 
     /// Wraps a built simulation, with the default stylus spring and no wind.
@@ -90,7 +100,21 @@ impl SceneSimulation {
             damping_n_s_per_m: DEFAULT_DAMPING_N_S_PER_M,
             wind: None,
             wind_log: WindLog::default(),
+            supports: Arc::from(Vec::new()),
+            name: Arc::from("scene"),
         }
+    }
+
+    /// Names the scene (the HUD shows it).
+    pub fn with_name(mut self, name: &str) -> Self {
+        self.name = Arc::from(name);
+        self
+    }
+
+    /// Replaces the supports drawn with the bodies (none by default).
+    pub fn with_supports(mut self, supports: Vec<Support>) -> Self {
+        self.supports = Arc::from(supports);
+        self
     }
 
     /// Replaces the wind the microphone level drives (`None`: the level makes no wind).
@@ -232,6 +256,14 @@ impl Simulation for SceneSimulation {
             .collect()
     }
 
+    fn supports(&self) -> Arc<[Support]> {
+        self.supports.clone()
+    }
+
+    fn name(&self) -> Arc<str> {
+        self.name.clone()
+    }
+
     fn reactions(&self) -> Vec<ReactionView> {
         let bodies = self.sim.bodies();
         self.sim
@@ -255,6 +287,13 @@ impl Simulation for SceneSimulation {
             energy_error_rel: d.energy_error_rel,
             energy_drift_j: d.energy_drift_j,
             energy_reference_j: d.energy_reference_j,
+            energy_j: d.kinetic_j + d.potential_j + d.elastic_j,
+            kinetic_j: d.kinetic_j,
+            user_work_j: d.user_work_j,
+            spring_force_n: match (self.sim.stylus_point_in_world(), self.sim.stylus_target()) {
+                (Some(p), Some(t)) => self.stiffness_n_per_m * (t.position_in_world - p).norm(),
+                _ => 0.0,
+            },
         }
     }
 }

@@ -369,13 +369,27 @@ impl SolverLoop {
                 .point_in_world(s.body, &s.point_in_body)
                 .map(|p| (s.target_in_world, p))
         });
+        let bodies = self.sim.bodies();
+        let grabbed_body = self.interaction.spring().and_then(|s| {
+            bodies
+                .iter()
+                .find(|b| b.body == s.body)
+                .map(|b| b.name.clone())
+        });
         SimSnapshot {
+            scene_name: self.sim.name(),
+            grabbed_body,
             sim_time_s: stepper.steps_taken() as f64 * self.config.dt_secs,
             real_time_factor: stepper.real_time_factor(Instant::now()),
             skipped_steps: stepper.steps_skipped(),
-            bodies: self.sim.bodies(),
+            bodies,
             reactions: self.sim.reactions(),
+            supports: self.sim.supports(),
             stylus_tip_in_world: self.interaction.tip_in_world(),
+            arm_linkage_in_world: self
+                .stylus
+                .and_then(|s| s.linkage_in_arm)
+                .map(|l| l.map(|p| self.config.world_from_arm * p)),
             spring_in_world,
             grab_points_in_world: self
                 .sim

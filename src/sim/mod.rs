@@ -71,6 +71,7 @@ pub mod simulation;
 pub mod solver;
 pub mod spring;
 pub mod stylus;
+pub mod support;
 pub mod wind;
 
 pub use body::{Body, BodyId, GROUND};
@@ -90,3 +91,4 @@ pub use solver::{
 };
 pub use spring::Spring;
 pub use stylus::{StylusAttachment, StylusTarget};
+pub use support::{Support, SupportShape};

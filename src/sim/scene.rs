@@ -1,5 +1,5 @@
 //! Scene files (TOML): bodies (with optional initial velocities), joints, springs, grab
-//! points, force elements, gravity and solver settings.
+//! points, force elements, gravity, solver settings and the supports drawn with the bodies.
 //!
 //! The format is documented in [`crate::manual::scene_files`] and by the two scenes in
 //! `assets/scenes/`. All values are SI; the world frame is the marker frame with z up. Points
@@ -12,7 +12,8 @@
 //!
 //! One concept per submodule: `file` holds the serde definitions of the tables, `checker`
 //! the value checks that know their position; `bodies`, `joints`, `elements` (springs, grab
-//! points) and `forces` (force elements, [`super::force`]) turn the tables into the model.
+//! points) and `forces` (force elements, [`super::force`]) turn the tables into the model;
+//! `supports` checks the visual `[[support]]` tables.
 
 pub(crate) mod array3;
 mod bodies;
@@ -22,6 +23,9 @@ mod elements;
 mod file;
 mod forces;
 mod joints;
+mod supports;
+
+pub use supports::DESK_TOLERANCE_M;
 
 use std::path::{Path, PathBuf};
 
@@ -72,6 +76,8 @@ pub struct Scene {
     /// Contact geometry and settings, when the scene has a `[contact]` table, a `[[plane]]`
     /// or a `[[static]]` (see [`super::contact`]).
     pub contact: Option<super::contact::ContactModel>,
+    /// The `[[support]]` tables in file order: drawn, never simulated.
+    pub supports: Vec<super::support::Support>,
 }
 
 impl Scene {
@@ -130,6 +136,7 @@ impl Scene {
         let grab_points = elements::grab_points(&ck, &file.grabs, &bodies)?;
         let forces = forces::force_elements(&ck, &file.forces, &bodies)?;
         let contact = contact::contact_model(&ck, &file, &bodies)?;
+        let supports = supports::supports(&ck, &file.supports)?;
 
         Ok(Scene {
             path: path.to_owned(),
@@ -142,6 +149,7 @@ impl Scene {
             wind: file.wind.map(Spanned::into_inner),
             forces,
             contact,
+            supports,
         })
     }
 

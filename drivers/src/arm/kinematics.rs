@@ -167,6 +167,28 @@ pub fn tip_and_joint_axes(dh: &DhParams, angles_rad: &[f64; 6]) -> (Point3<f64>,
     (Point3::new(t.p[0], t.p[1], t.p[2]), axes)
 }
 
+/// Points of the arm's linkage in its base frame (metres), base to tip.
+pub type ArmLinkage = [Point3<f64>; LINKAGE_POINTS];
+
+/// How many points [`linkage_in_arm`] gives: the base origin, then two per joint.
+pub const LINKAGE_POINTS: usize = 13;
+
+/// The arm's shape as a polyline, base frame: the base origin, then for each joint a point on
+/// its axis (after the link's twist and length aᵢ) and its frame origin after the joint's
+/// offset dᵢ; the last point is the tip. Joining successive points draws the links (some are
+/// zero length where aᵢ or dᵢ is 0).
+pub fn linkage_in_arm(dh: &DhParams, angles_rad: &[f64; 6]) -> ArmLinkage {
+    let mut points = [Point3::origin(); LINKAGE_POINTS];
+    let mut t = Rigid::IDENTITY;
+    for i in 0..6 {
+        let base = t.then(&joint_base(dh, i));
+        points[1 + 2 * i] = Point3::from(base.p);
+        t = base.then(&joint_motion(angles_rad[i], dh.d_m[i]));
+        points[2 + 2 * i] = Point3::from(t.p);
+    }
+    points
+}
+
 /// Roll, pitch, yaw ("xyz fixed", the SDK's default Euler output) of a stylus orientation.
 pub fn roll_pitch_yaw(arm_from_stylus: &UnitQuaternion<f64>) -> (f64, f64, f64) {
     let r = arm_from_stylus.to_rotation_matrix();
@@ -180,6 +202,29 @@ pub fn roll_pitch_yaw(arm_from_stylus: &UnitQuaternion<f64>) -> (f64, f64, f64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_linkage_runs_from_the_base_to_the_tip() {
+        let dh = DhParams {
+            alpha_rad: [0.0, -1.5, 0.02, 1.6, -1.5, 1.55],
+            a_m: [0.0, 0.024, 0.26, 0.0135, -0.01, 0.01],
+            d_m: [0.21, -0.022, 0.0, 0.235, 0.008, -0.134],
+            beta_rad: 0.0003,
+        };
+        let angles = [0.3, -0.4, 1.1, 0.2, -0.7, 0.0];
+        let points = linkage_in_arm(&dh, &angles);
+        assert_eq!(points[0], Point3::origin());
+        assert_eq!(points[LINKAGE_POINTS - 1], tip_in_arm(&dh, &angles));
+        // The first joint turns about the base z axis, d₀ above the base.
+        assert!((points[2] - Point3::new(0.0, 0.0, 0.21)).norm() < 1e-15);
+        // Every link is as long as its DH length.
+        let (_, axes) = tip_and_joint_axes(&dh, &angles);
+        for i in 0..6 {
+            assert!((points[1 + 2 * i] - axes[i].1).norm() < 1e-12, "joint {i}");
+            let d = (points[2 + 2 * i] - points[1 + 2 * i]).norm();
+            assert!((d - dh.d_m[i].abs()).abs() < 1e-12, "joint {i}: {d}");
+        }
+    }
 
     #[test]
     fn counts_round_trip_within_half_a_count() {

@@ -42,6 +42,9 @@ pub(super) struct SceneFile {
     pub(super) planes: Vec<super::contact::PlaneDef>,
     #[serde(rename = "static", default)]
     pub(super) statics: Vec<super::contact::StaticDef>,
+    /// What the mechanism visibly hangs from or stands on (see `super::supports`); visual only.
+    #[serde(rename = "support", default)]
+    pub(super) supports: Vec<super::supports::SupportDef>,
 }
 
 fn default_gravity() -> Spanned<[f64; 3]> {
