@@ -23,7 +23,8 @@ pub struct BodyView {
     pub world_from_body: Isometry3<f64>,
 }
 
-/// The reaction force of one joint on its second body.
+/// The reaction force of one joint on its second body, or a contact's normal force (see
+/// [`crate::rig::Simulation::contacts`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReactionView {
     /// Where it acts: the joint's anchor on its second body, world frame (m).

@@ -65,7 +65,7 @@ pub struct DemoArgs {
     /// Run without the synthetic microphone (no wind).
     #[arg(long)]
     pub no_mic: bool,
-    /// Draw joint reaction forces as arrows.
+    /// Draw joint reaction forces and contact normal forces as arrows.
     #[arg(long)]
     pub reactions: bool,
     /// Show the developer's figures in the HUD (frame rate, solver speed, |psi|, latency).

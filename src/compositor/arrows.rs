@@ -79,22 +79,33 @@ pub struct Legend {
     pub from_in_world: Point3<f64>,
     /// Its force vector (along world x), newtons.
     pub force_in_world: Vector3<f64>,
+    /// Which kinds of arrow it explains: joint reactions, contact normal forces (in their
+    /// own colour).
+    pub joints: bool,
+    pub contacts: bool,
 }
 
 impl Legend {
-    /// The legend for arrows drawn at `m_per_n`.
-    pub fn new(m_per_n: f64) -> Self {
+    /// The legend for arrows drawn at `m_per_n`, of joint reactions and/or contact forces.
+    pub fn new(m_per_n: f64, joints: bool, contacts: bool) -> Self {
         let force_n = round_down_125(LEGEND_ARROW_M / m_per_n);
         Self {
             force_n,
             from_in_world: Point3::from(LEGEND_START_IN_WORLD),
             force_in_world: Vector3::x() * force_n,
+            joints,
+            contacts,
         }
     }
 
     /// The legend's text.
     pub fn label(&self) -> String {
-        format!("{} N  joint reaction forces", self.force_n)
+        let what = match (self.joints, self.contacts) {
+            (true, true) => "joint reactions (magenta), contact normal forces (cyan)",
+            (false, true) => "contact normal forces",
+            _ => "joint reaction forces",
+        };
+        format!("{} N  {what}", self.force_n)
     }
 }
 
@@ -116,9 +127,16 @@ mod tests {
         // 0.08 m / 9.81 N = 8.2 mm/N → 5 mm/N; the legend's 5 cm is then 10 N.
         let scale = scale_for(&[pivot]).unwrap();
         assert_eq!(scale, 0.005);
-        let legend = Legend::new(scale);
+        let legend = Legend::new(scale, true, false);
         assert_eq!(legend.force_n, 10.0);
         assert_eq!(legend.label(), "10 N  joint reaction forces");
+        assert_eq!(
+            Legend::new(scale, false, true).label(),
+            "10 N  contact normal forces"
+        );
+        assert!(Legend::new(scale, true, true)
+            .label()
+            .contains("contact normal forces (cyan)"));
         assert_eq!(scale_for(&[]), None);
     }
 

@@ -2,7 +2,9 @@
 //! shapes in palette colours chosen here (the simulation never chooses colours), supports as
 //! lit shapes and lines in one steel grey, reactions as force arrows.
 
-use super::overlay::{ForceArrow, Overlay, OverlayLine, Rgb, Shading, ShapeInstance, VisualShape};
+use super::overlay::{
+    ForceArrow, ForceKind, Overlay, OverlayLine, Rgb, Shading, ShapeInstance, VisualShape,
+};
 use crate::scene_view::{BodyView, ReactionView, Shape, Support, SupportShape};
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 
@@ -117,9 +119,18 @@ impl Overlay {
         });
     }
 
-    /// Adds the reactions as force arrows (drawn at [`Overlay::arrow_m_per_n`]); non-finite
-    /// ones are left out.
+    /// Adds the joint reactions as force arrows (drawn at [`Overlay::arrow_m_per_n`]);
+    /// non-finite ones are left out.
     pub fn push_reactions(&mut self, reactions: &[ReactionView]) {
+        self.push_forces(reactions, ForceKind::JointReaction);
+    }
+
+    /// Adds the contacts' normal forces as force arrows, like [`Self::push_reactions`].
+    pub fn push_contacts(&mut self, contacts: &[ReactionView]) {
+        self.push_forces(contacts, ForceKind::Contact);
+    }
+
+    fn push_forces(&mut self, reactions: &[ReactionView], kind: ForceKind) {
         self.arrows.extend(
             reactions
                 .iter()
@@ -130,6 +141,7 @@ impl Overlay {
                 .map(|r| ForceArrow {
                     origin_in_world: r.point_in_world,
                     force_n: r.force_in_world,
+                    kind,
                 }),
         );
     }

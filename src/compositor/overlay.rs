@@ -88,6 +88,17 @@ pub struct ForceArrow {
     pub origin_in_world: Point3<f64>,
     /// The force, newtons.
     pub force_n: Vector3<f64>,
+    /// What the force is (drawn in its own colour).
+    pub kind: ForceKind,
+}
+
+/// What a force arrow shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForceKind {
+    /// A joint's reaction on its second body.
+    JointReaction,
+    /// A contact's normal force on its second shape.
+    Contact,
 }
 
 /// A thin line between two world points.

@@ -6,7 +6,7 @@ use super::arrows::{arrow_segments, Legend};
 use super::camera::{scale_intrinsics, to_pose3, to_vec3, ArCamera};
 use super::hud::{hud_line_top_px, hud_text_px};
 use super::material::OverlayMaterial;
-use super::overlay::{Overlay, Rgb, Shading, ShapeInstance, VisualShape};
+use super::overlay::{ForceKind, Overlay, Rgb, Shading, ShapeInstance, VisualShape};
 use super::presenter::Presenter;
 use super::stereo::{eye_from_camera, side_by_side, Eye};
 use super::video::{display_to_linear, VideoBackground, VideoError, VideoImage};
@@ -144,6 +144,8 @@ pub const STYLUS_COLOR: Rgb = [1.0, 0.85, 0.1];
 pub const SPRING_COLOR: Rgb = [0.2, 1.0, 0.3];
 /// Colour of reaction-force arrows.
 pub const ARROW_COLOR: Rgb = [1.0, 0.2, 0.8];
+/// Colour of contact normal-force arrows.
+pub const CONTACT_ARROW_COLOR: Rgb = [0.2, 0.9, 1.0];
 /// Radius of the stylus tip marker, metres: about 4 px across at a metre with f = 600 px
 /// would be lost in the video, so it is drawn larger than a real tip.
 pub const STYLUS_RADIUS_M: f64 = 0.007;
@@ -524,20 +526,35 @@ fn draw_lines(window: &mut Window, overlay: &Overlay) {
     if let Some((a, b)) = overlay.spring_in_world {
         window.draw_line(to_vec3(&a), to_vec3(&b), color(SPRING_COLOR), 3.0, false);
     }
-    let segments = overlay
-        .arrows
-        .iter()
-        .flat_map(|a| arrow_segments(&a.origin_in_world, &a.force_n, overlay.arrow_m_per_n));
+    for arrow in &overlay.arrows {
+        let c = match arrow.kind {
+            ForceKind::JointReaction => ARROW_COLOR,
+            ForceKind::Contact => CONTACT_ARROW_COLOR,
+        };
+        for (a, b) in arrow_segments(
+            &arrow.origin_in_world,
+            &arrow.force_n,
+            overlay.arrow_m_per_n,
+        ) {
+            window.draw_line(to_vec3(&a), to_vec3(&b), color(c), 3.0, false);
+        }
+    }
     let legend = arrow_legend(overlay)
         .map(|l| arrow_segments(&l.from_in_world, &l.force_in_world, overlay.arrow_m_per_n))
         .unwrap_or_default();
-    for (a, b) in segments.chain(legend) {
+    for (a, b) in legend {
         window.draw_line(to_vec3(&a), to_vec3(&b), color(ARROW_COLOR), 3.0, false);
     }
 }
 
 /// The legend of the overlay's arrows, when there are arrows to explain.
 fn arrow_legend(overlay: &Overlay) -> Option<Legend> {
-    (!overlay.arrows.is_empty() && overlay.arrow_m_per_n > 0.0)
-        .then(|| Legend::new(overlay.arrow_m_per_n))
+    let has = |k: ForceKind| overlay.arrows.iter().any(|a| a.kind == k);
+    (!overlay.arrows.is_empty() && overlay.arrow_m_per_n > 0.0).then(|| {
+        Legend::new(
+            overlay.arrow_m_per_n,
+            has(ForceKind::JointReaction),
+            has(ForceKind::Contact),
+        )
+    })
 }

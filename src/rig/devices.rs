@@ -81,6 +81,11 @@ pub trait Simulation: Send {
     fn reactions(&self) -> Vec<ReactionView> {
         Vec::new()
     }
+    /// Contact normal forces after the last step, one per contact point, acting on the
+    /// contact's second shape (none by default).
+    fn contacts(&self) -> Vec<ReactionView> {
+        Vec::new()
+    }
     /// Diagnostics of the last step.
     fn diagnostics(&self) -> SimDiagnostics;
 }

@@ -42,7 +42,13 @@ pub fn build_overlay(
     let mut overlay = Overlay::default();
     if let Some(s) = snapshot {
         if config.show_reactions {
-            overlay.arrow_m_per_n = arrow_scale.m_per_n(config.arrow_m_per_n, &s.reactions);
+            // A scene without joints scales its arrows by its contacts.
+            let forces = if s.reactions.is_empty() {
+                &s.contacts
+            } else {
+                &s.reactions
+            };
+            overlay.arrow_m_per_n = arrow_scale.m_per_n(config.arrow_m_per_n, forces);
         }
         overlay.push_supports(&s.supports);
         overlay.push_bodies(&s.bodies);
@@ -53,6 +59,7 @@ pub fn build_overlay(
         overlay.spring_in_world = s.spring_in_world;
         if config.show_reactions {
             overlay.push_reactions(&s.reactions);
+            overlay.push_contacts(&s.contacts);
         }
         if config.show_grab_points && s.spring_in_world.is_none() {
             for p in &s.grab_points_in_world {
@@ -126,6 +133,7 @@ mod tests {
                 world_from_body: Isometry3::translation(0.0, 0.0, 0.5),
             }],
             reactions: Vec::new(),
+            contacts: Vec::new(),
             supports: Arc::from(Vec::new()),
             stylus_tip_in_world: None,
             arm_linkage_in_world: None,
@@ -154,6 +162,40 @@ mod tests {
             crate::compositor::bodies::body_color(1)
         );
         assert_eq!(overlay.shapes[1].color, GRAB_POINT_COLOR);
+    }
+
+    #[test]
+    fn contact_forces_are_drawn_with_the_reactions_in_their_own_kind() {
+        use crate::compositor::overlay::ForceKind;
+        use crate::scene_view::ReactionView;
+        let mut s = snapshot();
+        let force = |z: f64| ReactionView {
+            point_in_world: Point3::new(0.0, 0.0, z),
+            force_in_world: nalgebra::Vector3::new(0.0, 0.0, 0.98),
+        };
+        s.contacts = vec![force(0.0)];
+        let shown = DisplayLoopConfig {
+            show_reactions: true,
+            ..DisplayLoopConfig::default()
+        };
+        // A scene without joints: the contacts alone set the arrow scale.
+        let overlay = build_overlay(Some(&s), &shown, &mut ArrowScale::default());
+        assert_eq!(overlay.arrows.len(), 1);
+        assert_eq!(overlay.arrows[0].kind, ForceKind::Contact);
+        assert!(overlay.arrow_m_per_n > 0.0);
+        s.reactions = vec![force(0.5)];
+        let overlay = build_overlay(Some(&s), &shown, &mut ArrowScale::default());
+        let kinds: Vec<_> = overlay.arrows.iter().map(|a| a.kind).collect();
+        assert_eq!(kinds, [ForceKind::JointReaction, ForceKind::Contact]);
+        let hidden = build_overlay(
+            Some(&s),
+            &DisplayLoopConfig {
+                show_reactions: false,
+                ..shown
+            },
+            &mut ArrowScale::default(),
+        );
+        assert!(hidden.arrows.is_empty());
     }
 
     #[test]

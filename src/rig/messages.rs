@@ -98,6 +98,8 @@ pub struct SimSnapshot {
     pub bodies: Vec<BodyView>,
     /// Joint reaction forces after the last step.
     pub reactions: Vec<ReactionView>,
+    /// Contact normal forces after the last step (points where the force is zero left out).
+    pub contacts: Vec<ReactionView>,
     /// The scene's supports (they never move; shared, not copied).
     pub supports: Arc<[Support]>,
     /// The stylus tip, world frame, when the arm reports it.

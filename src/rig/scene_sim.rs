@@ -280,6 +280,34 @@ impl Simulation for SceneSimulation {
             .collect()
     }
 
+    /// The force on the second shape's body, or on the first's when the second does not
+    /// move (the desk, a static body): the arrow shows what pushes the moving body.
+    fn contacts(&self) -> Vec<ReactionView> {
+        let Some(model) = self.sim.model().contact.as_ref() else {
+            return Vec::new();
+        };
+        let bodies = self.sim.bodies();
+        let moves = |shape: usize| {
+            model
+                .colliders
+                .get(shape)
+                .and_then(|k| bodies.get(k.body))
+                .is_some_and(|b| b.is_dynamic())
+        };
+        self.sim
+            .contact_report()
+            .iter()
+            .filter(|c| c.normal_force_n > 0.0)
+            .map(|c| {
+                let sign = if moves(c.shape2) { 1.0 } else { -1.0 };
+                ReactionView {
+                    point_in_world: Point3::from(c.point_in_world),
+                    force_in_world: c.normal * (sign * c.normal_force_n),
+                }
+            })
+            .collect()
+    }
+
     fn diagnostics(&self) -> SimDiagnostics {
         let d = self.sim.diagnostics();
         SimDiagnostics {
@@ -315,6 +343,31 @@ inertia_kg_m2 = [1.0e-5, 1.0e-5, 1.0e-5]
 position_m = [0.0, 0.0, 0.5]
 shape = { kind = "sphere", radius_m = 0.01 }
 "#;
+
+    /// A 0.1 kg ball resting on the desk: the rig sees one contact force, m g up, at the
+    /// ball's lowest point.
+    #[test]
+    fn a_resting_ball_shows_its_contact_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ball.toml");
+        let scene = EXPLODING_SCENE
+            .replace("-1.0e300", "-9.81")
+            .replace("[0.0, 0.0, 0.5]", "[0.0, 0.0, 0.01]")
+            + "\n[[plane]]\nname = \"desk\"\nnormal = [0.0, 0.0, 1.0]\npoint_in_world_m = [0.0, 0.0, 0.0]\n";
+        std::fs::write(&path, scene).unwrap();
+        let mut sim = SceneSimulation::load(&path).unwrap();
+        for _ in 0..20 {
+            sim.step(sim.dt_secs(), None, 0.0).unwrap();
+        }
+        let contacts = sim.contacts();
+        assert_eq!(contacts.len(), 1, "{contacts:?}");
+        let c = contacts[0];
+        assert!(
+            (c.force_in_world - Vector3::new(0.0, 0.0, 0.981)).norm() < 1e-9,
+            "{c:?}"
+        );
+        assert!(c.point_in_world.coords.norm() < 1e-6, "{c:?}");
+    }
 
     /// Regression: the rig's check used to look at ‖ψ‖ and the kinetic energy only, and
     /// named neither the body nor the quantity; a diverged state must be an error naming the

@@ -351,6 +351,7 @@ impl SolverLoop {
         let mut snap = self.snapshot(stepper);
         snap.bodies.clear();
         snap.reactions.clear();
+        snap.contacts.clear();
         snap.solver_failure = Some(why);
         self.snapshots.send(snap);
         while !stop.is_stopped() {
@@ -384,6 +385,7 @@ impl SolverLoop {
             skipped_steps: stepper.steps_skipped(),
             bodies,
             reactions: self.sim.reactions(),
+            contacts: self.sim.contacts(),
             supports: self.sim.supports(),
             stylus_tip_in_world: self.interaction.tip_in_world(),
             arm_linkage_in_world: self
