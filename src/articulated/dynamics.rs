@@ -8,6 +8,7 @@ use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use super::aba::{point_force, Workspace};
 use super::error::ArticulatedError;
 use super::from_model::BodyMap;
+use super::joint_forces::JointForces;
 use super::loops::Loops;
 use super::spatial::Force;
 use super::tree::Tree;
@@ -27,6 +28,8 @@ pub(super) struct Dynamics {
     pub(super) tau: Vec<f64>,
     /// The loop-closing joints and their solve.
     pub(super) loops: Loops,
+    /// Joint limits and actuators (they write `tau`).
+    pub(super) joint_forces: JointForces,
     /// Whether `ws` holds the kinematics of the system's current state y (set after each
     /// step's diagnostics; the next evaluation at y then skips pass 1).
     pub(super) kinematics_current: bool,
@@ -162,7 +165,10 @@ impl Dynamics {
     ) -> Result<(), ArticulatedError> {
         let (nq, nv) = (self.tree.nq(), self.tree.nv());
         let (q, qd) = (&y[..nq], &y[nq..nq + nv]);
-        let (p_ext, p_diss) = self.forces(t, q, qd);
+        let (mut p_ext, mut p_diss) = self.forces(t, q, qd);
+        let (p_joint, p_limit) = self.joint_forces.apply(t, q, qd, &mut self.tau);
+        p_ext += p_joint;
+        p_diss += p_limit;
         let (dq, rest) = dy.split_at_mut(nq);
         let (dqd, dw) = rest.split_at_mut(nv);
         if let Err(e) = self

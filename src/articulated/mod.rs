@@ -20,6 +20,8 @@
 //! - [`crba`]: the joint-space mass matrix (composite-rigid-body method, world frame);
 //! - [`loops`]: loop-closing joints as rows G q̈ = γ, the operational-space solve with an SVD
 //!   pseudo-inverse for redundant rows, Baumgarte drift correction, the initial closing;
+//! - [`joint_forces`]: joint limits (the paper's exponential limit with damping) and joint
+//!   actuators (constant or sinusoidal), as joint forces τ;
 //! - [`integrator`]: semi-implicit Euler, RK4, adaptive RK45 (Fehlberg);
 //! - `dynamics`: the right-hand side f(t, y): external forces, their power, the ABA;
 //! - [`system`]: [`ArticulatedSim`], the scene simulated by this method, with the default
@@ -28,7 +30,9 @@
 //!   written separately, against which the ABA is checked.
 
 //! # Not yet (issue 17)
-//! - Joint limits and joint actuators (a force or torque on a joint); the stylus spring, the wind and the rig (`demo`, `run`) with
+//! - Scene-file fields for joint limits and actuators (they are set through
+//!   [`ArticulatedSim::set_joint_limit`] and [`ArticulatedSim::add_joint_actuator`]); the
+//!   stylus spring, the wind and the rig (`demo`, `run`) with
 //!   `--method articulated`; joint reactions. Force elements, scene springs and one-step
 //!   external forces ([`ArticulatedSim::apply_external_force`]) are in.
 //!
@@ -48,6 +52,7 @@ pub mod error;
 pub mod from_model;
 pub mod integrator;
 pub mod joint;
+pub mod joint_forces;
 pub mod loops;
 #[cfg(test)]
 mod reference;
@@ -61,6 +66,7 @@ pub use aba::Workspace;
 pub use error::ArticulatedError;
 pub use integrator::Integrator;
 pub use joint::JointType;
+pub use joint_forces::{JointActuator, JointLimit};
 pub use spatial::{ArticulatedInertia, Force, Motion, RigidInertia, Transform};
 pub use system::{ArticulatedParams, ArticulatedSim, IntegratorStats};
 pub use tree::{Link, Tree};

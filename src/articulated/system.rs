@@ -18,6 +18,7 @@ use super::dynamics::{first_non_finite_link, Dynamics};
 use super::error::ArticulatedError;
 use super::from_model::{tree_from_model, BodyMap};
 use super::integrator::{next_step_size, Integrator, RkScratch};
+use super::joint_forces::{JointActuator, JointForces, JointLimit};
 use super::loops::Loops;
 use super::spatial::Force;
 use super::tree::Tree;
@@ -143,6 +144,7 @@ impl ArticulatedSim {
                 f_ext: vec![Force::zero(); n_links],
                 tau: vec![0.0; nv],
                 loops,
+                joint_forces: JointForces::default(),
                 kinematics_current: false,
             },
             y_new: y.clone(),
@@ -266,6 +268,75 @@ impl ArticulatedSim {
         let (r, o) = self.dynamics.ws.world_from_link(l);
         let p_in_link = r.tr_mul(&(point_in_world.coords - o));
         self.dynamics.loads.push((l, p_in_link, force_in_world));
+    }
+
+    /// The (q index, q̇ index) of the scene joint `name` if it is a one-degree-of-freedom
+    /// joint of the tree; otherwise an error saying why not.
+    fn joint_coordinate(&self, name: &str) -> Result<(usize, usize), ArticulatedError> {
+        let d = &self.dynamics;
+        let unsupported =
+            |why: &str| ArticulatedError::Unsupported(format!("joint `{name}` {why}"));
+        let ji = d
+            .model
+            .joints
+            .iter()
+            .position(|j| j.name == name)
+            .ok_or_else(|| unsupported("is not in the scene"))?;
+        if d.loops.joints().contains(&ji) {
+            return Err(unsupported(
+                "closes a loop: limits and actuators need a tree joint",
+            ));
+        }
+        let j = &d.model.joints[ji];
+        let links = d.tree.links();
+        // The tree joint's link is one of the two bodies', its parent the other's.
+        let link = [(j.body1, j.body2), (j.body2, j.body1)]
+            .into_iter()
+            .find_map(|(parent_body, child_body)| {
+                let l = d.map.link_of_body[child_body]?;
+                let parent_link = links[l].parent;
+                (parent_link == d.map.link_of_body[parent_body]).then_some(l)
+            })
+            .ok_or_else(|| unsupported("is not a joint of the tree"))?;
+        let l = &links[link];
+        if l.joint.nv() != 1 {
+            return Err(unsupported(&format!(
+                "is a {} joint: limits and actuators need one degree of freedom",
+                l.joint.name()
+            )));
+        }
+        Ok((l.q_offset, l.v_offset))
+    }
+
+    /// Sets an exponential limit with damping on the scene joint `name` (a hinge or
+    /// prismatic joint of the tree; see [`super::joint_forces`]). Before the first step: the
+    /// energy balance starts from the state with the limit's energy.
+    pub fn set_joint_limit(
+        &mut self,
+        name: &str,
+        limit: JointLimit,
+    ) -> Result<(), ArticulatedError> {
+        limit.validate()?;
+        let (iq, iv) = self.joint_coordinate(name)?;
+        let limits = &mut self.dynamics.joint_forces.limits;
+        limits.retain(|(q, _, _)| *q != iq);
+        limits.push((iq, iv, limit));
+        let (q, qd) = (self.q().to_vec(), self.qd().to_vec());
+        self.set_state(&q, &qd);
+        Ok(())
+    }
+
+    /// Adds an actuator on the scene joint `name` (a hinge or prismatic joint of the tree;
+    /// see [`super::joint_forces`]); its work is booked as external work.
+    pub fn add_joint_actuator(
+        &mut self,
+        name: &str,
+        actuator: JointActuator,
+    ) -> Result<(), ArticulatedError> {
+        actuator.validate()?;
+        let (_, iv) = self.joint_coordinate(name)?;
+        self.dynamics.joint_forces.actuators.push((iv, actuator));
+        Ok(())
     }
 
     /// Pose `world_from_body` of a scene body.
@@ -436,6 +507,7 @@ impl ArticulatedSim {
             let (x2, _) = d.body_point(s.body2, &s.point2_in_body2);
             elastic += s.elastic_energy_j((x2 - x1).norm());
         }
+        elastic += d.joint_forces.energy_j(&self.y[..nq]);
         let external = self.y[nq + nv];
         let dissipated = self.y[nq + nv + 1];
         let lg = &mut self.ledger;
