@@ -200,6 +200,26 @@ impl Workspace {
         Ok(())
     }
 
+    /// X_J, S, v_J and c_J of link `i`'s joint at the last [`Self::kinematics`].
+    #[inline]
+    pub fn joint_calc(&self, i: usize) -> &JointCalc {
+        &self.jc[i]
+    }
+
+    /// `i_X_λ(i)`: link `i`'s frame from its parent's (or the world's, for a root) at the
+    /// last [`Self::kinematics`].
+    #[inline]
+    pub fn link_from_parent(&self, i: usize) -> &Transform {
+        &self.x_up[i]
+    }
+
+    /// c_i = c_J + v_i × v_J (link `i`'s coordinates): what link `i`'s acceleration gains
+    /// over its parent's when every q̈ is zero, at the last [`Self::kinematics`].
+    #[inline]
+    pub fn velocity_product(&self, i: usize) -> &Motion {
+        &self.c[i]
+    }
+
     /// `link_X_world` of link `i` at the last [`Self::kinematics`].
     #[inline]
     pub fn link_from_world(&self, i: usize) -> &Transform {

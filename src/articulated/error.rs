@@ -43,6 +43,43 @@ pub enum ArticulatedError {
         /// The tolerance asked for.
         tolerance: f64,
     },
+    /// A loop-closing joint cannot be closed at the scene's initial pose.
+    #[error(
+        "loop joint `{joint}` cannot be closed at the initial pose: |ψ| = {psi_m:e} m after \
+         {iterations} Gauss–Newton iterations"
+    )]
+    LoopAssembly {
+        /// The loop-closing joint with the largest error.
+        joint: String,
+        /// Its largest |ψ| row (m, or rad for angular rows).
+        psi_m: f64,
+        /// Iterations made.
+        iterations: usize,
+    },
+    /// A loop-closing joint drifted past the bound the drift correction should keep it in.
+    #[error(
+        "loop joint `{joint}` drifted open: |ψ| = {psi_m:e} m at t = {time_secs} s \
+         (bound {bound_m:e} m; a smaller step or RK45 keeps loops closed)"
+    )]
+    LoopDrift {
+        /// Simulated time (s).
+        time_secs: f64,
+        /// The loop-closing joint with the largest error.
+        joint: String,
+        /// Its largest |ψ| row (m, or rad for angular rows).
+        psi_m: f64,
+        /// The bound (m).
+        bound_m: f64,
+    },
+    /// The loop equations could not be solved (mass matrix not positive definite, SVD not
+    /// converged, or loop rows that ask for more than the mechanism can do).
+    #[error("loop solve failed at t = {time_secs} s: {reason}")]
+    LoopSolve {
+        /// Simulated time (s).
+        time_secs: f64,
+        /// What failed.
+        reason: String,
+    },
     /// A parameter is out of range.
     #[error("bad value {value} for {field}")]
     BadParameter {

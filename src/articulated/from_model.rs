@@ -14,10 +14,13 @@
 //! | hinge       | revolute about the hinge axis  |
 //! | prismatic   | prismatic along the slide axis |
 //! | fixed       | fixed                          |
-//! | slot        | not supported (2 DOF about two axes; only the cross lift has it) |
+//! | slot        | none: always a loop-closing joint (no tree joint has its two axes) |
 //!
-//! A joint that would close a loop (both bodies already in the tree) is refused with
-//! [`ArticulatedError::Unsupported`]: loop closures are not implemented yet.
+//! A joint met when both its bodies are already in the tree closes a kinematic loop: it is
+//! kept as a loop-closing joint ([`TreeFromModel::loop_joints`]) and solved by
+//! [`super::loops`]. Slot joints are never walked, so they always close loops; a body that
+//! only slot joints reach becomes a free root held by its slots. A joint between two bodies
+//! that are both the world (the ground, fixed bodies) constrains nothing and is left out.
 
 use std::collections::VecDeque;
 
@@ -51,6 +54,8 @@ pub struct TreeFromModel {
     pub q: Vec<f64>,
     /// Initial velocities projected onto the joints.
     pub qd: Vec<f64>,
+    /// The loop-closing joints (indices into the model's joints), in the model's order.
+    pub loop_joints: Vec<usize>,
 }
 
 fn world_rot(b: &Body) -> Matrix3<f64> {
@@ -84,19 +89,19 @@ pub fn tree_from_model(model: &Model) -> Result<TreeFromModel, ArticulatedError>
     loop {
         while let Some(parent_body) = queue.pop_front() {
             for (ji, j) in model.joints.iter().enumerate() {
-                if used_joint[ji] || (j.body1 != parent_body && j.body2 != parent_body) {
+                if used_joint[ji]
+                    || j.kind == JointKind::Slot
+                    || (j.body1 != parent_body && j.body2 != parent_body)
+                {
                     continue;
                 }
                 let forward = j.body1 == parent_body;
                 let child_body = if forward { j.body2 } else { j.body1 };
-                used_joint[ji] = true;
                 if reached[child_body] {
-                    return Err(ArticulatedError::Unsupported(format!(
-                        "joint `{}` closes a kinematic loop (loop closures are not implemented \
-                         yet; the tree method needs a scene without loops)",
-                        j.name
-                    )));
+                    // Closes a loop: left for the loop solve (see the end).
+                    continue;
                 }
+                used_joint[ji] = true;
                 let cb = &model.bodies[child_body];
                 let anchor_child_in_body = if forward {
                     j.anchor2_in_body2
@@ -115,12 +120,7 @@ pub fn tree_from_model(model: &Model) -> Result<TreeFromModel, ArticulatedError>
                         axis: r_child.tr_mul(&(r_body1 * j.slide_axis_in_body1())),
                     },
                     JointKind::Fixed => JointType::Fixed,
-                    JointKind::Slot => {
-                        return Err(ArticulatedError::Unsupported(format!(
-                            "joint `{}` is a slot joint, which this method does not model yet",
-                            j.name
-                        )))
-                    }
+                    JointKind::Slot => unreachable!("slot joints are skipped above"),
                 };
                 let parent_link = map.link_of_body[parent_body];
                 // A root link's joint hangs from the world frame (the ground and fixed bodies
@@ -188,5 +188,21 @@ pub fn tree_from_model(model: &Model) -> Result<TreeFromModel, ArticulatedError>
             .velocity_from_motion(&q[iq..iq + nq], &(v - carried), &mut qd[iv..iv + nv]);
         v_link[i] = v;
     }
-    Ok(TreeFromModel { tree, map, q, qd })
+    let loop_joints = model
+        .joints
+        .iter()
+        .enumerate()
+        .filter(|(ji, j)| {
+            !used_joint[*ji]
+                && (map.link_of_body[j.body1].is_some() || map.link_of_body[j.body2].is_some())
+        })
+        .map(|(ji, _)| ji)
+        .collect();
+    Ok(TreeFromModel {
+        tree,
+        map,
+        q,
+        qd,
+        loop_joints,
+    })
 }

@@ -1,8 +1,9 @@
 //! The articulated-body method: multibody dynamics in reduced (joint) coordinates, the second
 //! method next to the maximal-coordinate sequential-impulse solver of [`crate::sim`].
 //!
-//! Joints are exact by construction (no constraint drift in a tree, ψ = 0), and a tree of n
-//! links costs O(n) per evaluation of the dynamics. The seed is the structurally recursive
+//! Tree joints are exact by construction (no constraint drift in a tree, ψ = 0), and a tree
+//! of n links costs O(n) per evaluation of the dynamics. Joints that close kinematic loops are
+//! constraint rows on the tree, solved with Lagrange multipliers ([`loops`]). The seed is the structurally recursive
 //! forward dynamics of Brandl, Johanni and Otter as presented in the project's fifth source
 //! paper, in Featherstone's spatial notation ("Rigid Body Dynamics Algorithms", RBDA).
 //!
@@ -14,31 +15,45 @@
 //! - [`tree`]: the links, their parents and the layout of q and q̇;
 //! - [`aba`]: the articulated-body algorithm (three passes, preallocated scratch);
 //! - [`from_model`]: a scene's [`crate::sim::Model`] as a tree (spanning tree of the joint
-//!   graph, free roots for floating bodies, initial velocities projected onto the joints);
+//!   graph, the joints left over as loop-closing joints, free roots for floating bodies,
+//!   initial velocities projected onto the joints);
+//! - [`crba`]: the joint-space mass matrix (composite-rigid-body method, world frame);
+//! - [`loops`]: loop-closing joints as rows G q̈ = γ, the operational-space solve with an SVD
+//!   pseudo-inverse for redundant rows, Baumgarte drift correction, the initial closing;
+//! - [`joint_forces`]: joint limits (the paper's exponential limit with damping) and joint
+//!   actuators (constant or sinusoidal), as joint forces τ;
 //! - [`integrator`]: semi-implicit Euler, RK4, adaptive RK45 (Fehlberg);
+//! - `dynamics`: the right-hand side f(t, y): external forces, their power, the ABA;
 //! - [`system`]: [`ArticulatedSim`], the scene simulated by this method, with the default
-//!   method's diagnostics (energies, balance; ψ = 0 for trees);
+//!   method's diagnostics (energies, balance; ψ of the loop-closing joints, 0 for trees);
 //! - `reference` (tests only): recursive Newton–Euler and the composite-rigid-body method,
 //!   written separately, against which the ABA is checked.
 
 //! # Not yet (issue 17)
-//! - Kinematic loops (the cross lift, the steam engines): a joint that closes a loop is refused
-//!   by [`from_model::tree_from_model`]; so is the slot joint (only the cross lift has one).
-//! - Joint limits and actuators; the stylus spring, the wind and the rig (`demo`, `run`) with
+//! - Scene-file fields for joint limits and actuators (they are set through
+//!   [`ArticulatedSim::set_joint_limit`] and [`ArticulatedSim::add_joint_actuator`]); the
+//!   stylus spring, the wind and the rig (`demo`, `run`) with
 //!   `--method articulated`; joint reactions. Force elements, scene springs and one-step
 //!   external forces ([`ArticulatedSim::apply_external_force`]) are in.
 //!
 //! # Checks
 //! `cargo test --release --lib articulated -- --nocapture` (ABA against CRBA/RNEA, joint
-//! models against finite differences, RK45 energy, integrator orders),
+//! models and loop rows against finite differences, RK45 energy, integrator orders),
 //! `cargo test --release --test articulated_vs_default -- --nocapture` (the two methods on the
-//! same swing and the lowest normal mode), `cargo bench --bench articulated` (speed).
+//! same swing and the lowest normal mode),
+//! `cargo test --release --test articulated_loops -- --nocapture` (loops: ‖ψ‖ over 60 s,
+//! the steam engine's energy balance, the four-bar's period), `cargo bench --bench
+//! articulated` (speed).
 
 pub mod aba;
+pub mod crba;
+mod dynamics;
 pub mod error;
 pub mod from_model;
 pub mod integrator;
 pub mod joint;
+pub mod joint_forces;
+pub mod loops;
 #[cfg(test)]
 mod reference;
 pub mod spatial;
@@ -51,6 +66,7 @@ pub use aba::Workspace;
 pub use error::ArticulatedError;
 pub use integrator::Integrator;
 pub use joint::JointType;
+pub use joint_forces::{JointActuator, JointLimit};
 pub use spatial::{ArticulatedInertia, Force, Motion, RigidInertia, Transform};
 pub use system::{ArticulatedParams, ArticulatedSim, IntegratorStats};
 pub use tree::{Link, Tree};

@@ -148,6 +148,7 @@ pub(crate) fn point_force_ref(p: &Vector3<f64>, f: &Vector3<f64>) -> Force {
 mod tests {
     use super::*;
     use crate::articulated::aba::Workspace;
+    use crate::articulated::crba::MassMatrix;
     use crate::articulated::joint::JointType;
     use crate::articulated::spatial::{RigidInertia, Transform};
     use nalgebra::{Matrix3, Rotation3};
@@ -268,6 +269,11 @@ mod tests {
                 let rel_tau = (back - DVector::from_column_slice(&tau)).norm()
                     / DVector::from_column_slice(&tau).norm();
                 assert!(rel_tau < 1e-9, "trial {trial}: τ back {rel_tau:e}");
+                // The production mass matrix (world frame) is the reference's.
+                let mut production = MassMatrix::new(&tree);
+                production.compute(&tree, &ws);
+                let rel_m = (production.matrix() - &m).amax() / m.amax();
+                assert!(rel_m < 1e-12, "trial {trial}: mass matrix {rel_m:e}");
                 // M is symmetric positive definite.
                 assert!((&m - m.transpose()).amax() < 1e-12 * m.amax());
                 assert!(m.clone().cholesky().is_some());

@@ -1,6 +1,7 @@
 //! [`ArticulatedSim`]: the articulated method as a simulation of a scene's [`Model`], next to
 //! [`crate::sim::Simulation`]: the same bodies, springs, grab points, force elements and
-//! external forces, the same [`StepDiagnostics`] (ψ is zero by construction for a tree; joint
+//! external forces, the same [`StepDiagnostics`] (ψ is zero by construction for a tree; with
+//! loops, the constraint norm is ‖ψ‖ of the loop-closing joints, see [`super::loops`]; joint
 //! reactions are not computed).
 //!
 //! The state is y = (q, q̇, W_ext, W_diss): the tree's coordinates and velocities, the work of
@@ -10,15 +11,18 @@
 //! A step advances the time by `dt_secs`: one step of semi-implicit Euler or RK4, or as many
 //! adaptive RK45 steps as its tolerance needs (reported in [`IntegratorStats`]).
 
-use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Point3, Translation3, Vector3};
 
-use super::aba::{point_force, Workspace};
+use super::aba::Workspace;
+use super::dynamics::{first_non_finite_link, Dynamics};
 use super::error::ArticulatedError;
 use super::from_model::{tree_from_model, BodyMap};
 use super::integrator::{next_step_size, Integrator, RkScratch};
+use super::joint_forces::{JointActuator, JointForces, JointLimit};
+use super::loops::Loops;
 use super::spatial::Force;
 use super::tree::Tree;
-use crate::sim::{BodyId, ForceElement, GrabPoint, Model, Scene, Spring, StepDiagnostics};
+use crate::sim::{BodyId, GrabPoint, Model, Scene, StepDiagnostics};
 
 /// The [`Model`] of a loaded scene (what [`Scene::build`] gives the default method).
 pub fn scene_model(scene: &Scene) -> Result<Model, ArticulatedError> {
@@ -46,180 +50,6 @@ pub struct IntegratorStats {
     pub rejected_steps: usize,
     /// Evaluations of the dynamics (each one ABA).
     pub evaluations: usize,
-}
-
-/// Everything the right-hand side f(t, y) needs: the tree, its scratch and the force
-/// elements.
-#[derive(Clone, Debug)]
-struct Dynamics {
-    tree: Tree,
-    ws: Workspace,
-    map: BodyMap,
-    model: Model,
-    /// Forces for the next step only: (link, point in the link frame, force in the world).
-    loads: Vec<(usize, Vector3<f64>, Vector3<f64>)>,
-    f_ext: Vec<Force>,
-    tau: Vec<f64>,
-    /// Whether `ws` holds the kinematics of the system's current state y (set after each
-    /// step's diagnostics; the next evaluation at y then skips pass 1).
-    kinematics_current: bool,
-}
-
-impl Dynamics {
-    /// World pose (rotation, centre of mass) and velocities (of the centre of mass, angular)
-    /// of a scene body at the last kinematics; fixed bodies keep the model's pose.
-    fn body_state(
-        &self,
-        body: BodyId,
-    ) -> (
-        UnitQuaternion<f64>,
-        Vector3<f64>,
-        Vector3<f64>,
-        Vector3<f64>,
-    ) {
-        match self.map.link_of_body[body] {
-            Some(l) => {
-                let (r, _) = self.ws.world_from_link(l);
-                let c = &self.map.com_in_link[l];
-                let w = r * self.ws.link_velocity(l).ang;
-                (
-                    UnitQuaternion::from_matrix(&r),
-                    self.ws.point_in_world(l, c),
-                    self.ws.point_velocity_in_world(l, c),
-                    w,
-                )
-            }
-            None => {
-                let b = &self.model.bodies[body];
-                (
-                    b.world_from_body_rotation,
-                    b.position_in_world,
-                    Vector3::zeros(),
-                    Vector3::zeros(),
-                )
-            }
-        }
-    }
-
-    /// World position and velocity of a point given in a body's frame.
-    fn body_point(&self, body: BodyId, p_in_body: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
-        match self.map.link_of_body[body] {
-            Some(l) => {
-                let p = p_in_body + self.map.com_in_link[l];
-                (
-                    self.ws.point_in_world(l, &p),
-                    self.ws.point_velocity_in_world(l, &p),
-                )
-            }
-            None => (
-                self.model.bodies[body].point_in_world(p_in_body).coords,
-                Vector3::zeros(),
-            ),
-        }
-    }
-
-    fn add_force(&mut self, body: BodyId, point: &Vector3<f64>, force: &Vector3<f64>) {
-        if let Some(l) = self.map.link_of_body[body] {
-            self.f_ext[l] += point_force(point, force);
-        }
-    }
-
-    /// Kinematics at (q, q̇) and the external forces there; returns (P_ext, P_diss) (W).
-    fn forces(&mut self, t: f64, q: &[f64], qd: &[f64]) -> (f64, f64) {
-        if !std::mem::take(&mut self.kinematics_current) {
-            self.ws.kinematics(&self.tree, q, qd);
-        }
-        if !self.has_external_forces() {
-            return (0.0, 0.0);
-        }
-        self.f_ext.fill(Force::zero());
-        let (mut p_ext, mut p_diss) = (0.0, 0.0);
-        for si in 0..self.model.springs.len() {
-            let s: &Spring = &self.model.springs[si];
-            let (b1, b2) = (s.body1, s.body2);
-            let (pt1, pt2) = (s.point1_in_body1, s.point2_in_body2);
-            let (k, c, l0) = (s.stiffness_n_per_m, s.damping_n_s_per_m, s.rest_length_m);
-            let (x1, v1) = self.body_point(b1, &pt1);
-            let (x2, v2) = self.body_point(b2, &pt2);
-            let d = x2 - x1;
-            let len = d.norm();
-            if len == 0.0 {
-                continue;
-            }
-            let u = d / len;
-            let rate = u.dot(&(v2 - v1));
-            let f2 = -u * (k * (len - l0) + c * rate);
-            p_diss += c * rate * rate;
-            self.add_force(b2, &x2, &f2);
-            self.add_force(b1, &x1, &-f2);
-        }
-        for ei in 0..self.model.force_elements.len() {
-            let e: &ForceElement = &self.model.force_elements[ei];
-            let body = e.body;
-            let (rot, x, v, w) = self.body_state(body);
-            let iso = Isometry3::from_parts(Translation3::from(x), rot);
-            let (f, tau) = e.wrench_at(t, &iso);
-            if let Some(l) = self.map.link_of_body[body] {
-                self.f_ext[l] += point_force(&x, &f) + Force::new(tau, Vector3::zeros());
-                p_ext += f.dot(&v) + tau.dot(&w);
-            }
-        }
-        for li in 0..self.loads.len() {
-            let (l, p, f) = self.loads[li];
-            let x = self.ws.point_in_world(l, &p);
-            let v = self.ws.point_velocity_in_world(l, &p);
-            self.f_ext[l] += point_force(&x, &f);
-            p_ext += f.dot(&v);
-        }
-        (p_ext, p_diss)
-    }
-
-    /// Whether any external force acts (else the ABA is given none).
-    fn has_external_forces(&self) -> bool {
-        !(self.model.springs.is_empty()
-            && self.model.force_elements.is_empty()
-            && self.loads.is_empty())
-    }
-
-    /// y' = f(t, y). With `kinematics_current` set, y must be the state whose kinematics `ws`
-    /// holds (the first evaluation of a step).
-    fn derivative(&mut self, t: f64, y: &[f64], dy: &mut [f64]) -> Result<(), ArticulatedError> {
-        let (nq, nv) = (self.tree.nq(), self.tree.nv());
-        let (q, qd) = (&y[..nq], &y[nq..nq + nv]);
-        let (p_ext, p_diss) = self.forces(t, q, qd);
-        let (dq, rest) = dy.split_at_mut(nq);
-        let (dqd, dw) = rest.split_at_mut(nv);
-        if let Err(e) = self
-            .ws
-            .accelerations(&self.tree, &self.tau, &self.f_ext, dqd)
-        {
-            // A NaN in the state shows first as a "singular" joint: name it for what it is.
-            return Err(match first_non_finite_link(&self.tree, y) {
-                Some(body) => ArticulatedError::NonFinite { time_secs: t, body },
-                None => e,
-            });
-        }
-        self.tree.q_rate(q, qd, dq);
-        dw[0] = p_ext;
-        dw[1] = p_diss;
-        Ok(())
-    }
-}
-
-/// The name of the first link whose coordinates or velocities in `y` are not finite
-/// ("(energy ledger)" if only the work integrals are).
-fn first_non_finite_link(tree: &Tree, y: &[f64]) -> Option<String> {
-    let i = y.iter().position(|x| !x.is_finite())?;
-    let nq = tree.nq();
-    let link = tree.links().iter().find(|l| {
-        let qi = l.q_offset..l.q_offset + l.joint.nq();
-        let vi = nq + l.v_offset..nq + l.v_offset + l.joint.nv();
-        qi.contains(&i) || vi.contains(&i)
-    });
-    Some(match link {
-        Some(l) => l.name.clone(),
-        None => "(energy ledger)".to_owned(),
-    })
 }
 
 /// Settings of an [`ArticulatedSim`].
@@ -287,14 +117,23 @@ impl ArticulatedSim {
                 });
             }
         }
-        let built = tree_from_model(model)?;
+        let mut built = tree_from_model(model)?;
+        let mut ws = Workspace::new(&built.tree);
+        let mut loops = Loops::new(&built.tree, model, &built.loop_joints, params.dt_secs);
+        loops.assemble(
+            &built.tree,
+            &mut ws,
+            &built.map,
+            model,
+            &mut built.q,
+            &mut built.qd,
+        )?;
         let (nq, nv) = (built.tree.nq(), built.tree.nv());
         let n = nq + nv + 2;
         let mut y = vec![0.0; n];
         y[..nq].copy_from_slice(&built.q);
         y[nq..nq + nv].copy_from_slice(&built.qd);
         let n_links = built.tree.links().len();
-        let ws = Workspace::new(&built.tree);
         let mut sim = Self {
             dynamics: Dynamics {
                 tree: built.tree,
@@ -304,6 +143,8 @@ impl ArticulatedSim {
                 loads: Vec::with_capacity(16),
                 f_ext: vec![Force::zero(); n_links],
                 tau: vec![0.0; nv],
+                loops,
+                joint_forces: JointForces::default(),
                 kinematics_current: false,
             },
             y_new: y.clone(),
@@ -344,6 +185,11 @@ impl ArticulatedSim {
         &self.dynamics.tree
     }
 
+    /// The loop-closing joints and their rows.
+    pub fn loops(&self) -> &Loops {
+        &self.dynamics.loops
+    }
+
     /// Which link each scene body is.
     pub fn body_map(&self) -> &BodyMap {
         &self.dynamics.map
@@ -381,6 +227,8 @@ impl ArticulatedSim {
     }
 
     /// Sets the joint state (before the first step; the energy balance starts again from it).
+    /// With loops the state is taken as given: a state that does not close them shows in
+    /// ψ and is pulled closed by the drift correction.
     pub fn set_state(&mut self, q: &[f64], qd: &[f64]) {
         let (nq, nv) = (self.dynamics.tree.nq(), self.dynamics.tree.nv());
         self.y[..nq].copy_from_slice(q);
@@ -422,6 +270,75 @@ impl ArticulatedSim {
         self.dynamics.loads.push((l, p_in_link, force_in_world));
     }
 
+    /// The (q index, q̇ index) of the scene joint `name` if it is a one-degree-of-freedom
+    /// joint of the tree; otherwise an error saying why not.
+    fn joint_coordinate(&self, name: &str) -> Result<(usize, usize), ArticulatedError> {
+        let d = &self.dynamics;
+        let unsupported =
+            |why: &str| ArticulatedError::Unsupported(format!("joint `{name}` {why}"));
+        let ji = d
+            .model
+            .joints
+            .iter()
+            .position(|j| j.name == name)
+            .ok_or_else(|| unsupported("is not in the scene"))?;
+        if d.loops.joints().contains(&ji) {
+            return Err(unsupported(
+                "closes a loop: limits and actuators need a tree joint",
+            ));
+        }
+        let j = &d.model.joints[ji];
+        let links = d.tree.links();
+        // The tree joint's link is one of the two bodies', its parent the other's.
+        let link = [(j.body1, j.body2), (j.body2, j.body1)]
+            .into_iter()
+            .find_map(|(parent_body, child_body)| {
+                let l = d.map.link_of_body[child_body]?;
+                let parent_link = links[l].parent;
+                (parent_link == d.map.link_of_body[parent_body]).then_some(l)
+            })
+            .ok_or_else(|| unsupported("is not a joint of the tree"))?;
+        let l = &links[link];
+        if l.joint.nv() != 1 {
+            return Err(unsupported(&format!(
+                "is a {} joint: limits and actuators need one degree of freedom",
+                l.joint.name()
+            )));
+        }
+        Ok((l.q_offset, l.v_offset))
+    }
+
+    /// Sets an exponential limit with damping on the scene joint `name` (a hinge or
+    /// prismatic joint of the tree; see [`super::joint_forces`]). Before the first step: the
+    /// energy balance starts from the state with the limit's energy.
+    pub fn set_joint_limit(
+        &mut self,
+        name: &str,
+        limit: JointLimit,
+    ) -> Result<(), ArticulatedError> {
+        limit.validate()?;
+        let (iq, iv) = self.joint_coordinate(name)?;
+        let limits = &mut self.dynamics.joint_forces.limits;
+        limits.retain(|(q, _, _)| *q != iq);
+        limits.push((iq, iv, limit));
+        let (q, qd) = (self.q().to_vec(), self.qd().to_vec());
+        self.set_state(&q, &qd);
+        Ok(())
+    }
+
+    /// Adds an actuator on the scene joint `name` (a hinge or prismatic joint of the tree;
+    /// see [`super::joint_forces`]); its work is booked as external work.
+    pub fn add_joint_actuator(
+        &mut self,
+        name: &str,
+        actuator: JointActuator,
+    ) -> Result<(), ArticulatedError> {
+        actuator.validate()?;
+        let (_, iv) = self.joint_coordinate(name)?;
+        self.dynamics.joint_forces.actuators.push((iv, actuator));
+        Ok(())
+    }
+
     /// Pose `world_from_body` of a scene body.
     pub fn body_pose(&self, body: BodyId) -> Isometry3<f64> {
         let (rot, x, _, _) = self.dynamics.body_state(body);
@@ -447,8 +364,9 @@ impl ArticulatedSim {
         ))
     }
 
-    /// Advances the time by `dt_secs` (see the module docs). On an error the state is the one
-    /// before the step.
+    /// Advances the time by `dt_secs` (see the module docs). On an error (including a loop
+    /// that drifted past [`super::loops::DRIFT_BOUND_M`]) the state is the one before the
+    /// step.
     pub fn step(&mut self) -> Result<(), ArticulatedError> {
         let h = self.params.dt_secs;
         let t0 = self.time_secs;
@@ -554,6 +472,14 @@ impl ArticulatedSim {
                 body,
             });
         }
+        if !self.dynamics.loops.is_empty() {
+            let d = &mut self.dynamics;
+            let (nq, nv) = (d.tree.nq(), d.tree.nv());
+            let (q, qd) = (&self.y_new[..nq], &self.y_new[nq..nq + nv]);
+            d.ws.kinematics(&d.tree, q, qd);
+            d.loops.evaluate(&d.tree, &d.ws, &d.map, &d.model);
+            d.loops.check_drift(&d.model, t1)?;
+        }
         std::mem::swap(&mut self.y, &mut self.y_new);
         self.steps += 1;
         self.time_secs = t1;
@@ -567,6 +493,7 @@ impl ArticulatedSim {
         let (nq, nv) = (d.tree.nq(), d.tree.nv());
         d.ws.kinematics(&d.tree, &self.y[..nq], &self.y[nq..nq + nv]);
         d.kinematics_current = true;
+        d.loops.evaluate(&d.tree, &d.ws, &d.map, &d.model);
         let mut kinetic = 0.0;
         let mut potential = 0.0;
         for (i, l) in d.tree.links().iter().enumerate() {
@@ -580,6 +507,7 @@ impl ArticulatedSim {
             let (x2, _) = d.body_point(s.body2, &s.point2_in_body2);
             elastic += s.elastic_energy_j((x2 - x1).norm());
         }
+        elastic += d.joint_forces.energy_j(&self.y[..nq]);
         let external = self.y[nq + nv];
         let dissipated = self.y[nq + nv + 1];
         let lg = &mut self.ledger;
@@ -602,7 +530,7 @@ impl ArticulatedSim {
         let drift = kinetic + potential + elastic + dissipated - external - lg.initial_j;
         self.diagnostics = StepDiagnostics {
             time_secs: self.time_secs,
-            constraint_norm_m: 0.0,
+            constraint_norm_m: d.loops.psi_norm_m(),
             kinetic_j: kinetic,
             potential_j: potential,
             elastic_j: elastic,

@@ -189,3 +189,118 @@ fn a_non_finite_state_is_an_error_naming_the_body() {
     // The state before the step is kept.
     assert!(sim.q()[6].is_nan() && sim.time_secs() == 0.0);
 }
+
+/// A body on a hinge about its own vertical axis through the centre of mass (gravity does no
+/// work), I = 0.3 kg·m² about it.
+fn wheel() -> Model {
+    let body = Body::new(
+        "wheel",
+        2.0,
+        Vector3::new(0.1, 0.2, 0.3),
+        UnitQuaternion::identity(),
+        Isometry3::translation(0.0, 0.0, 0.5),
+        None,
+    );
+    let bodies = vec![Body::ground(), body];
+    let hinge = crate::sim::joint::Joint::new(
+        "axle",
+        crate::sim::joint::JointKind::Hinge,
+        &bodies,
+        0,
+        1,
+        Vector3::new(0.0, 0.0, 0.5),
+        Vector3::zeros(),
+        Vector3::z(),
+        Vector3::z(),
+    );
+    Model::new(
+        bodies,
+        vec![hinge],
+        vec![],
+        vec![],
+        Vector3::new(0.0, 0.0, -9.81),
+    )
+    .unwrap()
+}
+
+/// A sinusoidal actuator spins the wheel as the closed form says,
+/// ω(t) = A/(I 2πf) (cos φ − cos(2πf t + φ)), and its work is the external work.
+#[test]
+fn a_joint_actuator_drives_as_the_closed_form() {
+    use super::joint_forces::JointActuator;
+    let mut sim = ArticulatedSim::new(
+        &wheel(),
+        params(0.01, Integrator::Rk45 { tolerance: 1e-11 }),
+    )
+    .unwrap();
+    let (a, f, phi) = (0.6, 1.5, 0.4);
+    let actuator = JointActuator {
+        amplitude: a,
+        frequency_hz: f,
+        phase_rad: phi,
+    };
+    sim.add_joint_actuator("axle", actuator).unwrap();
+    for _ in 0..123 {
+        sim.step().unwrap();
+    }
+    let t = sim.time_secs();
+    let w = std::f64::consts::TAU * f;
+    let expected = a / (0.3 * w) * (phi.cos() - (w * t + phi).cos());
+    let got = sim.body_velocity(1).1.z;
+    let d = sim.diagnostics();
+    println!("actuated wheel at {t} s: ω {got:.12} vs {expected:.12}");
+    assert!(
+        (got - expected).abs() < 1e-9 * expected.abs().max(1.0),
+        "{got} vs {expected}"
+    );
+    assert!((d.external_work_j - d.kinetic_j).abs() < 1e-9, "{d:?}");
+    // An unknown joint is refused.
+    assert!(sim.add_joint_actuator("nope", actuator).is_err());
+}
+
+/// The exponential limits stop a spinning wheel and send it back at either end (3 s swing
+/// between them); the energy balance
+/// (limit energy elastic, its damping dissipated) closes.
+#[test]
+fn a_joint_limit_stops_the_wheel_and_books_its_energy() {
+    use super::joint_forces::JointLimit;
+    let mut model = wheel();
+    model.bodies[1].angular_velocity_in_world = Vector3::new(0.0, 0.0, 2.0);
+    let mut sim =
+        ArticulatedSim::new(&model, params(0.01, Integrator::Rk45 { tolerance: 1e-11 })).unwrap();
+    let limit = JointLimit {
+        lower: -0.5,
+        upper: 0.5,
+        stiffness: 0.05,
+        sharpness: 40.0,
+        damping: 0.01,
+    };
+    sim.set_joint_limit("axle", limit).unwrap();
+    let (mut max_angle, mut min_rate): (f64, f64) = (0.0, 0.0);
+    for _ in 0..300 {
+        sim.step().unwrap();
+        max_angle = max_angle.max(sim.q()[0]);
+        min_rate = min_rate.min(sim.qd()[0]);
+    }
+    let d = sim.diagnostics();
+    println!(
+        "limited wheel: max angle {max_angle:.4} rad, ω {:.4} rad/s, dissipated {:.4e} J, balance {:.2e}",
+        sim.qd()[0],
+        d.dissipated_j,
+        d.energy_error_rel
+    );
+    assert!(
+        max_angle > 0.5 && max_angle < 0.7,
+        "stopped just past the limit"
+    );
+    assert!(min_rate < -1.5, "and sent back");
+    assert!(d.dissipated_j > 0.0);
+    assert!(d.energy_error_rel.abs() < 1e-8, "{d:?}");
+    assert!(limit.validate().is_ok());
+    assert!(JointLimit {
+        lower: 1.0,
+        ..limit
+    }
+    .validate()
+    .is_err());
+}

@@ -99,8 +99,8 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
     /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`
-    /// (reduced coordinates, the articulated-body algorithm: exact joints, trees only; no
-    /// --stylus or --wind yet, no reaction columns in the CSV).
+    /// (reduced coordinates, the articulated-body algorithm: exact tree joints, loops closed
+    /// by constraint rows; no --stylus or --wind yet, no reaction columns in the CSV).
     #[arg(long, value_enum, default_value_t = Method::Default)]
     pub method: Method,
     /// Integrator of `--method articulated`: euler (semi-implicit), rk4, or rk45 (adaptive,

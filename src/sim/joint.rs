@@ -159,6 +159,18 @@ impl Joint {
         self.slide_perp_in_body1[0].cross(&self.slide_perp_in_body1[1])
     }
 
+    /// The two unit vectors ⊥ the slide axis, fixed in body 1, whose slide rows ψ = (p₂ − p₁)·b
+    /// are (meaningful for prismatic and slot joints).
+    pub(crate) fn slide_perp_in_body1(&self) -> &[Vector3<f64>; 2] {
+        &self.slide_perp_in_body1
+    }
+
+    /// The two unit vectors ⊥ the hinge axis, fixed in body 2, whose angular rows ψ = a₁·u
+    /// are (meaningful for hinge and slot joints).
+    pub(crate) fn hinge_perp_in_body2(&self) -> &[Vector3<f64>; 2] {
+        &self.hinge_perp_in_body2
+    }
+
     /// The joint's attachment vectors in the world at the poses `p1`, `p2`.
     pub(crate) fn geometry(&self, p1: &Pose, p2: &Pose) -> JointGeometry {
         let mut g = JointGeometry::default();
