@@ -114,14 +114,6 @@ pub fn run(args: CalibrateTrackerArgs) -> anyhow::Result<()> {
     }
 }
 
-fn port_spec(port: &str) -> PortSpec {
-    if port == "auto" {
-        PortSpec::Auto
-    } else {
-        PortSpec::Path(PathBuf::from(port))
-    }
-}
-
 /// Starts the arm worker and waits for its handshake, reporting failed attempts.
 fn connect(port: PortSpec, cancelled: &AtomicBool) -> anyhow::Result<ArmWorker> {
     port.check_present()?;
@@ -286,7 +278,7 @@ fn run_guided(
     port: &str,
     cancelled: Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
-    let worker = connect(port_spec(port), &cancelled)?;
+    let worker = connect(PortSpec::from_arg(port), &cancelled)?;
     introduce(object);
     let mut source = ArmPicks {
         worker: &worker,

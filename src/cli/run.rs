@@ -168,10 +168,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 /// Starts the arm's driver; a port that is not there stops the run when the config says the
 /// arm is required, and otherwise is named at once and the run goes on without the arm.
 fn start_arm(arm: &ArmSection) -> anyhow::Result<Option<Box<dyn StylusDevice>>> {
-    let port = match arm.port.as_str() {
-        "auto" => PortSpec::Auto,
-        p => PortSpec::Path(p.into()),
-    };
+    let port = PortSpec::from_arg(&arm.port);
     if let Err(e) = port.check_present() {
         if arm.required {
             anyhow::bail!("arm: {e} (the config's [arm] says required = true)");

@@ -55,6 +55,16 @@ pub enum TransportError {
 }
 
 impl PortSpec {
+    /// The port as users write it (config files, `--port`, `--arm`): `auto` probes every
+    /// serial port, anything else is a device path.
+    pub fn from_arg(port: &str) -> Self {
+        if port == "auto" {
+            PortSpec::Auto
+        } else {
+            PortSpec::Path(port.into())
+        }
+    }
+
     /// Fails at once when a device path does not exist, naming the serial ports there are:
     /// at the start of a session, waiting for a path that is not there only delays the
     /// message. (Once connected, the worker reconnects to a port that went away.)

@@ -212,11 +212,7 @@ fn done(args: &ProbeArgs, rows: &Rows) -> bool {
 
 /// Streams through the worker, which reconnects after silence or an unplug.
 fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
-    let port = if args.port == "auto" {
-        PortSpec::Auto
-    } else {
-        PortSpec::Path(PathBuf::from(&args.port))
-    };
+    let port = PortSpec::from_arg(&args.port);
     if let Err(e) = port.check_present() {
         return (None, None, Some(e.into()));
     }
