@@ -26,16 +26,15 @@ pub(super) const PROJECTION_TOLERANCE_M: f64 = 1.0e-10;
 const MAX_PROJECTION_SWEEPS: usize = 30;
 
 impl Step<'_> {
-    /// Projects penetration away without joints (see the module docs).
-    pub(super) fn project_contacts(&mut self) {
+    /// Projects penetration away without joints (see the module docs). Returns whether the
+    /// end contacts are those of the final poses (they are not when the sweeps ran out).
+    pub(super) fn project_contacts(&mut self) -> bool {
         for _ in 0..MAX_PROJECTION_SWEEPS {
-            self.contact_masses();
-            self.detect_contacts(true);
-            let c = &mut self.s.contact;
-            let worst = c.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max);
+            let worst = self.detect_end_contacts();
             if worst <= PROJECTION_TOLERANCE_M {
-                break;
+                return true;
             }
+            let c = &mut self.s.contact;
             let points = c.end_points.clone();
             for p in points.iter().filter(|p| p.gap_m < 0.0) {
                 let rows = rows_of(p, &c.poses);
@@ -62,15 +61,15 @@ impl Step<'_> {
                 }
             }
         }
+        false
     }
 
-    /// Projects penetration and joint error away together (see the module docs).
-    pub(super) fn project_contacts_and_joints(&mut self) {
+    /// Projects penetration and joint error away together (see the module docs). Returns
+    /// whether the end contacts are those of the final poses, as [`Self::project_contacts`].
+    pub(super) fn project_contacts_and_joints(&mut self) -> bool {
         for _ in 0..MAX_PROJECTION_SWEEPS {
-            self.contact_masses();
-            self.detect_contacts(true);
+            let worst = self.detect_end_contacts();
             let c = &mut self.s.contact;
-            let worst = c.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max);
             c.bilateral.clear();
             let mut psi_squared = 0.0;
             let mut rows = [JointRow::default(); MAX_ROWS];
@@ -84,7 +83,7 @@ impl Step<'_> {
                 }
             }
             if worst <= PROJECTION_TOLERANCE_M && psi_squared.sqrt() <= PROJECTION_TOLERANCE_M {
-                break;
+                return true;
             }
             // A displacement is a velocity over a unit time: a contact row that would end
             // below its gap's closure is inserted.
@@ -117,5 +116,6 @@ impl Step<'_> {
                 }
             }
         }
+        false
     }
 }

@@ -63,6 +63,13 @@ pub(crate) struct ContactScratch {
     pub(crate) stats: lcp::SolveStats,
 }
 
+impl ContactScratch {
+    /// The deepest penetration among the end contacts (m, ≥ 0).
+    pub(super) fn deepest_end_penetration_m(&self) -> f64 {
+        self.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max)
+    }
+}
+
 fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
     let a = if n.x.abs() < 0.6 {
         Vector3::x()
@@ -183,6 +190,14 @@ impl Step<'_> {
             self.stylus_target
                 .map_or(Vector3::zeros(), |t| t.velocity_in_world),
         )
+    }
+
+    /// Detects the contacts at the current poses (with their masses) as the step's end
+    /// contacts; returns the deepest penetration (m, ≥ 0).
+    pub(super) fn detect_end_contacts(&mut self) -> f64 {
+        self.contact_masses();
+        self.detect_contacts(true);
+        self.s.contact.deepest_end_penetration_m()
     }
 
     pub(super) fn detect_contacts(&mut self, end: bool) {
@@ -478,22 +493,27 @@ impl Step<'_> {
         };
         let method = model.method;
         let h = self.ctx.h;
+        // Whether the end contacts were last detected at the poses the step ends with.
+        let mut detected = false;
         if method == InequalityMethod::Right {
-            if self.joints.is_empty() {
-                self.project_contacts();
+            detected = if self.joints.is_empty() {
+                self.project_contacts()
             } else {
-                self.project_contacts_and_joints();
-            }
+                self.project_contacts_and_joints()
+            };
             // The predicted poses are the poses (the joints' position pass reads them).
             for (p, b) in self.s.body.predicted.iter_mut().zip(self.bodies.iter()) {
                 *p = Pose::of(b);
             }
             self.s.joint.psi_pred_valid = false;
         }
-        self.contact_masses();
-        self.detect_contacts(true);
+        let deepest = if detected {
+            self.s.contact.deepest_end_penetration_m()
+        } else {
+            self.detect_end_contacts()
+        };
         let c = &mut self.s.contact;
-        c.max_penetration_m = c.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max);
+        c.max_penetration_m = deepest;
         // Alg. 1 inserts the rows violated at the end of the step; Alg. 2 those whose
         // violation tendency was negative in this step.
         match method {
