@@ -52,9 +52,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         fps: None,
     };
     let source: Box<dyn CameraSource> = match cfg.camera.capture_target() {
-        CaptureTarget::Device(device) => {
-            Box::new(OpenCvCamera::open(CaptureTarget::Device(device), request)?)
-        }
+        live @ CaptureTarget::Device(_) => Box::new(OpenCvCamera::open(live, request)?),
         recording => {
             let live = LiveReplay::new(Box::new(move || {
                 Ok(Box::new(OpenCvCamera::open(recording.clone(), request)?)
@@ -74,8 +72,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     )?;
     let (stylus, world_from_arm, grab_radius_m) = match &cfg.arm {
         Some(arm) => {
-            let stylus = start_arm(arm)?;
+            // The file first: a bad one is reported before the driver's thread starts.
             let tracker_cal = TrackerCalibration::load(&arm.tracker_file)?;
+            let stylus = start_arm(arm)?;
             (
                 stylus,
                 tracker_cal.world_from_arm,

@@ -71,6 +71,11 @@ pub struct ArmSection {
     pub required: bool,
 }
 
+/// Whether a camera `device` names a live device: a capture index or a path under `/dev`.
+fn names_a_live_device(device: &str) -> bool {
+    device.chars().all(|c| c.is_ascii_digit()) || Path::new(device).starts_with("/dev")
+}
+
 impl CameraSection {
     /// What `device` names: a capture index or a path under `/dev` is a live device; an
     /// existing folder is an image folder and an existing file a video, played as the camera.
@@ -78,7 +83,7 @@ impl CameraSection {
     pub fn capture_target(&self) -> CaptureTarget {
         let d = self.device.as_str();
         let path = Path::new(d);
-        if d.chars().all(|c| c.is_ascii_digit()) || path.starts_with("/dev") {
+        if names_a_live_device(d) {
             CaptureTarget::Device(d.to_owned())
         } else if path.is_dir() {
             CaptureTarget::Folder(path.to_owned())
@@ -229,7 +234,7 @@ impl RigConfig {
         }
         // A recording named by a relative path is found next to the config, like the files.
         let device = Path::new(&cfg.camera.device);
-        if !cfg.camera.device.chars().all(|c| c.is_ascii_digit()) && device.is_relative() {
+        if !names_a_live_device(&cfg.camera.device) && device.is_relative() {
             let beside = base.join(device);
             if beside.exists() {
                 cfg.camera.device = beside.to_string_lossy().into_owned();
