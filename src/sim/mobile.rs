@@ -39,6 +39,7 @@ use nalgebra::Vector3;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::scene::checker::name_problem;
 use super::shape::Shape;
 
 /// Density of steel, the default for the rods (kg/m³).
@@ -212,16 +213,22 @@ impl MobileDef {
             names.push((f.name.get_ref(), Node::Fish(i, f)));
         }
         for (k, (n, node)) in names.iter().enumerate() {
-            if n.is_empty() || *n == "ground" || names[..k].iter().any(|(m, _)| m == n) {
+            let kind = match node {
+                Node::Bar(..) => "bar",
+                Node::Fish(..) => "fish",
+            };
+            let problem = name_problem(n, kind, &["ground"]).or_else(|| {
+                names[..k]
+                    .iter()
+                    .any(|(m, _)| m == n)
+                    .then(|| format!("name `{n}` is used twice"))
+            });
+            if let Some(problem) = problem {
                 let (span, field) = match node {
                     Node::Bar(i, b) => (b.name.span(), format!("mobile.bar[{i}].name")),
                     Node::Fish(i, f) => (f.name.span(), format!("mobile.fish[{i}].name")),
                 };
-                return Err(err(
-                    span,
-                    field,
-                    format!("name `{n}` is empty, reserved or used twice"),
-                ));
+                return Err(err(span, field, problem));
             }
         }
         let find = |n: &str| names.iter().position(|(m, _)| *m == n);
@@ -574,6 +581,13 @@ drop_m = 0.02
             ),
             (
                 TWO_LEVELS.replace("name = \"c\"", "name = \"a\""),
+                "mobile.fish[2].name",
+            ),
+            // The scene's name rule: a trailing space would not read back from the CSVs.
+            (
+                TWO_LEVELS
+                    .replace("name = \"c\"", "name = \"c \"")
+                    .replace("right = \"c\"", "right = \"c \""),
                 "mobile.fish[2].name",
             ),
         ];

@@ -17,7 +17,7 @@
 
 pub(crate) mod array3;
 mod bodies;
-mod checker;
+pub(crate) mod checker;
 mod contact;
 mod elements;
 mod file;

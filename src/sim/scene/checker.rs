@@ -21,10 +21,28 @@ pub(super) struct Checker<'a> {
     pub(super) body_ids: RefCell<(usize, HashMap<String, BodyId>)>,
 }
 
+/// What is wrong with `name` as the name of a `kind` (body, joint, force, bar, fish), apart
+/// from being used twice: empty, `reserved`, a control character, or leading or trailing
+/// spaces (the output CSVs carry names in fields that a reader trims).
+pub(crate) fn name_problem(name: &str, kind: &str, reserved: &[&str]) -> Option<String> {
+    if name.is_empty() {
+        Some(format!("a {kind} needs a name"))
+    } else if reserved.contains(&name) {
+        Some(format!("`{name}` is reserved"))
+    } else if name.chars().any(char::is_control) {
+        Some(format!("{kind} name {name:?} contains a control character"))
+    } else if name.trim() != name {
+        Some(format!(
+            "{kind} name `{name}` starts or ends with a space (CSV readers trim fields, so it would not match the name read back)"
+        ))
+    } else {
+        None
+    }
+}
+
 impl Checker<'_> {
-    /// Checks the name of a `kind` (body, joint, force): not empty, not `reserved`, without
-    /// leading or trailing spaces or control characters (the output CSVs carry names in
-    /// fields that a reader trims), and not in `seen`, to which it is added.
+    /// Checks the name of a `kind` (body, joint, force) by [`name_problem`], and that it is not
+    /// in `seen`, to which it is added.
     pub(super) fn name<'n>(
         &self,
         name: &'n Spanned<String>,
@@ -34,21 +52,8 @@ impl Checker<'_> {
         seen: &mut std::collections::HashSet<&'n str>,
     ) -> Result<(), SceneError> {
         let n = name.get_ref().as_str();
-        let problem = if n.is_empty() {
-            Some(format!("a {kind} needs a name"))
-        } else if reserved.contains(&n) {
-            Some(format!("`{n}` is reserved"))
-        } else if n.chars().any(char::is_control) {
-            Some(format!("{kind} name {n:?} contains a control character"))
-        } else if n.trim() != n {
-            Some(format!(
-                "{kind} name `{n}` starts or ends with a space (CSV readers trim fields, so it would not match the name read back)"
-            ))
-        } else if !seen.insert(n) {
-            Some(format!("{kind} name `{n}` is used twice"))
-        } else {
-            None
-        };
+        let problem = name_problem(n, kind, reserved)
+            .or_else(|| (!seen.insert(n)).then(|| format!("{kind} name `{n}` is used twice")));
         match problem {
             Some(p) => Err(self.err(name.span(), field, p)),
             None => Ok(()),
