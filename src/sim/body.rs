@@ -98,16 +98,18 @@ impl Body {
         Point3::from(self.position_in_world + self.world_from_body_rotation * point_in_body)
     }
 
-    /// Inertia tensor about the centre of mass and its inverse, in the world frame at the
-    /// current orientation.
-    pub(crate) fn inertia_and_inverse_in_world(&self) -> (Matrix3<f64>, Matrix3<f64>) {
-        let world_from_principal =
-            (self.world_from_body_rotation * self.body_from_principal).to_rotation_matrix();
+    /// Sets `inertia` and `inverse` to the inertia tensor about the centre of mass and its
+    /// inverse, in the world frame at the current orientation (in place: the solver makes
+    /// them for every body every step).
+    pub(crate) fn set_inertia_and_inverse_in_world(
+        &self,
+        inertia: &mut Matrix3<f64>,
+        inverse: &mut Matrix3<f64>,
+    ) {
+        let world_from_principal = self.world_from_principal().to_rotation_matrix();
         let r = world_from_principal.matrix();
-        (
-            rotate_diagonal(r, &self.principal_inertia_kg_m2),
-            rotate_diagonal(r, &self.inv_principal_inertia),
-        )
+        *inertia = rotate_diagonal(r, &self.principal_inertia_kg_m2);
+        *inverse = rotate_diagonal(r, &self.inv_principal_inertia);
     }
 
     /// Whether the pose and the velocities are all finite. (The solver asks this of every
@@ -143,12 +145,24 @@ impl Body {
         .map(|(what, _)| what)
     }
 
+    /// The orientation of the principal axes in the world.
+    fn world_from_principal(&self) -> UnitQuaternion<f64> {
+        // A principal frame that is the body frame (most bodies) leaves the product equal to
+        // the body's rotation bit for bit: skipped, as the solver asks for it every step.
+        if self.body_from_principal == UnitQuaternion::identity() {
+            self.world_from_body_rotation
+        } else {
+            self.world_from_body_rotation * self.body_from_principal
+        }
+    }
+
     /// Kinetic energy ½ m v² + ½ ωᵀ I ω (J).
     pub fn kinetic_energy_j(&self) -> f64 {
         if !self.is_dynamic() {
             return 0.0;
         }
-        let w_principal = (self.world_from_body_rotation * self.body_from_principal)
+        let w_principal = self
+            .world_from_principal()
             .inverse_transform_vector(&self.angular_velocity_in_world);
         0.5 * self.mass_kg * self.linear_velocity_in_world.norm_squared()
             + 0.5

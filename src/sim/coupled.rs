@@ -27,6 +27,8 @@ pub(crate) struct GlobalBlock {
     pub(super) rows: usize,
     /// Rows up to the last one with a linear part (the rest are angular only).
     lin_rows: usize,
+    /// Lanes up to which the slot's last use wrote (see [`start_block`]).
+    written_rows: usize,
     lin: [Lanes; 3],
     ang1: [Lanes; 3],
     ang2: [Lanes; 3],
@@ -44,6 +46,7 @@ impl GlobalBlock {
             b2,
             rows: 0,
             lin_rows: 0,
+            written_rows: 0,
             lin: zero,
             ang1: zero,
             ang2: zero,
@@ -51,6 +54,22 @@ impl GlobalBlock {
             w2: zero,
             inv_soft: [0.0; BLOCK],
         }
+    }
+
+    /// Clears the lanes past `rows` that the slot's last use wrote, so that they are zero again
+    /// (call after the last [`Self::push`] of a reused slot).
+    pub(super) fn seal(&mut self) {
+        for k in self.rows..self.written_rows {
+            for d in 0..3 {
+                self.lin[d][k] = 0.0;
+                self.ang1[d][k] = 0.0;
+                self.ang2[d][k] = 0.0;
+                self.w1[d][k] = 0.0;
+                self.w2[d][k] = 0.0;
+            }
+            self.inv_soft[k] = 0.0;
+        }
+        self.written_rows = self.rows;
     }
 
     /// Appends a row with its M⁻¹-weighted angular parts `w1`, `w2` and its 1/soft.
@@ -69,6 +88,26 @@ impl GlobalBlock {
             self.lin_rows = self.rows;
         }
     }
+}
+
+/// Block `index` of a new assembly, empty, for `owner` acting on bodies `b1` and `b2`: the
+/// slot the last assembly left at `index` if there is one (its lanes are overwritten row by
+/// row; [`GlobalBlock::seal`] clears what is left over), or a new zeroed one. A factorisation
+/// per step thus writes only the rows instead of clearing every block's lanes first.
+pub(super) fn start_block(
+    blocks: &mut Vec<GlobalBlock>,
+    index: usize,
+    owner: BlockOwner,
+    b1: BodyId,
+    b2: BodyId,
+) -> &mut GlobalBlock {
+    if index == blocks.len() {
+        blocks.push(GlobalBlock::new(owner, b1, b2));
+    }
+    let gb = &mut blocks[index];
+    gb.written_rows = gb.written_rows.max(gb.rows);
+    (gb.owner, gb.b1, gb.b2, gb.rows, gb.lin_rows) = (owner, b1, b2, 0, 0);
+    gb
 }
 
 /// Sets every block of `dense` inside its profile (begun with `first`) from the element

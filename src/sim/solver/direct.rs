@@ -4,11 +4,12 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use super::impulses::{add_row_impulses, add_stylus_impulse};
+use super::impulses::{add_joint_impulses, add_row_impulses, add_stylus_impulse};
 use super::{larger, Step};
+use crate::sim::block::{mul_skew, skew_mul};
 use crate::sim::block_cholesky::{BlockCholesky, Lanes, BLOCK};
 use crate::sim::body::{Body, BodyId, GROUND};
-use crate::sim::coupled::{assemble, BlockOwner, GlobalBlock};
+use crate::sim::coupled::{assemble, start_block, BlockOwner, GlobalBlock};
 use crate::sim::joint::Joint;
 use crate::sim::joint::Row;
 use crate::sim::spring::Spring;
@@ -42,7 +43,9 @@ impl Step<'_> {
             match gb.owner {
                 BlockOwner::Joint(i) => {
                     let blk = &self.s.joint.blocks[i];
-                    for (k, r) in rhs.iter_mut().enumerate().take(gb.rows) {
+                    // Over every lane: ψ, and so the right-hand side, is zero past the
+                    // joint's rows (see `largest_closure_error`).
+                    for (k, r) in rhs.iter_mut().enumerate() {
                         *r = 2.0 * blk.closure_error(k, keep) / h;
                         residual = larger(residual, 0.5 * r.abs());
                     }
@@ -75,11 +78,10 @@ impl Step<'_> {
                     for (l, d) in blk.lambda.iter_mut().zip(&rhs[..gb.rows]) {
                         *l += d;
                     }
-                    add_row_impulses(
+                    add_joint_impulses(
                         self.bodies,
                         &mut self.s.body.torque,
-                        gb.b1,
-                        gb.b2,
+                        &self.joints[i],
                         &blk.rows[..gb.rows],
                         &rhs[..gb.rows],
                     );
@@ -117,7 +119,6 @@ impl Step<'_> {
     /// J M⁻¹ Jᵀ + diag(1/soft) within its block profile.
     pub(super) fn assemble_and_factor(&mut self) -> Option<()> {
         let h = self.ctx.h;
-        self.s.direct.blocks.clear();
         let newton = self.s.newton.active;
         if newton && self.s.newton.inertia_stale {
             self.newton_inertia_from_turning();
@@ -133,41 +134,42 @@ impl Step<'_> {
             } else {
                 &self.s.body.inv_inertia[b]
             };
-            let phi = self.s.body.half_turn[b].cross_matrix();
-            let a = m - m * phi;
-            *w = a + phi * a;
+            let phi = &self.s.body.half_turn[b];
+            let a = m - mul_skew(m, phi);
+            *w = a + skew_mul(phi, &a);
         }
         let body_weight = &self.s.direct.body_weight;
         let weight = |b: BodyId, ang: &Vector3<f64>| body_weight[b] * ang;
+        let blocks = &mut self.s.direct.blocks;
+        let mut nb = 0;
         for (i, j) in self.joints.iter().enumerate() {
             let blk = &self.s.joint.blocks[i];
-            self.s
-                .direct
-                .blocks
-                .push(GlobalBlock::new(BlockOwner::Joint(i), j.body1, j.body2));
-            let gb = self.s.direct.blocks.last_mut().expect("just pushed");
+            let gb = start_block(blocks, nb, BlockOwner::Joint(i), j.body1, j.body2);
             for k in 0..j.rows() {
                 let row = &blk.rows[k];
                 let w1 = weight(j.body1, &row.ang1);
                 let w2 = weight(j.body2, &row.ang2);
                 gb.push(row, &w1, &w2, 0.0);
             }
+            gb.seal();
+            nb += 1;
         }
         for (i, s) in self.springs.iter().enumerate() {
             let r = &self.s.spring_rows[i];
             let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
             if r.active && soft > 0.0 {
-                let mut gb = GlobalBlock::new(BlockOwner::Spring(i), s.body1, s.body2);
+                let gb = start_block(blocks, nb, BlockOwner::Spring(i), s.body1, s.body2);
                 let w1 = weight(s.body1, &r.row.ang1);
                 let w2 = weight(s.body2, &r.row.ang2);
                 gb.push(&r.row, &w1, &w2, 1.0 / soft);
-                self.s.direct.blocks.push(gb);
+                gb.seal();
+                nb += 1;
             }
         }
         if let Some(s) = self.stylus {
             let blk = &self.s.stylus_block;
             let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
-            let mut gb = GlobalBlock::new(BlockOwner::Stylus, s.body, GROUND);
+            let gb = start_block(blocks, nb, BlockOwner::Stylus, s.body, GROUND);
             for k in 0..3 {
                 let e = Vector3::ith(k, 1.0);
                 let row = Row {
@@ -178,9 +180,10 @@ impl Step<'_> {
                 let w1 = weight(s.body, &row.ang1);
                 gb.push(&row, &w1, &Vector3::zeros(), 1.0 / soft);
             }
-            self.s.direct.blocks.push(gb);
+            gb.seal();
+            nb += 1;
         }
-        let nb = self.s.direct.blocks.len();
+        blocks.truncate(nb);
         // The profile: a block couples back to the first earlier block that acts on one of
         // its moving bodies.
         self.s.direct.body_first_block.fill(usize::MAX);

@@ -5,7 +5,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::Step;
 use crate::sim::body::{Body, BodyId};
-use crate::sim::joint::Row;
+use crate::sim::joint::{Joint, JointKind, Row};
 
 impl Step<'_> {
     /// Keeps the velocities before an update: the row refresh measures its change from them,
@@ -70,11 +70,10 @@ impl Step<'_> {
     pub(super) fn apply_accumulated_impulses(&mut self) {
         for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
             let n = j.rows();
-            add_row_impulses(
+            add_joint_impulses(
                 self.bodies,
                 &mut self.s.body.torque,
-                j.body1,
-                j.body2,
+                j,
                 &blk.rows[..n],
                 &blk.lambda[..n],
             );
@@ -144,10 +143,47 @@ pub(super) fn add_row_impulses(
     delta: &[f64],
 ) {
     let mut lin = Vector3::zeros();
+    for (row, d) in rows.iter().zip(delta) {
+        lin += row.lin * *d;
+    }
+    add_impulses(bodies, torque, b1, b2, lin, rows, delta);
+}
+
+/// [`add_row_impulses`] for joint `joint`'s rows, whose linear parts are known from its kind
+/// (see [`Joint::rows_of`]): the unit axes for the point rows, zero for the angular rows.
+/// Leaving out the products by those ones and zeros gives the same sums bit for bit, and the
+/// joints' impulses are added several times per step.
+pub(super) fn add_joint_impulses(
+    bodies: &mut [Body],
+    torque: &mut [Vector3<f64>],
+    joint: &Joint,
+    rows: &[Row],
+    delta: &[f64],
+) {
+    let lin = match joint.kind {
+        JointKind::Ball | JointKind::Hinge | JointKind::Fixed => {
+            Vector3::new(delta[0], delta[1], delta[2])
+        }
+        JointKind::Prismatic | JointKind::Slot => rows[0].lin * delta[0] + rows[1].lin * delta[1],
+    };
+    add_impulses(bodies, torque, joint.body1, joint.body2, lin, rows, delta);
+}
+
+/// Adds the linear impulse `lin` (on body 1; −`lin` on body 2) to the velocities and the
+/// angular parts of `rows` times `delta` to the gathered torques.
+#[inline(always)]
+fn add_impulses(
+    bodies: &mut [Body],
+    torque: &mut [Vector3<f64>],
+    b1: BodyId,
+    b2: BodyId,
+    lin: Vector3<f64>,
+    rows: &[Row],
+    delta: &[f64],
+) {
     let mut ang1 = Vector3::zeros();
     let mut ang2 = Vector3::zeros();
     for (row, d) in rows.iter().zip(delta) {
-        lin += row.lin * *d;
         ang1 += row.ang1 * *d;
         ang2 += row.ang2 * *d;
     }

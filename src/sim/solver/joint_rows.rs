@@ -4,8 +4,8 @@
 
 use nalgebra::Vector3;
 
-use super::impulses::add_row_impulses;
-use super::Step;
+use super::impulses::add_joint_impulses;
+use super::{larger, Step};
 use crate::sim::block::{BlockMatrix, BlockVector, CholeskyBlock, MAX_ROWS};
 use crate::sim::block_cholesky::BLOCK;
 use crate::sim::body::{advance_rotation, Pose};
@@ -138,11 +138,10 @@ impl Step<'_> {
             blk.lambda[k] += delta[k];
         }
         let (b1, b2) = (j.body1, j.body2);
-        add_row_impulses(
+        add_joint_impulses(
             self.bodies,
             &mut self.s.body.torque,
-            b1,
-            b2,
+            j,
             &blk.rows[..n],
             &delta[..n],
         );
@@ -216,6 +215,14 @@ impl JointBlock {
     /// (`keep` = 1 − β); m, or rad for angular rows.
     pub(crate) fn closure_error(&self, k: usize, keep: f64) -> f64 {
         keep * self.psi_start[k] - self.psi_pred[k]
+    }
+
+    /// The largest |closure error| of the block's rows. Taken over every lane: ψ is zero past
+    /// a joint's rows (see [`crate::sim::joint::Joint::psi_of`]), so the padding adds nothing, and the fixed
+    /// length lets the compiler unroll what the solver runs for every joint several times a
+    /// step.
+    pub(crate) fn largest_closure_error(&self, keep: f64) -> f64 {
+        (0..MAX_ROWS).fold(0.0, |m, k| larger(m, self.closure_error(k, keep).abs()))
     }
 }
 

@@ -6,7 +6,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::spring_rows::MIN_SPRING_LENGTH_M;
 use super::Step;
-use crate::sim::block::{is_positive_definite3, spd_inverse3};
+use crate::sim::block::{is_positive_definite3, skew_mul, spd_inverse3};
 use crate::sim::joint::cross_cross;
 use crate::sim::solver::SolverMethod;
 
@@ -133,8 +133,9 @@ impl Step<'_> {
                 p1 += row.ang1 * *l;
                 p2 += row.ang2 * *l;
             }
-            self.s.newton.turning[j.body1] += a1 + p1.cross_matrix() * q;
-            self.s.newton.turning[j.body2] += a2 + p2.cross_matrix() * q;
+            // ((p q) as a cross matrix is [p]× q bit for bit, with 3 products instead of 9.)
+            self.s.newton.turning[j.body1] += a1 + (p1 * q).cross_matrix();
+            self.s.newton.turning[j.body2] += a2 + (p2 * q).cross_matrix();
         }
         // The gyroscopic impulse h (I ω̄) × ω̄, ω̄ = (ω₀ + ω′)/2, at ω̄ ≈ ω₀:
         // A = (h/2)([I ω̄]× − [ω̄]× I).
@@ -147,7 +148,7 @@ impl Step<'_> {
             .zip(self.s.body.inertia.iter().zip(&self.s.body.w_start))
         {
             if b.is_dynamic() {
-                *a += ((inertia * w).cross_matrix() - w.cross_matrix() * inertia) * (0.5 * h);
+                *a += ((inertia * w).cross_matrix() - skew_mul(w, inertia)) * (0.5 * h);
             }
         }
         for (s, r) in self.springs.iter().zip(&self.s.spring_rows) {

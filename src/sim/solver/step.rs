@@ -106,11 +106,11 @@ impl Step<'_> {
             .zip(self.s.body.inertia.iter_mut())
             .zip(self.bodies.iter())
         {
-            (*i, *m) = if b.is_dynamic() {
-                b.inertia_and_inverse_in_world()
+            if b.is_dynamic() {
+                b.set_inertia_and_inverse_in_world(i, m);
             } else {
-                (Matrix3::zeros(), Matrix3::zeros())
-            };
+                (*i, *m) = (Matrix3::zeros(), Matrix3::zeros());
+            }
         }
     }
 

@@ -266,10 +266,8 @@ impl Step<'_> {
         self.evaluate_predicted_psi();
         // The largest error, then one division (as h > 0, the same as the largest quotient).
         let mut closure = 0.0_f64;
-        for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
-            for k in 0..j.rows() {
-                closure = larger(closure, blk.closure_error(k, keep).abs());
-            }
+        for blk in &self.s.joint.blocks {
+            closure = larger(closure, blk.largest_closure_error(keep));
         }
         let mut residual = closure / h;
         for i in 0..self.springs.len() {
