@@ -40,6 +40,8 @@ enum Command {
     /// Digitizer-arm tools: a simulated arm on a pseudo-terminal, and a probe.
     #[command(subcommand)]
     Arm(cli::arm::ArmCommand),
+    /// Replay a session recorded with --record and check it against the recording.
+    Replay(cli::replay::ReplayArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -109,5 +111,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Calibrate(cmd) => cli::calibrate::run(cmd),
         Command::Scene(cmd) => cli::scene::run(cmd),
         Command::Arm(cmd) => cli::arm::run(cmd),
+        Command::Replay(args) => cli::replay::run(args),
     }
 }

@@ -542,6 +542,7 @@ fn steel_fish_under_the_synthetic_mic(
             stylus: stylus_rx,
             mic: mic_worker.as_ref().map(|_| mic_rx),
             view: None,
+            recorder: None,
         },
         snapshot_tx,
         reports_tx,

@@ -10,6 +10,7 @@ use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
 use ar_multibody::rig::live::keep_large_buffers_out_of_the_heap;
 use ar_multibody::rig::report::describe;
+use ar_multibody::rig::scene_sim::resolve_scene;
 use ar_multibody::rig::{DisplayLoopConfig, Rig, StopFlag, StopReason};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -74,6 +75,10 @@ pub struct DemoArgs {
     /// Headless: render but do not write PNG files (for long soak runs).
     #[arg(long)]
     pub no_save: bool,
+    /// Record the session into this new folder (the solver's inputs and outputs of every
+    /// step, and the scene); `replay DIR` reproduces it bit for bit.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
 }
 
 fn parse_size(text: &str) -> anyhow::Result<(u32, u32)> {
@@ -203,7 +208,13 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
             .trace_every_steps
             .max(LONG_RUN_TRACE_EVERY_STEPS);
     }
-    let rig = Rig::start(devices, solver_config, stop.clone())?;
+    let recorder = super::record::start(
+        args.record.as_deref(),
+        &args.scene,
+        &resolve_scene(&args.scene),
+        &solver_config,
+    )?;
+    let rig = Rig::start_recording(devices, solver_config, recorder, stop.clone())?;
     // run_to_end: a worker's failure still prints what the run measured until then.
     let result = rig.run_to_end(&mut compositor, frames.as_mut(), &loop_config);
     stop.stop();
@@ -222,5 +233,5 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     if let Some(e) = &summary.solver.error {
         anyhow::bail!("solver failed: {e}");
     }
-    Ok(())
+    super::record::finish(args.record.as_deref(), &summary)
 }

@@ -9,6 +9,8 @@ pub mod calibrate_tracker;
 pub mod demo;
 pub mod numeric_arg;
 pub mod progress;
+pub mod record;
+pub mod replay;
 pub mod run;
 pub mod scene;
 pub mod simulate;

@@ -39,6 +39,10 @@ pub struct RunArgs {
     /// Show the developer's figures in the HUD (frame rate, solver speed, |psi|, latency).
     #[arg(long)]
     pub diagnostics: bool,
+    /// Record the session into this new folder (the solver's inputs and outputs of every
+    /// step, and the scene); `replay DIR` reproduces it bit for bit.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
 }
 
 /// Runs the command.
@@ -133,18 +137,26 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let stop = StopFlag::new();
     stop_on_ctrl_c(&stop)?;
-    let rig = Rig::start(
+    let solver_config = SolverConfig {
+        world_from_arm,
+        interaction: InteractionConfig { grab_radius_m },
+        ..SolverConfig::default()
+    };
+    let recorder = super::record::start(
+        args.record.as_deref(),
+        &cfg.scene.display().to_string(),
+        &cfg.scene,
+        &solver_config,
+    )?;
+    let rig = Rig::start_recording(
         RigDevices {
             camera: Box::new(camera),
             stylus,
             mic,
             simulation: Box::new(simulation),
         },
-        SolverConfig {
-            world_from_arm,
-            interaction: InteractionConfig { grab_radius_m },
-            ..SolverConfig::default()
-        },
+        solver_config,
+        recorder,
         stop,
     )?;
     let loop_config = DisplayLoopConfig {
@@ -161,7 +173,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(e) = &summary.solver.error {
         anyhow::bail!("solver failed: {e}");
     }
-    Ok(())
+    super::record::finish(args.record.as_deref(), &summary)
 }
 
 /// Starts the arm's driver; a port that is not there stops the run when the config says the

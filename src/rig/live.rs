@@ -11,6 +11,7 @@ pub use super::memory::{
     WARMUP_FRAMES,
 };
 use super::messages::{CameraUpdate, SimSnapshot};
+use super::session_log::SessionRecorder;
 use super::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
 use super::view_tee::ViewTee;
 use super::worker::{StopFlag, Worker, WorkerError, WorkerReport};
@@ -182,6 +183,17 @@ impl Rig {
         solver_config: SolverConfig,
         stop: StopFlag,
     ) -> Result<Self, RigError> {
+        Self::start_recording(devices, solver_config, None, stop)
+    }
+
+    /// [`Self::start`], with the solver thread recording the session into `recorder` (see
+    /// [`super::session_log`]).
+    pub fn start_recording(
+        devices: RigDevices,
+        solver_config: SolverConfig,
+        recorder: Option<SessionRecorder>,
+        stop: StopFlag,
+    ) -> Result<Self, RigError> {
         let (reports_tx, reports_rx) = crossbeam_channel::bounded(256);
         let (camera_tx, camera_rx) = latest_channel(1);
         let (stylus_tx, stylus_rx) = latest_channel(4);
@@ -220,6 +232,7 @@ impl Rig {
                 stylus: stylus_rx,
                 mic: mic_rx,
                 view: Some(view_rx),
+                recorder,
             },
             snapshot_tx,
             reports_tx,

@@ -28,6 +28,8 @@
 //! - [`frame_content`]: the overlay and the HUD the display loop shows for a snapshot.
 //! - [`latency`]: per-frame statistics.
 //! - [`report`]: the printed run summary.
+//! - [`session_log`]: a recorded session's solver log (`--record`): per-step inputs and outputs.
+//! - [`replay`]: replaying a recorded session through the same simulation, compared bit for bit.
 //! - [`live`]: [`Rig`], which starts them and runs the compositor loop.
 
 pub mod arm_stylus;
@@ -44,9 +46,11 @@ pub mod live;
 pub mod memory;
 pub mod messages;
 pub mod mic_level;
+pub mod replay;
 pub mod report;
 pub mod scene_sim;
 pub mod scripted_user;
+pub mod session_log;
 pub mod solver_worker;
 pub mod tracked_camera;
 pub mod view_tee;

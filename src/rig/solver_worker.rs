@@ -11,6 +11,7 @@
 use super::clock::RealTimeStepper;
 use super::devices::Simulation;
 use super::messages::{MicLevel, SimSnapshot, StylusMessage, StylusSample};
+use super::session_log::SessionRecorder;
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
 use crate::interaction::{
     Interaction, InteractionConfig, InteractionEvent, SpringAttachment, StylusInput,
@@ -118,6 +119,8 @@ pub struct SolverSummary {
     pub max_abs_energy_drift_j: f64,
     /// The simulation error that stopped the stepping, if any.
     pub error: Option<String>,
+    /// Why the session's recording (`--record`) stopped or is incomplete, if it did.
+    pub recording_error: Option<String>,
 }
 
 /// The solver thread's inputs.
@@ -128,6 +131,8 @@ pub struct SolverInputs {
     pub mic: Option<LatestReceiver<MicLevel>>,
     /// The camera's tracked pose (`world_from_camera`), for a wind that follows the camera.
     pub view: Option<LatestReceiver<Isometry3<f64>>>,
+    /// Where the session is recorded (`--record`), if it is.
+    pub recorder: Option<SessionRecorder>,
 }
 
 /// Starts the solver thread ("solver").
@@ -222,6 +227,9 @@ impl SolverLoop {
         if let Some(view) = &self.inputs.view {
             if let Some(world_from_camera) = view.try_iter().last() {
                 self.sim.set_viewpoint(&world_from_camera);
+                if let Some(r) = &mut self.inputs.recorder {
+                    r.view(&world_from_camera);
+                }
             }
         }
     }
@@ -273,6 +281,13 @@ impl SolverLoop {
         }
         self.summary.skipped_steps = stepper.steps_skipped();
         self.summary.real_time_factor = stepper.real_time_factor(Instant::now());
+        if let Some(mut r) = self.inputs.recorder.take() {
+            if let Err(e) = r.finish() {
+                let t = self.summary.steps as f64 * h;
+                self.summary.recording_error = Some(e.to_string());
+                self.event(t, format!("recording failed at the end: {e}"));
+            }
+        }
         self.summary
     }
 
@@ -308,6 +323,15 @@ impl SolverLoop {
         self.sim
             .step(h, spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
+        if let Some(r) = &mut self.inputs.recorder {
+            if let Err(e) = r.step(k, t_after, spring.as_ref(), wind, self.sim.as_ref()) {
+                // The session goes on (what was recorded until now stays readable); the
+                // summary says the recording is incomplete.
+                self.inputs.recorder = None;
+                self.summary.recording_error = Some(e.to_string());
+                self.event(t_after, format!("recording stopped: {e}"));
+            }
+        }
         let d = self.sim.diagnostics();
         self.summary.max_psi_norm_m = self.summary.max_psi_norm_m.max(d.psi_norm_m);
         self.summary.max_abs_energy_drift_j = self

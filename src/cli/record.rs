@@ -1,0 +1,42 @@
+//! `--record DIR` of `demo` and `run`: starting the session's recorder before the rig, and
+//! saying at the end where the session is and whether it is complete (see
+//! `ar_multibody::rig::session_log`).
+
+use ar_multibody::rig::session_log::{SessionInfo, SessionRecorder};
+use ar_multibody::rig::{RunSummary, SolverConfig};
+use std::path::Path;
+
+/// The recorder for `--record DIR`, if asked: the folder is created with the session's
+/// description and a copy of `scene_file` (`scene` as the user named it). A folder that holds a
+/// recording already is refused here, before anything runs.
+pub fn start(
+    dir: Option<&Path>,
+    scene: &str,
+    scene_file: &Path,
+    solver: &SolverConfig,
+) -> anyhow::Result<Option<SessionRecorder>> {
+    let Some(dir) = dir else {
+        return Ok(None);
+    };
+    let info = SessionInfo::new(scene, solver.dt_secs, &solver.world_from_arm);
+    let recorder = SessionRecorder::create(dir, scene_file, &info)?;
+    eprintln!("recording the session into {}", dir.display());
+    Ok(Some(recorder))
+}
+
+/// Says where the session was recorded, or fails when the recording is incomplete.
+pub fn finish(dir: Option<&Path>, summary: &RunSummary) -> anyhow::Result<()> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    if let Some(e) = &summary.solver.recording_error {
+        anyhow::bail!("the recording in {} is incomplete: {e}", dir.display());
+    }
+    println!(
+        "session recorded in {} ({} steps); `ar-multibody replay {}` runs it again",
+        dir.display(),
+        summary.solver.steps,
+        dir.display()
+    );
+    Ok(())
+}
