@@ -1,7 +1,7 @@
 //! `run` on what a lab may have (issue 19, acceptance 4): a recording of the desk as the
 //! camera and no arm; an arm whose port is missing (named at once, then the run goes on
 //! without it, or stops when the config says the arm is required). Headless: the frames go
-//! to PNG files.
+//! to PNG files. The first run is recorded (`--record`) and replayed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -71,16 +71,25 @@ fn a_recording_as_the_camera_and_no_arm_runs() {
     let dir = tempfile::tempdir().unwrap();
     let config = rig_config(dir.path(), "");
     // 4 s: longer than the 3 s recording, which starts over.
+    let session = dir.path().join("session");
     let out = cli(&[
         "run",
         "--config",
         config.to_str().unwrap(),
         "--duration-s",
         "4",
+        "--record",
+        session.to_str().unwrap(),
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stderr}\n{stdout}");
+    // The session replays through the same simulation, bit for bit (issue 19, acceptance 3).
+    assert!(stdout.contains("session recorded in"), "{stdout}");
+    let replay = cli(&["replay", session.to_str().unwrap()]);
+    let replayed = String::from_utf8_lossy(&replay.stdout);
+    assert!(replay.status.success(), "{replayed}");
+    assert!(replayed.contains("bit for bit"), "{replayed}");
     assert!(
         stderr.contains("played at its own rate, looping"),
         "{stderr}"
