@@ -9,12 +9,13 @@ use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_calibration::tracker_file::TrackerCalibration;
 use ar_drivers::arm::{ArmConfig, PortSpec};
 use ar_drivers::camera::{CameraSource, CaptureRequest, CaptureTarget, LiveReplay, OpenCvCamera};
-use ar_drivers::mic::{MicConfig, MicSource};
+use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic, SyntheticSignal};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::interaction::InteractionConfig;
 use ar_multibody::rig::arm_stylus::ArmStylus;
 use ar_multibody::rig::config::{ArmSection, DisplayMode, RigConfig};
+use ar_multibody::rig::demo_world::demo_breaths;
 use ar_multibody::rig::mic_level::MicLevels;
 use ar_multibody::rig::report::describe;
 use ar_multibody::rig::scene_sim::SceneSimulation;
@@ -97,10 +98,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let mic: Option<Box<dyn MicDevice>> = match cfg.mic.as_ref().map(|m| m.device.as_str()) {
         None | Some("none") => None,
         Some(name) => {
-            let source = if name == "default" {
-                MicSource::Default
-            } else {
-                MicSource::Named(name.to_owned())
+            let source = match name {
+                "default" => MicSource::Default,
+                // Seeded breaths from the start, as the demo's microphone blows (soak runs
+                // without a microphone).
+                "synthetic" => MicSource::Synthetic(SyntheticMic::from_signal(
+                    SyntheticSignal::Breaths(demo_breaths(0.0)),
+                )),
+                _ => MicSource::Named(name.to_owned()),
             };
             let (mic, warning) =
                 MicLevels::start_optional(source, &MicConfig::default())?.into_device();

@@ -99,7 +99,7 @@ impl CameraSection {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MicSection {
-    /// `default`, `none`, or the name of an input device.
+    /// `default`, `none`, `synthetic` (seeded breaths), or the name of an input device.
     pub device: String,
 }
 
