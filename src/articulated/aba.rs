@@ -19,13 +19,17 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::error::ArticulatedError;
-use super::joint::{invert_spd, JointCalc, MAX_DOF};
+use super::joint::{axis_angle_matrix, invert_spd, JointCalc, JointType, MAX_DOF};
 use super::spatial::{ArticulatedInertia, Force, Motion, Transform};
 use super::tree::Tree;
 
 /// Scratch memory and per-link results of the algorithm for one tree.
 #[derive(Clone, Debug)]
 pub struct Workspace {
+    /// Each link's rigid inertia as an articulated inertia (the start of pass 2).
+    rigid: Vec<ArticulatedInertia>,
+    /// Whether X_T of the link is a pure translation (then X_J X_T needs no matrix product).
+    xt_translation_only: Vec<bool>,
     jc: Vec<JointCalc>,
     x_up: Vec<Transform>,
     x_base: Vec<Transform>,
@@ -44,6 +48,16 @@ impl Workspace {
     pub fn new(tree: &Tree) -> Self {
         let n = tree.links().len();
         Self {
+            rigid: tree
+                .links()
+                .iter()
+                .map(|l| l.inertia.to_articulated())
+                .collect(),
+            xt_translation_only: tree
+                .links()
+                .iter()
+                .map(|l| l.parent_to_joint.rot == Matrix3::identity())
+                .collect(),
             jc: vec![JointCalc::default(); n],
             x_up: vec![Transform::identity(); n],
             x_base: vec![Transform::identity(); n],
@@ -63,10 +77,33 @@ impl Workspace {
     pub fn kinematics(&mut self, tree: &Tree, q: &[f64], qd: &[f64]) {
         for (i, l) in tree.links().iter().enumerate() {
             let (iq, iv) = (l.q_offset, l.v_offset);
-            let (nq, nv) = (l.joint.nq(), l.joint.nv());
             let jc = &mut self.jc[i];
-            l.joint.calc(&q[iq..iq + nq], &qd[iv..iv + nv], jc);
-            let x_up = jc.x_j.compose(&l.parent_to_joint);
+            let x_t = &l.parent_to_joint;
+            let x_up = if let JointType::Revolute { axis } = l.joint {
+                // The common joint, written out: X_J is a rotation only, S = (axis, 0), c_J = 0.
+                let e_j = axis_angle_matrix(&axis, -q[iq]);
+                let zero = Vector3::zeros();
+                jc.x_j = Transform {
+                    rot: e_j,
+                    trans: zero,
+                };
+                jc.s[0] = Motion::new(axis, zero);
+                jc.dof = 1;
+                jc.v_j = Motion::new(axis * qd[iv], zero);
+                jc.c_j = Motion::zero();
+                Transform {
+                    rot: if self.xt_translation_only[i] {
+                        e_j
+                    } else {
+                        e_j * x_t.rot
+                    },
+                    trans: x_t.trans,
+                }
+            } else {
+                let (nq, nv) = (l.joint.nq(), l.joint.nv());
+                l.joint.calc(&q[iq..iq + nq], &qd[iv..iv + nv], jc);
+                jc.x_j.compose(x_t)
+            };
             let (v, x_base) = match l.parent {
                 Some(p) => (
                     x_up.apply_motion(&self.v[p]) + jc.v_j,
@@ -95,96 +132,86 @@ impl Workspace {
         let links = tree.links();
         for (i, l) in links.iter().enumerate() {
             let v = &self.v[i];
-            self.ia[i] = l.inertia.to_articulated();
+            self.ia[i] = self.rigid[i];
             let mut p = v.cross_force(&l.inertia.mul_motion(v));
             if let Some(f) = f_ext_world.get(i) {
                 p -= self.x_base[i].apply_force(f);
             }
             self.pa[i] = p;
         }
+        // Each link turns its I^A, p^A into I^a = I^A − U D⁻¹ Uᵀ and p^A + U D⁻¹ u in place
+        // (I^A and p^A are not needed after), then hands them to its parent.
         for (i, l) in links.iter().enumerate().rev() {
-            let n = l.joint.nv();
             let iv = l.v_offset;
-            let jc = &self.jc[i];
-            let ia = self.ia[i];
-            if n == 1 {
-                // One degree of freedom (most joints): scalars, no 6×6 scratch to clear.
-                let s = jc.s[0];
-                let uk = ia.mul_motion(&s);
-                let dd = s.dot(&uk);
+            let singular = || ArticulatedError::SingularJoint {
+                link: l.name.clone(),
+            };
+            if let JointType::Revolute { axis } = l.joint {
+                // S = (axis, 0): U = (A axis, Bᵀ axis), D = axisᵀ A axis.
+                let ia = &mut self.ia[i];
+                let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(&axis));
+                let dd = axis.dot(&uk.ang);
                 if !(dd.is_finite() && dd > 0.0) {
-                    return Err(ArticulatedError::SingularJoint {
-                        link: l.name.clone(),
-                    });
+                    return Err(singular());
                 }
                 let dinv = 1.0 / dd;
-                let uu = tau[iv] - s.dot(&self.pa[i]);
+                let uu = tau[iv] - axis.dot(&self.pa[i].ang);
                 self.u_cols[i][0] = uk;
                 self.dinv[i][0][0] = dinv;
                 self.u[i][0] = uu;
-                let Some(parent) = l.parent else { continue };
-                let mut ia_child = ia;
-                ia_child.sub_outer(&uk, &uk, dinv);
-                let pa_child = self.pa[i] + ia_child.mul_motion(&self.c[i]) + uk * (dinv * uu);
-                let moved = self.x_up[i].inertia_to_parent(&ia_child);
-                self.ia[parent].add_assign(&moved);
-                let f = self.x_up[i].inv_apply_force(&pa_child);
-                self.pa[parent] += f;
-                continue;
-            }
-            let mut d = [[0.0; MAX_DOF]; MAX_DOF];
-            let mut u = [0.0; MAX_DOF];
-            for k in 0..n {
-                let uk = ia.mul_motion(&jc.s[k]);
-                self.u_cols[i][k] = uk;
-                u[k] = tau[iv + k] - jc.s[k].dot(&self.pa[i]);
-                for (m, dm) in d[k].iter_mut().enumerate().take(n) {
-                    *dm = jc.s[m].dot(&uk);
+                ia.sub_outer_symmetric(&uk, dinv);
+                self.pa[i] += uk * (dinv * uu);
+            } else {
+                let n = l.joint.nv();
+                let jc = &self.jc[i];
+                let ia = &mut self.ia[i];
+                let mut d = [[0.0; MAX_DOF]; MAX_DOF];
+                let mut u = [0.0; MAX_DOF];
+                for k in 0..n {
+                    let uk = ia.mul_motion(&jc.s[k]);
+                    self.u_cols[i][k] = uk;
+                    u[k] = tau[iv + k] - jc.s[k].dot(&self.pa[i]);
+                    for (m, dm) in d[k].iter_mut().enumerate().take(n) {
+                        *dm = jc.s[m].dot(&uk);
+                    }
                 }
-            }
-            if invert_spd(&mut d, n).is_none() {
-                return Err(ArticulatedError::SingularJoint {
-                    link: l.name.clone(),
-                });
-            }
-            self.dinv[i] = d;
-            self.u[i] = u;
-            let Some(parent) = l.parent else { continue };
-            // I^a = I^A − U D⁻¹ Uᵀ, p^a = p^A + I^a c + U D⁻¹ u.
-            let mut ia_child = ia;
-            let mut pa_child = self.pa[i];
-            let cols = &self.u_cols[i];
-            for (dk, uk) in d.iter().zip(cols).take(n) {
-                let mut w = Force::zero();
-                let mut du = 0.0;
-                for m in 0..n {
-                    w += cols[m] * dk[m];
-                    du += dk[m] * u[m];
+                if invert_spd(&mut d, n).is_none() {
+                    return Err(singular());
                 }
-                ia_child.sub_outer(uk, &w, 1.0);
-                pa_child += *uk * du;
+                let cols = &self.u_cols[i];
+                for (dk, uk) in d.iter().zip(cols).take(n) {
+                    let mut w = Force::zero();
+                    let mut du = 0.0;
+                    for m in 0..n {
+                        w += cols[m] * dk[m];
+                        du += dk[m] * u[m];
+                    }
+                    ia.sub_outer(uk, &w, 1.0);
+                    self.pa[i] += *uk * du;
+                }
+                self.dinv[i] = d;
+                self.u[i] = u;
             }
-            pa_child += ia_child.mul_motion(&self.c[i]);
-            let moved = self.x_up[i].inertia_to_parent(&ia_child);
-            self.ia[parent].add_assign(&moved);
-            let f = self.x_up[i].inv_apply_force(&pa_child);
-            self.pa[parent] += f;
+            if let Some(parent) = l.parent {
+                self.pass_to_parent(i, parent);
+            }
         }
         let a_base = Motion::new(Vector3::zeros(), -tree.gravity_in_world);
         for (i, l) in links.iter().enumerate() {
-            let n = l.joint.nv();
             let iv = l.v_offset;
             let a_parent = match l.parent {
-                Some(p) => self.a[p],
-                None => a_base,
+                Some(p) => &self.a[p],
+                None => &a_base,
             };
-            let mut a = self.x_up[i].apply_motion(&a_parent) + self.c[i];
-            if n == 1 {
+            let mut a = self.x_up[i].apply_motion(a_parent) + self.c[i];
+            if let JointType::Revolute { axis } = l.joint {
                 let x = self.dinv[i][0][0] * (self.u[i][0] - a.dot(&self.u_cols[i][0]));
                 qdd[iv] = x;
-                self.a[i] = a + self.jc[i].s[0] * x;
+                a.ang += axis * x;
+                self.a[i] = a;
                 continue;
             }
+            let n = l.joint.nv();
             let mut rhs = [0.0; MAX_DOF];
             for (k, r) in rhs.iter_mut().enumerate().take(n) {
                 *r = self.u[i][k] - a.dot(&self.u_cols[i][k]);
@@ -198,6 +225,19 @@ impl Workspace {
             self.a[i] = a;
         }
         Ok(())
+    }
+
+    /// Adds link `i`'s I^a and p^a + I^a c (from I^a and p^A + U D⁻¹ u in its slots) to
+    /// its parent's, in the parent's frame.
+    #[inline]
+    fn pass_to_parent(&mut self, i: usize, parent: usize) {
+        // A tree lists each parent before its children.
+        let (before, from_i) = self.ia.split_at_mut(i);
+        let ia = &from_i[0];
+        let x = &self.x_up[i];
+        let pa = self.pa[i] + ia.mul_motion(&self.c[i]);
+        before[parent].add_assign(&x.inertia_to_parent(ia));
+        self.pa[parent] += x.inv_apply_force(&pa);
     }
 
     /// X_J, S, v_J and c_J of link `i`'s joint at the last [`Self::kinematics`].

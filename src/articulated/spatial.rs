@@ -262,44 +262,53 @@ impl Transform {
 
     /// `Xᵀ I X` for a symmetric 6×6 inertia `I` given in B: the same inertia expressed in A
     /// (A's articulated inertia gets its child's this way), in the factored form: rotate the
-    /// blocks with E, then shift them by r.
+    /// blocks with E, then shift them by r. The symmetric blocks are computed on and above
+    /// the diagonal only, which also keeps them exactly symmetric.
     #[inline]
     pub fn inertia_to_parent(&self, inertia: &ArticulatedInertia) -> ArticulatedInertia {
         let e = &self.rot;
-        let a = e.tr_mul(&(inertia.ang_ang * e));
+        let a = congruence_symmetric(e, &inertia.ang_ang);
+        let c = congruence_symmetric(e, &inertia.lin_lin);
         let b = e.tr_mul(&(inertia.ang_lin * e));
-        let c = e.tr_mul(&(inertia.lin_lin * e));
         // With T = [1 0; −r× 1]: Tᵀ [A B; Bᵀ C] T = [A − B r× + r× Bᵀ − r× C r×, B + r× C; ·, C].
+        // W = r× C column by column; r× C r× = W r× is symmetric, so the upper left block is
+        // A − (N r×) − (N r×)ᵀ with N = B + W/2 (one product with r× instead of two).
         let r = &self.trans;
-        // Row i of B r× is (bᵢ × r)ᵀ; column j of r× C is r × cⱼ; (r× C) r× by rows again.
-        let b_rx = Matrix3::from_rows(&[
-            b.row(0).transpose().cross(r).transpose(),
-            b.row(1).transpose().cross(r).transpose(),
-            b.row(2).transpose().cross(r).transpose(),
-        ]);
-        let rx_c = Matrix3::from_columns(&[
+        let w = Matrix3::from_columns(&[
             r.cross(&c.column(0)),
             r.cross(&c.column(1)),
             r.cross(&c.column(2)),
         ]);
-        let rx_c_rx = Matrix3::from_rows(&[
-            rx_c.row(0).transpose().cross(r).transpose(),
-            rx_c.row(1).transpose().cross(r).transpose(),
-            rx_c.row(2).transpose().cross(r).transpose(),
-        ]);
-        let ang_ang = a - b_rx - b_rx.transpose() - rx_c_rx;
+        let n = b + w * 0.5;
+        // Row i of N r× is (nᵢ × r)ᵀ, nᵢ the i-th row of N.
+        let row = |i: usize| n.row(i).transpose().cross(r);
+        let (n0, n1, n2) = (row(0), row(1), row(2));
+        let ang_ang = Matrix3::new(
+            a.m11 - 2.0 * n0.x,
+            a.m12 - n0.y - n1.x,
+            a.m13 - n0.z - n2.x,
+            a.m12 - n0.y - n1.x,
+            a.m22 - 2.0 * n1.y,
+            a.m23 - n1.z - n2.y,
+            a.m13 - n0.z - n2.x,
+            a.m23 - n1.z - n2.y,
+            a.m33 - 2.0 * n2.z,
+        );
         ArticulatedInertia {
-            ang_ang: symmetrised(&ang_ang),
-            ang_lin: b + rx_c,
+            ang_ang,
+            ang_lin: b + w,
             lin_lin: c,
         }
     }
 }
 
-/// (M + Mᵀ)/2: keeps the articulated inertias exactly symmetric against rounding.
+/// Eᵀ S E for a symmetric S: the six entries on and above the diagonal, mirrored.
 #[inline]
-fn symmetrised(m: &Matrix3<f64>) -> Matrix3<f64> {
-    (m + m.transpose()) * 0.5
+fn congruence_symmetric(e: &Matrix3<f64>, s: &Matrix3<f64>) -> Matrix3<f64> {
+    let se = s * e;
+    let d = |i: usize, j: usize| e.column(i).dot(&se.column(j));
+    let (m01, m02, m12) = (d(0, 1), d(0, 2), d(1, 2));
+    Matrix3::new(d(0, 0), m01, m02, m01, d(1, 1), m12, m02, m12, d(2, 2))
 }
 
 /// The spatial inertia of one rigid body about a frame origin O (in that frame's axes).
@@ -413,6 +422,17 @@ impl ArticulatedInertia {
         self.lin_lin -= u.lin * w.lin.transpose() * s;
     }
 
+    /// `self −= s · u uᵀ`, the symmetric rank-one update of a joint with one degree of
+    /// freedom: the symmetric blocks on and above the diagonal only, mirrored.
+    #[inline]
+    pub fn sub_outer_symmetric(&mut self, u: &Force, s: f64) {
+        let (ua, ul) = (&u.ang, &u.lin);
+        let (wa, wl) = (ua * s, ul * s);
+        self.ang_lin -= ua * wl.transpose();
+        sub_symmetric_outer(&mut self.ang_ang, ua, &wa);
+        sub_symmetric_outer(&mut self.lin_lin, ul, &wl);
+    }
+
     /// The 6×6 matrix.
     pub fn matrix(&self) -> Matrix6<f64> {
         let mut m = Matrix6::zeros();
@@ -423,6 +443,23 @@ impl ArticulatedInertia {
         m.fixed_view_mut::<3, 3>(3, 3).copy_from(&self.lin_lin);
         m
     }
+}
+
+/// `m −= u wᵀ` for w parallel to u, on and above the diagonal, mirrored.
+#[inline]
+fn sub_symmetric_outer(m: &mut Matrix3<f64>, u: &Vector3<f64>, w: &Vector3<f64>) {
+    let (m01, m02, m12) = (m.m12 - u.x * w.y, m.m13 - u.x * w.z, m.m23 - u.y * w.z);
+    *m = Matrix3::new(
+        m.m11 - u.x * w.x,
+        m01,
+        m02,
+        m01,
+        m.m22 - u.y * w.y,
+        m12,
+        m02,
+        m12,
+        m.m33 - u.z * w.z,
+    );
 }
 
 #[cfg(test)]
