@@ -21,7 +21,7 @@ use nalgebra::{Matrix3, Vector3};
 use super::error::ArticulatedError;
 use super::joint::{axis_angle_matrix, invert_spd, JointCalc, JointType, MAX_DOF};
 use super::spatial::{ArticulatedInertia, Force, Motion, Transform};
-use super::tree::Tree;
+use super::tree::{Link, Tree};
 
 /// Scratch memory and per-link results of the algorithm for one tree.
 #[derive(Clone, Debug)]
@@ -30,6 +30,10 @@ pub struct Workspace {
     rigid: Vec<ArticulatedInertia>,
     /// Whether X_T of the link is a pure translation (then X_J X_T needs no matrix product).
     xt_translation_only: Vec<bool>,
+    /// The coordinate axis k when the link's X_up = X_J X_T rotates about it (a revolute
+    /// joint about ±e_k and X_T a translation): its inertia moves to the parent in the
+    /// cheaper form [`Transform::inertia_to_parent_about_axis`].
+    rotation_axis: Vec<Option<usize>>,
     jc: Vec<JointCalc>,
     x_up: Vec<Transform>,
     x_base: Vec<Transform>,
@@ -58,6 +62,7 @@ impl Workspace {
                 .iter()
                 .map(|l| l.parent_to_joint.rot == Matrix3::identity())
                 .collect(),
+            rotation_axis: tree.links().iter().map(rotation_axis).collect(),
             jc: vec![JointCalc::default(); n],
             x_up: vec![Transform::identity(); n],
             x_base: vec![Transform::identity(); n],
@@ -140,57 +145,22 @@ impl Workspace {
             self.pa[i] = p;
         }
         // Each link turns its I^A, p^A into I^a = I^A − U D⁻¹ Uᵀ and p^A + U D⁻¹ u in place
-        // (I^A and p^A are not needed after), then hands them to its parent.
+        // (I^A and p^A are not needed after) and hands them to its parent; a root keeps only
+        // U, D⁻¹ and u, which pass 3 needs.
         for (i, l) in links.iter().enumerate().rev() {
-            let iv = l.v_offset;
-            let singular = || ArticulatedError::SingularJoint {
-                link: l.name.clone(),
+            let has_parent = l.parent.is_some();
+            let tau = &tau[l.v_offset..l.v_offset + l.joint.nv()];
+            let solved = match l.joint {
+                JointType::Revolute { axis } => {
+                    self.revolute_backward(i, &axis, tau[0], has_parent)
+                }
+                JointType::Spherical => self.spherical_backward(i, tau, has_parent),
+                _ => self.general_backward(i, tau, has_parent),
             };
-            if let JointType::Revolute { axis } = l.joint {
-                // S = (axis, 0): U = (A axis, Bᵀ axis), D = axisᵀ A axis.
-                let ia = &mut self.ia[i];
-                let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(&axis));
-                let dd = axis.dot(&uk.ang);
-                if !(dd.is_finite() && dd > 0.0) {
-                    return Err(singular());
-                }
-                let dinv = 1.0 / dd;
-                let uu = tau[iv] - axis.dot(&self.pa[i].ang);
-                self.u_cols[i][0] = uk;
-                self.dinv[i][0][0] = dinv;
-                self.u[i][0] = uu;
-                ia.sub_outer_symmetric(&uk, dinv);
-                self.pa[i] += uk * (dinv * uu);
-            } else {
-                let n = l.joint.nv();
-                let jc = &self.jc[i];
-                let ia = &mut self.ia[i];
-                let mut d = [[0.0; MAX_DOF]; MAX_DOF];
-                let mut u = [0.0; MAX_DOF];
-                for k in 0..n {
-                    let uk = ia.mul_motion(&jc.s[k]);
-                    self.u_cols[i][k] = uk;
-                    u[k] = tau[iv + k] - jc.s[k].dot(&self.pa[i]);
-                    for (m, dm) in d[k].iter_mut().enumerate().take(n) {
-                        *dm = jc.s[m].dot(&uk);
-                    }
-                }
-                if invert_spd(&mut d, n).is_none() {
-                    return Err(singular());
-                }
-                let cols = &self.u_cols[i];
-                for (dk, uk) in d.iter().zip(cols).take(n) {
-                    let mut w = Force::zero();
-                    let mut du = 0.0;
-                    for m in 0..n {
-                        w += cols[m] * dk[m];
-                        du += dk[m] * u[m];
-                    }
-                    ia.sub_outer(uk, &w, 1.0);
-                    self.pa[i] += *uk * du;
-                }
-                self.dinv[i] = d;
-                self.u[i] = u;
+            if solved.is_none() {
+                return Err(ArticulatedError::SingularJoint {
+                    link: l.name.clone(),
+                });
             }
             if let Some(parent) = l.parent {
                 self.pass_to_parent(i, parent);
@@ -227,6 +197,99 @@ impl Workspace {
         Ok(())
     }
 
+    /// Pass 2 at a revolute joint about `axis`: S = (axis, 0), so U = (A axis, Bᵀ axis) and
+    /// D = axisᵀ A axis are a column and a scalar. `None` if D is not positive.
+    #[inline]
+    fn revolute_backward(
+        &mut self,
+        i: usize,
+        axis: &Vector3<f64>,
+        tau: f64,
+        has_parent: bool,
+    ) -> Option<()> {
+        let ia = &mut self.ia[i];
+        let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
+        let dd = axis.dot(&uk.ang);
+        if !(dd.is_finite() && dd > 0.0) {
+            return None;
+        }
+        let dinv = 1.0 / dd;
+        let uu = tau - axis.dot(&self.pa[i].ang);
+        self.u_cols[i][0] = uk;
+        self.dinv[i][0][0] = dinv;
+        self.u[i][0] = uu;
+        if has_parent {
+            ia.sub_outer_symmetric(&uk, dinv);
+            self.pa[i] += uk * (dinv * uu);
+        }
+        Some(())
+    }
+
+    /// Pass 2 at a spherical joint: S = [1; 0], so U = [A; Bᵀ], D = A, and
+    /// I^a = [0 0; 0 C − Bᵀ A⁻¹ B], U D⁻¹ u = (u, Bᵀ A⁻¹ u). `None` if A is not positive
+    /// definite.
+    #[inline]
+    fn spherical_backward(&mut self, i: usize, tau: &[f64], has_parent: bool) -> Option<()> {
+        let ia = &mut self.ia[i];
+        let (a, b) = (ia.ang_ang, ia.ang_lin);
+        let mut d = [[0.0; MAX_DOF]; MAX_DOF];
+        for (k, dk) in d.iter_mut().enumerate().take(3) {
+            dk[..3].copy_from_slice(a.column(k).as_slice());
+            self.u_cols[i][k] = Force::new(a.column(k).into(), b.row(k).transpose());
+        }
+        invert_spd(&mut d, 3)?;
+        let a_inv = Matrix3::from_fn(|r, c| d[r][c]);
+        let u = Vector3::new(tau[0], tau[1], tau[2]) - self.pa[i].ang;
+        self.dinv[i] = d;
+        self.u[i][..3].copy_from_slice(u.as_slice());
+        if has_parent {
+            let bt_ainv = b.tr_mul(&a_inv);
+            let c = ia.lin_lin - bt_ainv * b;
+            *ia = ArticulatedInertia {
+                ang_ang: Matrix3::zeros(),
+                ang_lin: Matrix3::zeros(),
+                lin_lin: (c + c.transpose()) * 0.5,
+            };
+            self.pa[i] += Force::new(u, bt_ainv * u);
+        }
+        Some(())
+    }
+
+    /// Pass 2 at any other joint, with its columns of S: U = I^A S, D = Sᵀ U, u = τ − Sᵀ p^A.
+    /// `None` if D is not positive definite.
+    fn general_backward(&mut self, i: usize, tau: &[f64], has_parent: bool) -> Option<()> {
+        let n = tau.len();
+        let jc = &self.jc[i];
+        let ia = &mut self.ia[i];
+        let mut d = [[0.0; MAX_DOF]; MAX_DOF];
+        let mut u = [0.0; MAX_DOF];
+        for k in 0..n {
+            let uk = ia.mul_motion(&jc.s[k]);
+            self.u_cols[i][k] = uk;
+            u[k] = tau[k] - jc.s[k].dot(&self.pa[i]);
+            for (m, dm) in d[k].iter_mut().enumerate().take(n) {
+                *dm = jc.s[m].dot(&uk);
+            }
+        }
+        invert_spd(&mut d, n)?;
+        if has_parent {
+            let cols = &self.u_cols[i];
+            for (dk, uk) in d.iter().zip(cols).take(n) {
+                let mut w = Force::zero();
+                let mut du = 0.0;
+                for m in 0..n {
+                    w += cols[m] * dk[m];
+                    du += dk[m] * u[m];
+                }
+                ia.sub_outer(uk, &w, 1.0);
+                self.pa[i] += *uk * du;
+            }
+        }
+        self.dinv[i] = d;
+        self.u[i] = u;
+        Some(())
+    }
+
     /// Adds link `i`'s I^a and p^a + I^a c (from I^a and p^A + U D⁻¹ u in its slots) to
     /// its parent's, in the parent's frame.
     #[inline]
@@ -236,7 +299,13 @@ impl Workspace {
         let ia = &from_i[0];
         let x = &self.x_up[i];
         let pa = self.pa[i] + ia.mul_motion(&self.c[i]);
-        before[parent].add_assign(&x.inertia_to_parent(ia));
+        let moved = match self.rotation_axis[i] {
+            Some(0) => x.inertia_to_parent_about_axis::<0>(ia),
+            Some(1) => x.inertia_to_parent_about_axis::<1>(ia),
+            Some(_) => x.inertia_to_parent_about_axis::<2>(ia),
+            None => x.inertia_to_parent(ia),
+        };
+        before[parent].add_assign(&moved);
         self.pa[parent] += x.inv_apply_force(&pa);
     }
 
@@ -294,6 +363,17 @@ impl Workspace {
         let x = &self.x_base[i];
         x.trans + x.rot.tr_mul(point_in_link)
     }
+}
+
+/// The coordinate axis k if `link`'s joint is revolute about ±e_k and its X_T a translation.
+fn rotation_axis(link: &Link) -> Option<usize> {
+    let JointType::Revolute { axis } = link.joint else {
+        return None;
+    };
+    if link.parent_to_joint.rot != Matrix3::identity() {
+        return None;
+    }
+    (0..3).find(|&k| axis[k].abs() == 1.0 && axis.iter().filter(|&&x| x == 0.0).count() == 2)
 }
 
 /// A force `force_in_world` (N) acting at `point_in_world` (m) as a spatial force in world
