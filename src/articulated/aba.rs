@@ -4,8 +4,8 @@
 //!
 //! Three passes over the links:
 //! 1. forward ([`Workspace::kinematics`]): joint transforms, link velocities
-//!    v_i = X_i v_λ + v_J, velocity-product accelerations c_i = c_J + v_i × v_J, and each
-//!    link's pose in the world;
+//!    v_i = X_i v_λ + v_J, velocity-product accelerations c_i = c_J + v_i × v_J, momenta
+//!    I_i v_i, and each link's pose in the world;
 //! 2. backward ([`Workspace::accelerations`]): articulated inertias and bias forces
 //!    I^A_i = I_i + Σ X*(I^A_c − U D⁻¹ Uᵀ) X, p^A_i = v × * I v − f_ext + Σ X*(p^a_c), with
 //!    U = I^A S, D = Sᵀ U, u = τ − Sᵀ p^A;
@@ -32,12 +32,15 @@ pub struct Workspace {
     xt_translation_only: Vec<bool>,
     /// The coordinate axis k when the link's X_up = X_J X_T rotates about it (a revolute
     /// joint about ±e_k and X_T a translation): its inertia moves to the parent in the
-    /// cheaper form [`Transform::inertia_to_parent_about_axis`].
+    /// cheaper form of [`Transform::add_inertia_to_parent`].
     rotation_axis: Vec<Option<usize>>,
     jc: Vec<JointCalc>,
     x_up: Vec<Transform>,
     x_base: Vec<Transform>,
     v: Vec<Motion>,
+    /// Each link's momentum I v (its frame): pass 2's bias force and the kinetic energy
+    /// both need it at the same state.
+    h: Vec<Force>,
     c: Vec<Motion>,
     ia: Vec<ArticulatedInertia>,
     pa: Vec<Force>,
@@ -67,6 +70,7 @@ impl Workspace {
             x_up: vec![Transform::identity(); n],
             x_base: vec![Transform::identity(); n],
             v: vec![Motion::zero(); n],
+            h: vec![Force::zero(); n],
             c: vec![Motion::zero(); n],
             ia: vec![ArticulatedInertia::zero(); n],
             pa: vec![Force::zero(); n],
@@ -117,6 +121,7 @@ impl Workspace {
                 None => (jc.v_j, x_up),
             };
             self.c[i] = jc.c_j + v.cross_motion(&jc.v_j);
+            self.h[i] = l.inertia.mul_motion(&v);
             self.v[i] = v;
             self.x_up[i] = x_up;
             self.x_base[i] = x_base;
@@ -135,10 +140,10 @@ impl Workspace {
         qdd: &mut [f64],
     ) -> Result<(), ArticulatedError> {
         let links = tree.links();
-        for (i, l) in links.iter().enumerate() {
+        for i in 0..links.len() {
             let v = &self.v[i];
             self.ia[i] = self.rigid[i];
-            let mut p = v.cross_force(&l.inertia.mul_motion(v));
+            let mut p = v.cross_force(&self.h[i]);
             if let Some(f) = f_ext_world.get(i) {
                 p -= self.x_base[i].apply_force(f);
             }
@@ -149,13 +154,13 @@ impl Workspace {
         // U, D⁻¹ and u, which pass 3 needs.
         for (i, l) in links.iter().enumerate().rev() {
             let has_parent = l.parent.is_some();
-            let tau = &tau[l.v_offset..l.v_offset + l.joint.nv()];
+            let iv = l.v_offset;
             let solved = match l.joint {
                 JointType::Revolute { axis } => {
-                    self.revolute_backward(i, &axis, tau[0], has_parent)
+                    self.revolute_backward(i, &axis, tau[iv], has_parent)
                 }
-                JointType::Spherical => self.spherical_backward(i, tau, has_parent),
-                _ => self.general_backward(i, tau, has_parent),
+                JointType::Spherical => self.spherical_backward(i, &tau[iv..iv + 3], has_parent),
+                j => self.general_backward(i, &tau[iv..iv + j.nv()], has_parent),
             };
             if solved.is_none() {
                 return Err(ArticulatedError::SingularJoint {
@@ -299,13 +304,7 @@ impl Workspace {
         let ia = &from_i[0];
         let x = &self.x_up[i];
         let pa = self.pa[i] + ia.mul_motion(&self.c[i]);
-        let moved = match self.rotation_axis[i] {
-            Some(0) => x.inertia_to_parent_about_axis::<0>(ia),
-            Some(1) => x.inertia_to_parent_about_axis::<1>(ia),
-            Some(_) => x.inertia_to_parent_about_axis::<2>(ia),
-            None => x.inertia_to_parent(ia),
-        };
-        before[parent].add_assign(&moved);
+        x.add_inertia_to_parent(self.rotation_axis[i], ia, &mut before[parent]);
         self.pa[parent] += x.inv_apply_force(&pa);
     }
 
@@ -346,6 +345,12 @@ impl Workspace {
     #[inline]
     pub fn link_velocity(&self, i: usize) -> &Motion {
         &self.v[i]
+    }
+
+    /// Momentum I v of link `i` in its own frame at the last [`Self::kinematics`].
+    #[inline]
+    pub fn link_momentum(&self, i: usize) -> &Force {
+        &self.h[i]
     }
 
     /// Velocity (world axes) of a point given in link `i`'s frame.

@@ -16,54 +16,72 @@ impl Transform {
     /// the diagonal only, which also keeps them exactly symmetric.
     #[inline]
     pub fn inertia_to_parent(&self, inertia: &ArticulatedInertia) -> ArticulatedInertia {
-        let e = &self.rot;
-        let rotated = ArticulatedInertia {
-            ang_ang: congruence_symmetric(e, &inertia.ang_ang),
-            ang_lin: e.tr_mul(&(inertia.ang_lin * e)),
-            lin_lin: congruence_symmetric(e, &inertia.lin_lin),
-        };
-        shifted(&rotated, &self.trans)
+        let mut moved = ArticulatedInertia::zero();
+        self.add_inertia_to_parent(None, inertia, &mut moved);
+        moved
     }
 
-    /// [`Self::inertia_to_parent`] for a rotation E about the coordinate axis `K` (E leaves
-    /// axis K fixed: row and column K of E are those of the identity, which is not read):
-    /// a revolute joint about a link axis, whose rotation mixes two coordinates only.
+    /// `parent += Xᵀ I X` ([`Self::inertia_to_parent`] added in place, the step of the
+    /// articulated-body algorithm). `axis`: `Some(k)` when E is a rotation about the
+    /// coordinate axis k (row and column k of E those of the identity, and not read), as for
+    /// a revolute joint about a link axis: E then mixes two coordinates only, and the
+    /// rotation takes about a third of the products.
     #[inline]
-    pub fn inertia_to_parent_about_axis<const K: usize>(
+    pub fn add_inertia_to_parent(
         &self,
+        axis: Option<usize>,
         inertia: &ArticulatedInertia,
-    ) -> ArticulatedInertia {
+        parent: &mut ArticulatedInertia,
+    ) {
         let e = &self.rot;
-        let b = &inertia.ang_lin;
-        // The other two axes, J and L, and E's 2×2 block on them.
-        let (j, l) = ((K + 1) % 3, (K + 2) % 3);
-        let (ejj, ejl, elj, ell) = (e[(j, j)], e[(j, l)], e[(l, j)], e[(l, l)]);
-        // (Eᵀ B E) on the block, with T = B E restricted to it.
-        let t = |q: usize, n: usize| b[(q, j)] * e[(j, n)] + b[(q, l)] * e[(l, n)];
-        let (tjj, tjl, tlj, tll) = (t(j, j), t(j, l), t(l, j), t(l, l));
-        let mut ang_lin = Matrix3::zeros();
-        ang_lin[(K, K)] = b[(K, K)];
-        ang_lin[(K, j)] = b[(K, j)] * ejj + b[(K, l)] * elj;
-        ang_lin[(K, l)] = b[(K, j)] * ejl + b[(K, l)] * ell;
-        ang_lin[(j, K)] = ejj * b[(j, K)] + elj * b[(l, K)];
-        ang_lin[(l, K)] = ejl * b[(j, K)] + ell * b[(l, K)];
-        ang_lin[(j, j)] = ejj * tjj + elj * tlj;
-        ang_lin[(j, l)] = ejj * tjl + elj * tll;
-        ang_lin[(l, j)] = ejl * tjj + ell * tlj;
-        ang_lin[(l, l)] = ejl * tjl + ell * tll;
-        let rotated = ArticulatedInertia {
-            ang_ang: congruence_symmetric_about_axis::<K>(e, &inertia.ang_ang),
-            ang_lin,
-            lin_lin: congruence_symmetric_about_axis::<K>(e, &inertia.lin_lin),
+        let rotated = match axis {
+            Some(0) => rotated_about_axis::<0>(e, inertia),
+            Some(1) => rotated_about_axis::<1>(e, inertia),
+            Some(_) => rotated_about_axis::<2>(e, inertia),
+            None => ArticulatedInertia {
+                ang_ang: congruence_symmetric(e, &inertia.ang_ang),
+                ang_lin: e.tr_mul(&(inertia.ang_lin * e)),
+                lin_lin: congruence_symmetric(e, &inertia.lin_lin),
+            },
         };
-        shifted(&rotated, &self.trans)
+        add_shifted(&rotated, &self.trans, parent);
     }
 }
 
-/// `Tᵀ I T` with T = [1 0; −r× 1]: the inertia `I` about a point r moved to the origin (axes
-/// unchanged), `[A − B r× + r× Bᵀ − r× C r×, B + r× C; ·, C]`.
+/// `Eᵀ I E` blockwise for a rotation E about the coordinate axis `K`.
 #[inline]
-fn shifted(inertia: &ArticulatedInertia, r: &Vector3<f64>) -> ArticulatedInertia {
+fn rotated_about_axis<const K: usize>(
+    e: &Matrix3<f64>,
+    inertia: &ArticulatedInertia,
+) -> ArticulatedInertia {
+    let b = &inertia.ang_lin;
+    // The other two axes, J and L, and E's 2×2 block on them.
+    let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+    let (ejj, ejl, elj, ell) = (e[(j, j)], e[(j, l)], e[(l, j)], e[(l, l)]);
+    // (Eᵀ B E) on the block, with T = B E restricted to it.
+    let t = |q: usize, n: usize| b[(q, j)] * e[(j, n)] + b[(q, l)] * e[(l, n)];
+    let (tjj, tjl, tlj, tll) = (t(j, j), t(j, l), t(l, j), t(l, l));
+    let mut ang_lin = Matrix3::zeros();
+    ang_lin[(K, K)] = b[(K, K)];
+    ang_lin[(K, j)] = b[(K, j)] * ejj + b[(K, l)] * elj;
+    ang_lin[(K, l)] = b[(K, j)] * ejl + b[(K, l)] * ell;
+    ang_lin[(j, K)] = ejj * b[(j, K)] + elj * b[(l, K)];
+    ang_lin[(l, K)] = ejl * b[(j, K)] + ell * b[(l, K)];
+    ang_lin[(j, j)] = ejj * tjj + elj * tlj;
+    ang_lin[(j, l)] = ejj * tjl + elj * tll;
+    ang_lin[(l, j)] = ejl * tjj + ell * tlj;
+    ang_lin[(l, l)] = ejl * tjl + ell * tll;
+    ArticulatedInertia {
+        ang_ang: congruence_symmetric_about_axis::<K>(e, &inertia.ang_ang),
+        ang_lin,
+        lin_lin: congruence_symmetric_about_axis::<K>(e, &inertia.lin_lin),
+    }
+}
+
+/// `target += Tᵀ I T` with T = [1 0; −r× 1]: the inertia `I` about a point r moved to the
+/// origin (axes unchanged), `[A − B r× + r× Bᵀ − r× C r×, B + r× C; ·, C]`.
+#[inline]
+fn add_shifted(inertia: &ArticulatedInertia, r: &Vector3<f64>, target: &mut ArticulatedInertia) {
     let (a, b, c) = (&inertia.ang_ang, &inertia.ang_lin, &inertia.lin_lin);
     // W = r× C column by column; r× C r× = W r× is symmetric, so the upper left block is
     // A − (N r×) − (N r×)ᵀ with N = B + W/2 (one product with r× instead of two).
@@ -81,22 +99,18 @@ fn shifted(inertia: &ArticulatedInertia, r: &Vector3<f64>) -> ArticulatedInertia
         a.m13 - n0.z - n2.x,
         a.m23 - n1.z - n2.y,
     );
-    let ang_ang = Matrix3::new(
-        a.m11 - 2.0 * n0.x,
-        a01,
-        a02,
-        a01,
-        a.m22 - 2.0 * n1.y,
-        a12,
-        a02,
-        a12,
-        a.m33 - 2.0 * n2.z,
-    );
-    ArticulatedInertia {
-        ang_ang,
-        ang_lin: b + w,
-        lin_lin: *c,
-    }
+    let t = &mut target.ang_ang;
+    t.m11 += a.m11 - 2.0 * n0.x;
+    t.m22 += a.m22 - 2.0 * n1.y;
+    t.m33 += a.m33 - 2.0 * n2.z;
+    t.m12 += a01;
+    t.m21 += a01;
+    t.m13 += a02;
+    t.m31 += a02;
+    t.m23 += a12;
+    t.m32 += a12;
+    target.ang_lin += b + w;
+    target.lin_lin += c;
 }
 
 /// Eᵀ S E for a symmetric S: the six entries on and above the diagonal, mirrored.
@@ -109,7 +123,7 @@ fn congruence_symmetric(e: &Matrix3<f64>, s: &Matrix3<f64>) -> Matrix3<f64> {
 }
 
 /// [`congruence_symmetric`] for a rotation E about the coordinate axis `K` (see
-/// [`Transform::inertia_to_parent_about_axis`]).
+/// [`Transform::add_inertia_to_parent`]).
 #[inline]
 fn congruence_symmetric_about_axis<const K: usize>(
     e: &Matrix3<f64>,
@@ -328,11 +342,8 @@ mod tests {
                 };
                 let mut ia = i.to_articulated();
                 ia.sub_outer_symmetric(&force(&mut rng), 0.3);
-                let moved = match k {
-                    0 => about.inertia_to_parent_about_axis::<0>(&ia),
-                    1 => about.inertia_to_parent_about_axis::<1>(&ia),
-                    _ => about.inertia_to_parent_about_axis::<2>(&ia),
-                };
+                let mut moved = ArticulatedInertia::zero();
+                about.add_inertia_to_parent(Some(k), &ia, &mut moved);
                 let (xm, iam) = (about.motion_matrix(), ia.matrix());
                 assert!(close66(&moved.matrix(), &(xm.transpose() * iam * xm)));
                 let general = about.inertia_to_parent(&ia).matrix();
