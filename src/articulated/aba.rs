@@ -4,8 +4,8 @@
 //!
 //! Three passes over the links:
 //! 1. forward ([`Workspace::kinematics`]): joint transforms, link velocities
-//!    v_i = X_i v_λ + v_J, velocity-product accelerations c_i = c_J + v_i × v_J, and each
-//!    link's pose in the world;
+//!    v_i = X_i v_λ + v_J, velocity-product accelerations c_i = c_J + v_i × v_J, momenta
+//!    I_i v_i, and each link's pose in the world;
 //! 2. backward ([`Workspace::accelerations`]): articulated inertias and bias forces
 //!    I^A_i = I_i + Σ X*(I^A_c − U D⁻¹ Uᵀ) X, p^A_i = v × * I v − f_ext + Σ X*(p^a_c), with
 //!    U = I^A S, D = Sᵀ U, u = τ − Sᵀ p^A;
@@ -19,17 +19,28 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::error::ArticulatedError;
-use super::joint::{invert_spd, JointCalc, MAX_DOF};
+use super::joint::{axis_angle_matrix, invert_spd, JointCalc, JointType, MAX_DOF};
 use super::spatial::{ArticulatedInertia, Force, Motion, Transform};
-use super::tree::Tree;
+use super::tree::{Link, Tree};
 
 /// Scratch memory and per-link results of the algorithm for one tree.
 #[derive(Clone, Debug)]
 pub struct Workspace {
+    /// Each link's rigid inertia as an articulated inertia (the start of pass 2).
+    rigid: Vec<ArticulatedInertia>,
+    /// Whether X_T of the link is a pure translation (then X_J X_T needs no matrix product).
+    xt_translation_only: Vec<bool>,
+    /// The coordinate axis k when the link's X_up = X_J X_T rotates about it (a revolute
+    /// joint about ±e_k and X_T a translation): its inertia moves to the parent in the
+    /// cheaper form of [`Transform::add_inertia_to_parent`].
+    rotation_axis: Vec<Option<usize>>,
     jc: Vec<JointCalc>,
     x_up: Vec<Transform>,
     x_base: Vec<Transform>,
     v: Vec<Motion>,
+    /// Each link's momentum I v (its frame): pass 2's bias force and the kinetic energy
+    /// both need it at the same state.
+    h: Vec<Force>,
     c: Vec<Motion>,
     ia: Vec<ArticulatedInertia>,
     pa: Vec<Force>,
@@ -44,10 +55,22 @@ impl Workspace {
     pub fn new(tree: &Tree) -> Self {
         let n = tree.links().len();
         Self {
+            rigid: tree
+                .links()
+                .iter()
+                .map(|l| l.inertia.to_articulated())
+                .collect(),
+            xt_translation_only: tree
+                .links()
+                .iter()
+                .map(|l| l.parent_to_joint.rot == Matrix3::identity())
+                .collect(),
+            rotation_axis: tree.links().iter().map(rotation_axis).collect(),
             jc: vec![JointCalc::default(); n],
             x_up: vec![Transform::identity(); n],
             x_base: vec![Transform::identity(); n],
             v: vec![Motion::zero(); n],
+            h: vec![Force::zero(); n],
             c: vec![Motion::zero(); n],
             ia: vec![ArticulatedInertia::zero(); n],
             pa: vec![Force::zero(); n],
@@ -63,10 +86,33 @@ impl Workspace {
     pub fn kinematics(&mut self, tree: &Tree, q: &[f64], qd: &[f64]) {
         for (i, l) in tree.links().iter().enumerate() {
             let (iq, iv) = (l.q_offset, l.v_offset);
-            let (nq, nv) = (l.joint.nq(), l.joint.nv());
             let jc = &mut self.jc[i];
-            l.joint.calc(&q[iq..iq + nq], &qd[iv..iv + nv], jc);
-            let x_up = jc.x_j.compose(&l.parent_to_joint);
+            let x_t = &l.parent_to_joint;
+            let x_up = if let JointType::Revolute { axis } = l.joint {
+                // The common joint, written out: X_J is a rotation only, S = (axis, 0), c_J = 0.
+                let e_j = axis_angle_matrix(&axis, -q[iq]);
+                let zero = Vector3::zeros();
+                jc.x_j = Transform {
+                    rot: e_j,
+                    trans: zero,
+                };
+                jc.s[0] = Motion::new(axis, zero);
+                jc.dof = 1;
+                jc.v_j = Motion::new(axis * qd[iv], zero);
+                jc.c_j = Motion::zero();
+                Transform {
+                    rot: if self.xt_translation_only[i] {
+                        e_j
+                    } else {
+                        e_j * x_t.rot
+                    },
+                    trans: x_t.trans,
+                }
+            } else {
+                let (nq, nv) = (l.joint.nq(), l.joint.nv());
+                l.joint.calc(&q[iq..iq + nq], &qd[iv..iv + nv], jc);
+                jc.x_j.compose(x_t)
+            };
             let (v, x_base) = match l.parent {
                 Some(p) => (
                     x_up.apply_motion(&self.v[p]) + jc.v_j,
@@ -75,6 +121,7 @@ impl Workspace {
                 None => (jc.v_j, x_up),
             };
             self.c[i] = jc.c_j + v.cross_motion(&jc.v_j);
+            self.h[i] = l.inertia.mul_motion(&v);
             self.v[i] = v;
             self.x_up[i] = x_up;
             self.x_base[i] = x_base;
@@ -93,98 +140,53 @@ impl Workspace {
         qdd: &mut [f64],
     ) -> Result<(), ArticulatedError> {
         let links = tree.links();
-        for (i, l) in links.iter().enumerate() {
+        for i in 0..links.len() {
             let v = &self.v[i];
-            self.ia[i] = l.inertia.to_articulated();
-            let mut p = v.cross_force(&l.inertia.mul_motion(v));
+            self.ia[i] = self.rigid[i];
+            let mut p = v.cross_force(&self.h[i]);
             if let Some(f) = f_ext_world.get(i) {
                 p -= self.x_base[i].apply_force(f);
             }
             self.pa[i] = p;
         }
+        // Each link turns its I^A, p^A into I^a = I^A − U D⁻¹ Uᵀ and p^A + U D⁻¹ u in place
+        // (I^A and p^A are not needed after) and hands them to its parent; a root keeps only
+        // U, D⁻¹ and u, which pass 3 needs.
         for (i, l) in links.iter().enumerate().rev() {
-            let n = l.joint.nv();
+            let has_parent = l.parent.is_some();
             let iv = l.v_offset;
-            let jc = &self.jc[i];
-            let ia = self.ia[i];
-            if n == 1 {
-                // One degree of freedom (most joints): scalars, no 6×6 scratch to clear.
-                let s = jc.s[0];
-                let uk = ia.mul_motion(&s);
-                let dd = s.dot(&uk);
-                if !(dd.is_finite() && dd > 0.0) {
-                    return Err(ArticulatedError::SingularJoint {
-                        link: l.name.clone(),
-                    });
+            let solved = match l.joint {
+                JointType::Revolute { axis } => {
+                    self.revolute_backward(i, &axis, tau[iv], has_parent)
                 }
-                let dinv = 1.0 / dd;
-                let uu = tau[iv] - s.dot(&self.pa[i]);
-                self.u_cols[i][0] = uk;
-                self.dinv[i][0][0] = dinv;
-                self.u[i][0] = uu;
-                let Some(parent) = l.parent else { continue };
-                let mut ia_child = ia;
-                ia_child.sub_outer(&uk, &uk, dinv);
-                let pa_child = self.pa[i] + ia_child.mul_motion(&self.c[i]) + uk * (dinv * uu);
-                let moved = self.x_up[i].inertia_to_parent(&ia_child);
-                self.ia[parent].add_assign(&moved);
-                let f = self.x_up[i].inv_apply_force(&pa_child);
-                self.pa[parent] += f;
-                continue;
-            }
-            let mut d = [[0.0; MAX_DOF]; MAX_DOF];
-            let mut u = [0.0; MAX_DOF];
-            for k in 0..n {
-                let uk = ia.mul_motion(&jc.s[k]);
-                self.u_cols[i][k] = uk;
-                u[k] = tau[iv + k] - jc.s[k].dot(&self.pa[i]);
-                for (m, dm) in d[k].iter_mut().enumerate().take(n) {
-                    *dm = jc.s[m].dot(&uk);
-                }
-            }
-            if invert_spd(&mut d, n).is_none() {
+                JointType::Spherical => self.spherical_backward(i, &tau[iv..iv + 3], has_parent),
+                j => self.general_backward(i, &tau[iv..iv + j.nv()], has_parent),
+            };
+            if solved.is_none() {
                 return Err(ArticulatedError::SingularJoint {
                     link: l.name.clone(),
                 });
             }
-            self.dinv[i] = d;
-            self.u[i] = u;
-            let Some(parent) = l.parent else { continue };
-            // I^a = I^A − U D⁻¹ Uᵀ, p^a = p^A + I^a c + U D⁻¹ u.
-            let mut ia_child = ia;
-            let mut pa_child = self.pa[i];
-            let cols = &self.u_cols[i];
-            for (dk, uk) in d.iter().zip(cols).take(n) {
-                let mut w = Force::zero();
-                let mut du = 0.0;
-                for m in 0..n {
-                    w += cols[m] * dk[m];
-                    du += dk[m] * u[m];
-                }
-                ia_child.sub_outer(uk, &w, 1.0);
-                pa_child += *uk * du;
+            if let Some(parent) = l.parent {
+                self.pass_to_parent(i, parent);
             }
-            pa_child += ia_child.mul_motion(&self.c[i]);
-            let moved = self.x_up[i].inertia_to_parent(&ia_child);
-            self.ia[parent].add_assign(&moved);
-            let f = self.x_up[i].inv_apply_force(&pa_child);
-            self.pa[parent] += f;
         }
         let a_base = Motion::new(Vector3::zeros(), -tree.gravity_in_world);
         for (i, l) in links.iter().enumerate() {
-            let n = l.joint.nv();
             let iv = l.v_offset;
             let a_parent = match l.parent {
-                Some(p) => self.a[p],
-                None => a_base,
+                Some(p) => &self.a[p],
+                None => &a_base,
             };
-            let mut a = self.x_up[i].apply_motion(&a_parent) + self.c[i];
-            if n == 1 {
+            let mut a = self.x_up[i].apply_motion(a_parent) + self.c[i];
+            if let JointType::Revolute { axis } = l.joint {
                 let x = self.dinv[i][0][0] * (self.u[i][0] - a.dot(&self.u_cols[i][0]));
                 qdd[iv] = x;
-                self.a[i] = a + self.jc[i].s[0] * x;
+                a.ang += axis * x;
+                self.a[i] = a;
                 continue;
             }
+            let n = l.joint.nv();
             let mut rhs = [0.0; MAX_DOF];
             for (k, r) in rhs.iter_mut().enumerate().take(n) {
                 *r = self.u[i][k] - a.dot(&self.u_cols[i][k]);
@@ -198,6 +200,112 @@ impl Workspace {
             self.a[i] = a;
         }
         Ok(())
+    }
+
+    /// Pass 2 at a revolute joint about `axis`: S = (axis, 0), so U = (A axis, Bᵀ axis) and
+    /// D = axisᵀ A axis are a column and a scalar. `None` if D is not positive.
+    #[inline]
+    fn revolute_backward(
+        &mut self,
+        i: usize,
+        axis: &Vector3<f64>,
+        tau: f64,
+        has_parent: bool,
+    ) -> Option<()> {
+        let ia = &mut self.ia[i];
+        let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
+        let dd = axis.dot(&uk.ang);
+        if !(dd.is_finite() && dd > 0.0) {
+            return None;
+        }
+        let dinv = 1.0 / dd;
+        let uu = tau - axis.dot(&self.pa[i].ang);
+        self.u_cols[i][0] = uk;
+        self.dinv[i][0][0] = dinv;
+        self.u[i][0] = uu;
+        if has_parent {
+            ia.sub_outer_symmetric(&uk, dinv);
+            self.pa[i] += uk * (dinv * uu);
+        }
+        Some(())
+    }
+
+    /// Pass 2 at a spherical joint: S = [1; 0], so U = [A; Bᵀ], D = A, and
+    /// I^a = [0 0; 0 C − Bᵀ A⁻¹ B], U D⁻¹ u = (u, Bᵀ A⁻¹ u). `None` if A is not positive
+    /// definite.
+    #[inline]
+    fn spherical_backward(&mut self, i: usize, tau: &[f64], has_parent: bool) -> Option<()> {
+        let ia = &mut self.ia[i];
+        let (a, b) = (ia.ang_ang, ia.ang_lin);
+        let mut d = [[0.0; MAX_DOF]; MAX_DOF];
+        for (k, dk) in d.iter_mut().enumerate().take(3) {
+            dk[..3].copy_from_slice(a.column(k).as_slice());
+            self.u_cols[i][k] = Force::new(a.column(k).into(), b.row(k).transpose());
+        }
+        invert_spd(&mut d, 3)?;
+        let a_inv = Matrix3::from_fn(|r, c| d[r][c]);
+        let u = Vector3::new(tau[0], tau[1], tau[2]) - self.pa[i].ang;
+        self.dinv[i] = d;
+        self.u[i][..3].copy_from_slice(u.as_slice());
+        if has_parent {
+            let bt_ainv = b.tr_mul(&a_inv);
+            let c = ia.lin_lin - bt_ainv * b;
+            *ia = ArticulatedInertia {
+                ang_ang: Matrix3::zeros(),
+                ang_lin: Matrix3::zeros(),
+                lin_lin: (c + c.transpose()) * 0.5,
+            };
+            self.pa[i] += Force::new(u, bt_ainv * u);
+        }
+        Some(())
+    }
+
+    /// Pass 2 at any other joint, with its columns of S: U = I^A S, D = Sᵀ U, u = τ − Sᵀ p^A.
+    /// `None` if D is not positive definite.
+    fn general_backward(&mut self, i: usize, tau: &[f64], has_parent: bool) -> Option<()> {
+        let n = tau.len();
+        let jc = &self.jc[i];
+        let ia = &mut self.ia[i];
+        let mut d = [[0.0; MAX_DOF]; MAX_DOF];
+        let mut u = [0.0; MAX_DOF];
+        for k in 0..n {
+            let uk = ia.mul_motion(&jc.s[k]);
+            self.u_cols[i][k] = uk;
+            u[k] = tau[k] - jc.s[k].dot(&self.pa[i]);
+            for (m, dm) in d[k].iter_mut().enumerate().take(n) {
+                *dm = jc.s[m].dot(&uk);
+            }
+        }
+        invert_spd(&mut d, n)?;
+        if has_parent {
+            let cols = &self.u_cols[i];
+            for (dk, uk) in d.iter().zip(cols).take(n) {
+                let mut w = Force::zero();
+                let mut du = 0.0;
+                for m in 0..n {
+                    w += cols[m] * dk[m];
+                    du += dk[m] * u[m];
+                }
+                ia.sub_outer(uk, &w, 1.0);
+                self.pa[i] += *uk * du;
+            }
+        }
+        self.dinv[i] = d;
+        self.u[i] = u;
+        Some(())
+    }
+
+    /// Adds link `i`'s I^a and p^a + I^a c (from I^a and p^A + U D⁻¹ u in its slots) to
+    /// its parent's, in the parent's frame.
+    #[inline]
+    fn pass_to_parent(&mut self, i: usize, parent: usize) {
+        // A tree lists each parent before its children.
+        let (before, from_i) = self.ia.split_at_mut(i);
+        let ia = &from_i[0];
+        let x = &self.x_up[i];
+        let pa = self.pa[i] + ia.mul_motion(&self.c[i]);
+        x.add_inertia_to_parent(self.rotation_axis[i], ia, &mut before[parent]);
+        self.pa[parent] += x.inv_apply_force(&pa);
     }
 
     /// X_J, S, v_J and c_J of link `i`'s joint at the last [`Self::kinematics`].
@@ -239,6 +347,12 @@ impl Workspace {
         &self.v[i]
     }
 
+    /// Momentum I v of link `i` in its own frame at the last [`Self::kinematics`].
+    #[inline]
+    pub fn link_momentum(&self, i: usize) -> &Force {
+        &self.h[i]
+    }
+
     /// Velocity (world axes) of a point given in link `i`'s frame.
     #[inline]
     pub fn point_velocity_in_world(&self, i: usize, point_in_link: &Vector3<f64>) -> Vector3<f64> {
@@ -254,6 +368,17 @@ impl Workspace {
         let x = &self.x_base[i];
         x.trans + x.rot.tr_mul(point_in_link)
     }
+}
+
+/// The coordinate axis k if `link`'s joint is revolute about ±e_k and its X_T a translation.
+fn rotation_axis(link: &Link) -> Option<usize> {
+    let JointType::Revolute { axis } = link.joint else {
+        return None;
+    };
+    if link.parent_to_joint.rot != Matrix3::identity() {
+        return None;
+    }
+    (0..3).find(|&k| axis[k].abs() == 1.0 && axis.iter().filter(|&&x| x == 0.0).count() == 2)
 }
 
 /// A force `force_in_world` (N) acting at `point_in_world` (m) as a spatial force in world

@@ -156,12 +156,14 @@ impl Dynamics {
     }
 
     /// y' = f(t, y). With `kinematics_current` set, y must be the state whose kinematics `ws`
-    /// holds (the first evaluation of a step).
+    /// holds (the first evaluation of a step). Without `position_rates` the q̇ part of `dy`
+    /// is left as it was (semi-implicit Euler moves q by the new velocities itself).
     pub(super) fn derivative(
         &mut self,
         t: f64,
         y: &[f64],
         dy: &mut [f64],
+        position_rates: bool,
     ) -> Result<(), ArticulatedError> {
         let (nq, nv) = (self.tree.nq(), self.tree.nv());
         let (q, qd) = (&y[..nq], &y[nq..nq + nv]);
@@ -186,7 +188,9 @@ impl Dynamics {
                 .evaluate(&self.tree, &self.ws, &self.map, &self.model);
             self.loops.constrain(t, &self.model, dqd)?;
         }
-        self.tree.q_rate(q, qd, dq);
+        if position_rates {
+            self.tree.q_rate(q, qd, dq);
+        }
         dw[0] = p_ext;
         dw[1] = p_diss;
         Ok(())

@@ -9,7 +9,9 @@
 //!
 //! One concept per file:
 //! - [`spatial`]: motion and force vectors, cross operators, Plücker transforms in factored
-//!   form, rigid and articulated inertias;
+//!   form;
+//! - [`inertia`]: rigid and articulated inertias, and moving an articulated inertia to the
+//!   parent's frame;
 //! - [`joint`]: joint models (revolute, prismatic, spherical, universal, cylindrical, planar,
 //!   free, fixed): coordinates, X_J, S, c_J;
 //! - [`tree`]: the links, their parents and the layout of q and q̇;
@@ -50,6 +52,7 @@ pub mod crba;
 mod dynamics;
 pub mod error;
 pub mod from_model;
+pub mod inertia;
 pub mod integrator;
 pub mod joint;
 pub mod joint_forces;

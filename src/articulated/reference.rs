@@ -168,8 +168,8 @@ mod tests {
     }
 
     /// A tree of the given joint types; `chain` links each to the one before, otherwise each
-    /// to a random earlier link (or the ground).
-    fn random_tree(rng: &mut ChaCha8Rng, joints: &[JointType], chain: bool) -> Tree {
+    /// to a random earlier link (or the ground); `aligned`: every X_T a translation only.
+    fn random_tree(rng: &mut ChaCha8Rng, joints: &[JointType], chain: bool, aligned: bool) -> Tree {
         let mut tree = Tree::new(Vector3::new(0.3, -0.2, -9.81));
         for (i, j) in joints.iter().enumerate() {
             let parent = match (i, chain) {
@@ -187,7 +187,10 @@ mod tests {
                 a * a.transpose() + Matrix3::identity() * 0.02,
             );
             let x_t = Transform {
-                rot: *Rotation3::from_scaled_axis(v3(rng, 2.0)).matrix(),
+                rot: match aligned {
+                    true => Matrix3::identity(),
+                    false => *Rotation3::from_scaled_axis(v3(rng, 2.0)).matrix(),
+                },
                 trans: v3(rng, 0.4),
             };
             tree.add_link(format!("l{i}"), parent, *j, x_t, inertia)
@@ -211,6 +214,24 @@ mod tests {
             JointType::Fixed,
             JointType::Spherical,
             JointType::Revolute { axis: unit(rng) },
+        ]
+    }
+
+    /// Revolute joints about link axes (both signs) and X_T translations: the forms the ABA
+    /// writes out for them.
+    fn axis_joints(_rng: &mut ChaCha8Rng) -> Vec<JointType> {
+        let revolute = |axis: Vector3<f64>| JointType::Revolute { axis };
+        vec![
+            JointType::Spherical,
+            revolute(Vector3::x()),
+            revolute(-Vector3::y()),
+            revolute(Vector3::z()),
+            JointType::Spherical,
+            revolute(Vector3::y()),
+            JointType::Prismatic { axis: Vector3::z() },
+            revolute(-Vector3::x()),
+            revolute(-Vector3::z()),
+            revolute(Vector3::new(0.6, 0.0, 0.8)),
         ]
     }
 
@@ -238,16 +259,18 @@ mod tests {
         (q, qd, tau, f_ext)
     }
 
-    /// Acceptance 2 of issue 17: ABA's q̈ equals M⁻¹(τ − C) of the composite-rigid-body
-    /// method and the Newton–Euler bias, to 1e-9 relative, on random states of a 10-link
-    /// spatial chain with every joint type (and on random branched trees).
-    #[test]
-    fn aba_matches_crba_and_rnea_on_a_mixed_ten_link_chain() {
-        let mut rng = ChaCha8Rng::seed_from_u64(17);
+    /// ABA against CRBA and RNEA on 40 trees of `joints` (chains and branched trees), five
+    /// random states each; returns the worst relative difference of q̈.
+    fn check_against_references(
+        seed: u64,
+        joints: fn(&mut ChaCha8Rng) -> Vec<JointType>,
+        aligned: bool,
+    ) -> f64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut worst = 0.0_f64;
         for trial in 0..40 {
-            let joints = mixed_joints(&mut rng);
-            let tree = random_tree(&mut rng, &joints, trial % 2 == 0);
+            let joints = joints(&mut rng);
+            let tree = random_tree(&mut rng, &joints, trial % 2 == 0, aligned);
             assert_eq!(tree.links().len(), 10);
             let mut ws = Workspace::new(&tree);
             for _ in 0..5 {
@@ -279,6 +302,23 @@ mod tests {
                 assert!(m.clone().cholesky().is_some());
             }
         }
+        worst
+    }
+
+    /// Acceptance 2 of issue 17: ABA's q̈ equals M⁻¹(τ − C) of the composite-rigid-body
+    /// method and the Newton–Euler bias, to 1e-9 relative, on random states of a 10-link
+    /// spatial chain with every joint type (and on random branched trees).
+    #[test]
+    fn aba_matches_crba_and_rnea_on_a_mixed_ten_link_chain() {
+        let worst = check_against_references(17, mixed_joints, false);
         println!("ABA vs CRBA/RNEA: worst relative difference {worst:.2e}");
+    }
+
+    /// The same for revolute joints about link axes with X_T translations (the chains of
+    /// scenes whose bodies share their orientation).
+    #[test]
+    fn aba_matches_crba_and_rnea_with_joints_about_link_axes() {
+        let worst = check_against_references(18, axis_joints, true);
+        println!("ABA vs CRBA/RNEA, link axes: worst relative difference {worst:.2e}");
     }
 }

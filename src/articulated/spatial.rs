@@ -9,12 +9,14 @@
 //! - [`Transform`] `B_X_A` in its factored form (E, r): E rotates A coordinates into B
 //!   coordinates and r is B's origin in A coordinates. As a 6×6 matrix on motions it is
 //!   `[E 0; −E r× E]`, on forces `[E −E r×; 0 E]`; it is never formed as a matrix.
-//! - [`RigidInertia`] (mass, first moment h = m c, rotational inertia about the origin) and
-//!   the general symmetric [`ArticulatedInertia`] that the articulated-body algorithm builds.
+//! - the inertias, [`RigidInertia`] and [`ArticulatedInertia`], are in
+//!   [`super::inertia`] (and re-exported here).
 //!
 //! Every vector is stored angular part first, as in the book.
 
 use nalgebra::{Matrix3, Matrix6, Vector3, Vector6};
+
+pub use super::inertia::{ArticulatedInertia, RigidInertia};
 
 /// The cross-product matrix `[x]×` with `[x]× y = x × y`.
 #[inline]
@@ -259,180 +261,16 @@ impl Transform {
             .copy_from(&(-self.rot * skew(&self.trans)));
         m
     }
-
-    /// `Xᵀ I X` for a symmetric 6×6 inertia `I` given in B: the same inertia expressed in A
-    /// (A's articulated inertia gets its child's this way), in the factored form: rotate the
-    /// blocks with E, then shift them by r.
-    #[inline]
-    pub fn inertia_to_parent(&self, inertia: &ArticulatedInertia) -> ArticulatedInertia {
-        let e = &self.rot;
-        let a = e.tr_mul(&(inertia.ang_ang * e));
-        let b = e.tr_mul(&(inertia.ang_lin * e));
-        let c = e.tr_mul(&(inertia.lin_lin * e));
-        // With T = [1 0; −r× 1]: Tᵀ [A B; Bᵀ C] T = [A − B r× + r× Bᵀ − r× C r×, B + r× C; ·, C].
-        let r = &self.trans;
-        // Row i of B r× is (bᵢ × r)ᵀ; column j of r× C is r × cⱼ; (r× C) r× by rows again.
-        let b_rx = Matrix3::from_rows(&[
-            b.row(0).transpose().cross(r).transpose(),
-            b.row(1).transpose().cross(r).transpose(),
-            b.row(2).transpose().cross(r).transpose(),
-        ]);
-        let rx_c = Matrix3::from_columns(&[
-            r.cross(&c.column(0)),
-            r.cross(&c.column(1)),
-            r.cross(&c.column(2)),
-        ]);
-        let rx_c_rx = Matrix3::from_rows(&[
-            rx_c.row(0).transpose().cross(r).transpose(),
-            rx_c.row(1).transpose().cross(r).transpose(),
-            rx_c.row(2).transpose().cross(r).transpose(),
-        ]);
-        let ang_ang = a - b_rx - b_rx.transpose() - rx_c_rx;
-        ArticulatedInertia {
-            ang_ang: symmetrised(&ang_ang),
-            ang_lin: b + rx_c,
-            lin_lin: c,
-        }
-    }
-}
-
-/// (M + Mᵀ)/2: keeps the articulated inertias exactly symmetric against rounding.
-#[inline]
-fn symmetrised(m: &Matrix3<f64>) -> Matrix3<f64> {
-    (m + m.transpose()) * 0.5
-}
-
-/// The spatial inertia of one rigid body about a frame origin O (in that frame's axes).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RigidInertia {
-    /// Mass m (kg).
-    pub mass: f64,
-    /// First moment h = m c, c the centre of mass from O (kg·m).
-    pub first_moment: Vector3<f64>,
-    /// Rotational inertia about O (kg·m²): `Ī_c + m [c]×[c]×ᵀ`.
-    pub rot_inertia: Matrix3<f64>,
-}
-
-impl RigidInertia {
-    /// From the mass, the centre of mass `c` from O and the inertia `inertia_about_com` about
-    /// the centre of mass (all in the frame's axes).
-    pub fn new(mass: f64, c: Vector3<f64>, inertia_about_com: Matrix3<f64>) -> Self {
-        let cx = skew(&c);
-        Self {
-            mass,
-            first_moment: c * mass,
-            rot_inertia: inertia_about_com - cx * cx * mass,
-        }
-    }
-
-    /// The momentum `I v`.
-    #[inline]
-    pub fn mul_motion(&self, v: &Motion) -> Force {
-        Force::new(
-            self.rot_inertia * v.ang + self.first_moment.cross(&v.lin),
-            v.lin * self.mass - self.first_moment.cross(&v.ang),
-        )
-    }
-
-    /// Kinetic energy ½ vᵀ I v (J).
-    #[inline]
-    pub fn kinetic_energy(&self, v: &Motion) -> f64 {
-        0.5 * v.dot(&self.mul_motion(v))
-    }
-
-    /// As a general (articulated) inertia.
-    #[inline]
-    pub fn to_articulated(&self) -> ArticulatedInertia {
-        let hx = skew(&self.first_moment);
-        ArticulatedInertia {
-            ang_ang: self.rot_inertia,
-            ang_lin: hx,
-            lin_lin: Matrix3::identity() * self.mass,
-        }
-    }
-
-    /// The 6×6 matrix `[Ī_O h×; h×ᵀ m 1]` (for tests and references).
-    pub fn matrix(&self) -> Matrix6<f64> {
-        self.to_articulated().matrix()
-    }
-}
-
-/// A symmetric 6×6 inertia `[A B; Bᵀ C]` acting on motions (angular part first): the
-/// articulated inertias of the articulated-body algorithm (ang_ang = A, ang_lin = B,
-/// lin_lin = C).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ArticulatedInertia {
-    /// A (kg·m²), symmetric.
-    pub ang_ang: Matrix3<f64>,
-    /// B (kg·m).
-    pub ang_lin: Matrix3<f64>,
-    /// C (kg), symmetric.
-    pub lin_lin: Matrix3<f64>,
-}
-
-impl Default for ArticulatedInertia {
-    fn default() -> Self {
-        Self::zero()
-    }
-}
-
-impl ArticulatedInertia {
-    /// The zero inertia.
-    pub fn zero() -> Self {
-        Self {
-            ang_ang: Matrix3::zeros(),
-            ang_lin: Matrix3::zeros(),
-            lin_lin: Matrix3::zeros(),
-        }
-    }
-
-    /// `I v`.
-    #[inline]
-    pub fn mul_motion(&self, v: &Motion) -> Force {
-        Force::new(
-            self.ang_ang * v.ang + self.ang_lin * v.lin,
-            self.ang_lin.tr_mul(&v.ang) + self.lin_lin * v.lin,
-        )
-    }
-
-    /// `self += other`.
-    #[inline]
-    pub fn add_assign(&mut self, other: &ArticulatedInertia) {
-        self.ang_ang += other.ang_ang;
-        self.ang_lin += other.ang_lin;
-        self.lin_lin += other.lin_lin;
-    }
-
-    /// `self −= s · u uᵀ` for a force-like column u (`u` = I S, the rank-one update of the
-    /// articulated-body algorithm).
-    #[inline]
-    pub fn sub_outer(&mut self, u: &Force, w: &Force, s: f64) {
-        // Symmetric when u == w; the general form serves the multi-degree-of-freedom joints.
-        self.ang_ang -= u.ang * w.ang.transpose() * s;
-        self.ang_lin -= u.ang * w.lin.transpose() * s;
-        self.lin_lin -= u.lin * w.lin.transpose() * s;
-    }
-
-    /// The 6×6 matrix.
-    pub fn matrix(&self) -> Matrix6<f64> {
-        let mut m = Matrix6::zeros();
-        m.fixed_view_mut::<3, 3>(0, 0).copy_from(&self.ang_ang);
-        m.fixed_view_mut::<3, 3>(0, 3).copy_from(&self.ang_lin);
-        m.fixed_view_mut::<3, 3>(3, 0)
-            .copy_from(&self.ang_lin.transpose());
-        m.fixed_view_mut::<3, 3>(3, 3).copy_from(&self.lin_lin);
-        m
-    }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use nalgebra::{Rotation3, SymmetricEigen};
+    use nalgebra::Rotation3;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    fn v3(rng: &mut ChaCha8Rng) -> Vector3<f64> {
+    pub(crate) fn v3(rng: &mut ChaCha8Rng) -> Vector3<f64> {
         Vector3::new(
             rng.random_range(-1.0..1.0),
             rng.random_range(-1.0..1.0),
@@ -440,26 +278,26 @@ mod tests {
         )
     }
 
-    fn motion(rng: &mut ChaCha8Rng) -> Motion {
+    pub(crate) fn motion(rng: &mut ChaCha8Rng) -> Motion {
         Motion::new(v3(rng), v3(rng))
     }
 
-    fn force(rng: &mut ChaCha8Rng) -> Force {
+    pub(crate) fn force(rng: &mut ChaCha8Rng) -> Force {
         Force::new(v3(rng), v3(rng))
     }
 
-    fn transform(rng: &mut ChaCha8Rng) -> Transform {
+    pub(crate) fn transform(rng: &mut ChaCha8Rng) -> Transform {
         Transform {
             rot: *Rotation3::from_scaled_axis(v3(rng) * 2.0).matrix(),
             trans: v3(rng),
         }
     }
 
-    fn close6(a: &Vector6<f64>, b: &Vector6<f64>) -> bool {
+    pub(crate) fn close6(a: &Vector6<f64>, b: &Vector6<f64>) -> bool {
         (a - b).amax() < 1e-12 * (1.0 + b.amax())
     }
 
-    fn close66(a: &Matrix6<f64>, b: &Matrix6<f64>) -> bool {
+    pub(crate) fn close66(a: &Matrix6<f64>, b: &Matrix6<f64>) -> bool {
         (a - b).amax() < 1e-12 * (1.0 + b.amax())
     }
 
@@ -534,35 +372,6 @@ mod tests {
                     .cross_motion(&x.apply_motion(&m))
                     .to_vector6()
             ));
-        }
-    }
-
-    /// The spatial inertia is symmetric positive definite, its kinetic energy is
-    /// ½ m v_c² + ½ ωᵀ Ī_c ω, and the factored Xᵀ I X equals the matrix product.
-    #[test]
-    fn inertia_identities() {
-        let mut rng = ChaCha8Rng::seed_from_u64(4);
-        for _ in 0..50 {
-            let c = v3(&mut rng);
-            let a = Matrix3::from_fn(|_, _| rng.random_range(-1.0..1.0));
-            let ic = a * a.transpose() + Matrix3::identity() * 0.1;
-            let m = 1.3;
-            let i = RigidInertia::new(m, c, ic);
-            let im = i.matrix();
-            assert!(close66(&im, &im.transpose()));
-            assert!(SymmetricEigen::new(im).eigenvalues.min() > 0.0);
-            let v = motion(&mut rng);
-            let v_com = v.lin + v.ang.cross(&c);
-            let ke = 0.5 * m * v_com.norm_squared() + 0.5 * v.ang.dot(&(ic * v.ang));
-            assert!((i.kinetic_energy(&v) - ke).abs() < 1e-12);
-            assert!(close6(
-                &i.mul_motion(&v).to_vector6(),
-                &(im * v.to_vector6())
-            ));
-            let x = transform(&mut rng);
-            let moved = x.inertia_to_parent(&i.to_articulated()).matrix();
-            let xm = x.motion_matrix();
-            assert!(close66(&moved, &(xm.transpose() * im * xm)));
         }
     }
 }

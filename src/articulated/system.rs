@@ -373,7 +373,7 @@ impl ArticulatedSim {
         let (nq, nv) = (self.dynamics.tree.nq(), self.dynamics.tree.nv());
         match self.params.integrator {
             Integrator::SemiImplicitEuler => {
-                self.dynamics.derivative(t0, &self.y, &mut self.dy)?;
+                self.dynamics.derivative(t0, &self.y, &mut self.dy, false)?;
                 self.stats.evaluations += 1;
                 self.y_new.copy_from_slice(&self.y);
                 for i in nq..self.y.len() {
@@ -387,7 +387,7 @@ impl ArticulatedSim {
                 self.y_new.copy_from_slice(&self.y);
                 let dynamics = &mut self.dynamics;
                 self.rk.rk4_step(t0, &mut self.y_new, h, &mut |t, y, dy| {
-                    dynamics.derivative(t, y, dy)
+                    dynamics.derivative(t, y, dy, true)
                 })?;
                 self.dynamics.tree.normalise_q(&mut self.y_new[..nq]);
                 self.stats.evaluations += 4;
@@ -423,7 +423,7 @@ impl ArticulatedSim {
             let trial =
                 self.rk
                     .rkf45_trial(t, &y, h, tolerance, &mut self.y_new, &mut |t, y, dy| {
-                        dynamics.derivative(t, y, dy)
+                        dynamics.derivative(t, y, dy, true)
                     });
             let err = match trial {
                 Ok(err) => err,
@@ -497,7 +497,7 @@ impl ArticulatedSim {
         let mut kinetic = 0.0;
         let mut potential = 0.0;
         for (i, l) in d.tree.links().iter().enumerate() {
-            kinetic += l.inertia.kinetic_energy(d.ws.link_velocity(i));
+            kinetic += 0.5 * d.ws.link_velocity(i).dot(d.ws.link_momentum(i));
             let x = d.ws.point_in_world(i, &d.map.com_in_link[i]);
             potential -= l.inertia.mass * d.tree.gravity_in_world.dot(&x);
         }

@@ -6,7 +6,8 @@
 //!   alternating x and y axes), semi-implicit Euler, h = 0.01 s.
 //!
 //! Each step includes what `simulate` needs per step: the forward dynamics and the energy
-//! diagnostics at the new state (a second forward kinematics pass). The steps timed are those
+//! diagnostics at the new state (a forward kinematics pass there, which the next step's
+//! dynamics reuses). The steps timed are those
 //! of the first second (100 steps) after a release from a 10° tilt, from a copy renewed
 //! outside the timing (as in the `solver` bench).
 //!
