@@ -32,11 +32,12 @@ use crate::sim::{BodyId, GrabPoint, Model, Scene, StepDiagnostics};
 /// bodies passing through each other as a result.
 pub fn scene_model(scene: &Scene) -> Result<Model, ArticulatedError> {
     if scene.contact.is_some() {
-        return Err(ArticulatedError::Unsupported(format!(
-            "scene {} has contacts (colliding shapes or planes), which this method does not \
-             model; run it with the default method",
-            scene.path.display()
-        )));
+        // The caller names the scene (simulate, demo and run all do).
+        return Err(ArticulatedError::Unsupported(
+            "it has contacts (colliding shapes or planes), which this method does not model; \
+             run it with the default method"
+                .into(),
+        ));
     }
     let bad = |e: crate::sim::SimError| ArticulatedError::Unsupported(e.to_string());
     let mut model = Model::new(

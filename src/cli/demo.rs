@@ -77,8 +77,8 @@ pub struct DemoArgs {
     #[arg(long)]
     pub no_save: bool,
     /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`
-    /// (reduced coordinates, the articulated-body algorithm, RK4 at the scene's step; no joint
-    /// reactions, no contacts).
+    /// (reduced coordinates, the articulated-body algorithm, RK4 at a quarter of the scene's
+    /// step; no joint reactions, no contacts).
     #[arg(long, value_enum, default_value_t = Method::Default)]
     pub method: Method,
 }

@@ -41,8 +41,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub diagnostics: bool,
     /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`
-    /// (reduced coordinates, the articulated-body algorithm, RK4 at the scene's step; no joint
-    /// reactions, no contacts).
+    /// (reduced coordinates, the articulated-body algorithm, RK4 at a quarter of the scene's
+    /// step; no joint reactions, no contacts).
     #[arg(long, value_enum, default_value_t = Method::Default)]
     pub method: Method,
 }

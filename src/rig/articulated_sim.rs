@@ -83,15 +83,16 @@ pub struct ArticulatedSceneSimulation {
 impl ArticulatedSceneSimulation {
     /// Loads a scene file and builds its tree (RK4 at the scene's step), with the wind of its
     /// `[wind]` table if it has one. A scene the method cannot run (contacts, an
-    /// unsupported joint) is an error naming the scene and what is unsupported.
+    /// unsupported joint) is an error saying what is unsupported.
     pub fn load(path: &Path) -> Result<Self, SimulationError> {
         let scene = Scene::load(path).map_err(|e| SimulationError(e.to_string()))?;
         let params = ArticulatedParams {
             dt_secs: scene.params.dt_secs / RIG_SUBSTEPS as f64,
             integrator: RIG_INTEGRATOR,
         };
+        // The rig's callers name the scene.
         let sim = ArticulatedSim::from_scene(&scene, params)
-            .map_err(|e| SimulationError(format!("scene {}: {e}", path.display())))?;
+            .map_err(|e| SimulationError(e.to_string()))?;
         let wind = scene_wind(&scene, path)?;
         Ok(Self::new(sim, wind, scene.supports, &scene_name(path)))
     }

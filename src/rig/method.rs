@@ -39,7 +39,7 @@ pub struct LoadedSimulation {
 }
 
 /// Loads the scene file at `path` for `method`. A scene the method cannot run is an error
-/// naming the scene and what is unsupported.
+/// saying what is unsupported (the caller names the scene, as `demo` and `run` do).
 pub fn load_simulation(path: &Path, method: Method) -> Result<LoadedSimulation, SimulationError> {
     let (simulation, wind_log): (Box<dyn Simulation>, _) = match method {
         Method::Default => {
