@@ -1,11 +1,15 @@
 //! Proves that a step of the articulated method allocates nothing, with each integrator and
-//! an external force (a counting global allocator watches the steps).
+//! an external force, and with the stylus clipped (a counting global allocator watches the
+//! steps).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
+use ar_multibody::sim::stylus::{
+    StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M,
+};
 use ar_multibody::sim::Scene;
 use nalgebra::{Point3, Vector3};
 
@@ -59,4 +63,39 @@ fn an_articulated_step_allocates_nothing() {
         let after = ALLOCATIONS.load(Ordering::Relaxed);
         assert_eq!(after - before, 0, "{} allocated", integrator.name());
     }
+    a_clipped_step_allocates_nothing();
+}
+
+/// The same with the stylus clipped to the tip and dragged (its Newton iterations and
+/// probes integrate the step several times, all in the preallocated scratch). Called from
+/// the test above: the allocation counter is global, so the two must not run in parallel.
+fn a_clipped_step_allocates_nothing() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/ten_pendula.toml");
+    let scene = Scene::load(path).expect("scene");
+    let params = ArticulatedParams {
+        dt_secs: 0.005,
+        integrator: Integrator::Rk4,
+    };
+    let mut sim = ArticulatedSim::from_scene(&scene, params).expect("tree");
+    let g = sim.grab_points()[0].clone();
+    sim.attach_stylus(StylusAttachment {
+        body: g.body,
+        point_in_body: g.point_in_body,
+        stiffness_n_per_m: DEFAULT_STIFFNESS_N_PER_M,
+        damping_n_s_per_m: DEFAULT_DAMPING_N_S_PER_M,
+    })
+    .expect("clip");
+    let tip = sim.grab_point_in_world(0).expect("tip");
+    let v = Vector3::new(0.05, 0.0, 0.0);
+    sim.set_stylus_target(tip, v);
+    sim.apply_external_force(3, Vector3::new(0.01, 0.0, 0.0), Point3::origin());
+    sim.step_n(2).expect("step");
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for k in 1..50 {
+        sim.set_stylus_target(tip + v * (0.01 * k as f64), v);
+        sim.apply_external_force(3, Vector3::new(0.01, 0.0, 0.0), Point3::origin());
+        sim.step_n(2).expect("step");
+    }
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert_eq!(after - before, 0, "a clipped step allocated");
 }

@@ -2,7 +2,8 @@
 //! solver's inputs and outputs of every step while the whole rig runs on simulated devices in
 //! real time (threads, dropped steps and all); `replay DIR` feeds the recorded inputs to the
 //! same simulation and reproduces the solver log bit for bit. An altered input is caught at
-//! the line where the trajectory departs, and a recording is never overwritten.
+//! the line where the trajectory departs, and a recording is never overwritten. A session of
+//! the articulated method replays with that method.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -126,4 +127,25 @@ fn a_recording_is_never_overwritten_and_a_broken_one_is_named() {
         "{}",
         text(&out)
     );
+}
+
+#[test]
+fn an_articulated_session_replays_with_its_method() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("session");
+    let out = cli(&[
+        "demo",
+        "--method",
+        "articulated",
+        "--headless",
+        "--no-save",
+        "--record",
+        session.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "demo failed:\n{}", text(&out));
+    let info = std::fs::read_to_string(session.join("session.toml")).unwrap();
+    assert!(info.contains("method = \"articulated\""), "{info}");
+    let out = cli(&["replay", session.to_str().unwrap()]);
+    assert!(out.status.success(), "replay failed:\n{}", text(&out));
+    assert!(text(&out).contains("identical to the recording, bit for bit"));
 }

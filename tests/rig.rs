@@ -20,6 +20,9 @@ use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "support/demo_run.rs"]
+mod demo_run;
+
 /// A bob of 50 g hanging on a soft spring from an anchor; the stylus spring pulls it.
 /// Springs are integrated implicitly (backward Euler), so the stiff stylus spring is stable.
 struct BobSim {
@@ -428,73 +431,9 @@ fn a_stop_request_like_ctrl_c_ends_the_run_cleanly() {
 /// the solver issue's limits (‖ψ‖ < 1e-4 m, |energy error| < 1 %).
 #[test]
 fn ten_pendula_clip_drag_release_on_simulated_devices() {
-    use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
-    use ar_multibody::rig::report::InteractionReport;
     let _serial = serial();
-    let stop = StopFlag::new();
-    let world = DemoWorld::build(
-        &DemoOptions {
-            scene: "ten_pendula".into(),
-            with_mic: true,
-            show_diagnostics: false,
-            show_reactions: false,
-        },
-        stop.clone(),
-    )
-    .unwrap();
-    let mut config = CompositorConfig::monitor(world.intrinsics().clone());
-    // A small view at 5 fps leaves the two cores to the solver, which this test is about.
-    config.view_size_px = (320, 240);
-    let mut compositor = Compositor::headless(config).unwrap();
-    let (devices, solver_config, user) = world.into_parts();
-    let rig = Rig::start(devices, solver_config, stop.clone()).unwrap();
-    // The gesture's clock starts when the arm streams, which takes a while in a debug build:
-    // the run ends 2 s of free swing after the scripted user is done, not at a fixed time.
-    let ender = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            while !user.gesture_done() && user.is_running() && !stop.is_stopped() {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            std::thread::sleep(Duration::from_secs(2));
-            // Worker::join stops the whole rig (the flag is shared).
-            user.join()
-        })
-    };
-    let summary = rig
-        .run(
-            &mut compositor,
-            None,
-            &DisplayLoopConfig {
-                frame_period: Duration::from_millis(200),
-                max_duration: Some(Duration::from_secs(90)),
-                ..DisplayLoopConfig::default()
-            },
-        )
-        .unwrap();
-    ender.join().unwrap().unwrap().unwrap();
-    let s = &summary.solver;
-    let i = InteractionReport::from_solver(s);
-    eprintln!(
-        "{i:?}; steps {} (dropped {}), rtf {:.2}, max |psi| {:.2e} m, max |energy error| {:.3} %",
-        s.steps,
-        s.skipped_steps,
-        s.real_time_factor,
-        s.max_psi_norm_m,
-        100.0 * s.max_abs_energy_error_rel
-    );
-    eprintln!("events: {:?}", s.events);
-    let (clip, release) = (i.clip_s.expect("clipped"), i.release_s.expect("released"));
-    assert!(release - clip > 1.5, "clip {clip} s, release {release} s");
-    assert!(i.max_tip_error_m.unwrap() < 0.005, "{i:?}");
-    assert!(i.drag_m.unwrap() > 0.08, "{i:?}");
-    assert!(i.swing_path_after_release_m.unwrap() > 0.02, "{i:?}");
-    assert!(s.max_psi_norm_m < 1e-4, "max |psi| {} m", s.max_psi_norm_m);
-    assert!(
-        s.max_abs_energy_error_rel < 0.01,
-        "energy error {}",
-        s.max_abs_energy_error_rel
-    );
+    let s = demo_run::demo_run(ar_multibody::rig::method::Method::Default);
+    demo_run::assert_demo_limits("default", &s);
 }
 
 /// What the Steel Fish did while the synthetic microphone played `breaths` (or with no
@@ -690,6 +629,7 @@ fn without_an_audio_device_the_rig_warns_and_runs_without_wind() {
             with_mic: false,
             show_diagnostics: false,
             show_reactions: false,
+            method: ar_multibody::rig::method::Method::Default,
         },
         stop.clone(),
     )

@@ -103,10 +103,11 @@ impl Dynamics {
         if !std::mem::take(&mut self.kinematics_current) {
             self.ws.kinematics(&self.tree, q, qd);
         }
+        // Cleared even when nothing acts: a one-step load of the last evaluation must not stay.
+        self.f_ext.fill(Force::zero());
         if !self.has_external_forces() {
             return (0.0, 0.0);
         }
-        self.f_ext.fill(Force::zero());
         let (mut p_ext, mut p_diss) = (0.0, 0.0);
         for si in 0..self.model.springs.len() {
             let s: &Spring = &self.model.springs[si];

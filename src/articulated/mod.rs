@@ -26,17 +26,23 @@
 //!   actuators (constant or sinusoidal), as joint forces τ;
 //! - [`integrator`]: semi-implicit Euler, RK4, adaptive RK45 (Fehlberg);
 //! - `dynamics`: the right-hand side f(t, y): external forces, their power, the ABA;
+//! - `stylus`: the user's stylus spring, one implicit impulse per step (the default
+//!   method's soft-constraint law; why not a force in every stage is measured there);
 //! - [`system`]: [`ArticulatedSim`], the scene simulated by this method, with the default
 //!   method's diagnostics (energies, balance; ψ of the loop-closing joints, 0 for trees);
 //! - `reference` (tests only): recursive Newton–Euler and the composite-rigid-body method,
 //!   written separately, against which the ABA is checked.
-
+//!
+//! The rig (`demo`, `run` with `--method articulated`) runs this method through
+//! [`crate::rig::articulated_sim`]: the stylus spring ([`ArticulatedSim::attach_stylus`]), the
+//! wind (as one-step external forces, [`ArticulatedSim::apply_external_force`]), force
+//! elements and scene springs are in; scenes with contacts are refused.
+//!
 //! # Not yet (issue 17)
 //! - Scene-file fields for joint limits and actuators (they are set through
-//!   [`ArticulatedSim::set_joint_limit`] and [`ArticulatedSim::add_joint_actuator`]); the
-//!   stylus spring, the wind and the rig (`demo`, `run`) with
-//!   `--method articulated`; joint reactions. Force elements, scene springs and one-step
-//!   external forces ([`ArticulatedSim::apply_external_force`]) are in.
+//!   [`ArticulatedSim::set_joint_limit`] and [`ArticulatedSim::add_joint_actuator`]); joint
+//!   reactions (the rig shows none with this method); `simulate --stylus` and `--wind` with
+//!   this method (the rig drives both).
 //!
 //! # Checks
 //! `cargo test --release --lib articulated -- --nocapture` (ABA against CRBA/RNEA, joint
@@ -60,6 +66,7 @@ pub mod loops;
 #[cfg(test)]
 mod reference;
 pub mod spatial;
+mod stylus;
 pub mod system;
 #[cfg(test)]
 mod system_tests;

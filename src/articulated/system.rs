@@ -1,15 +1,17 @@
 //! [`ArticulatedSim`]: the articulated method as a simulation of a scene's [`Model`], next to
 //! [`crate::sim::Simulation`]: the same bodies, springs, grab points, force elements and
-//! external forces, the same [`StepDiagnostics`] (ψ is zero by construction for a tree; with
-//! loops, the constraint norm is ‖ψ‖ of the loop-closing joints, see [`super::loops`]; joint
-//! reactions are not computed).
+//! external forces, the stylus spring ([`super::stylus`]), the same [`StepDiagnostics`] (ψ is
+//! zero by construction for a tree; with loops, the constraint norm is ‖ψ‖ of the
+//! loop-closing joints, see [`super::loops`]; joint reactions are not computed).
 //!
 //! The state is y = (q, q̇, W_ext, W_diss): the tree's coordinates and velocities, the work of
 //! external forces and the energy dissipated by dampers, integrated together, so that the
 //! energy balance E + W_diss − W_ext − E(0) is as accurate as the motion itself.
 //!
 //! A step advances the time by `dt_secs`: one step of semi-implicit Euler or RK4, or as many
-//! adaptive RK45 steps as its tolerance needs (reported in [`IntegratorStats`]).
+//! adaptive RK45 steps as its tolerance needs (reported in [`IntegratorStats`]). While the
+//! stylus is clipped, a step is integrated twice: a predictor without the spring, then the
+//! step with the spring's impulse (see [`super::stylus`]); the counts include both.
 
 use nalgebra::{Isometry3, Point3, Translation3, Vector3};
 
@@ -21,11 +23,22 @@ use super::integrator::{next_step_size, Integrator, RkScratch};
 use super::joint_forces::{JointActuator, JointForces, JointLimit};
 use super::loops::Loops;
 use super::spatial::Force;
+use super::stylus::StylusSpring;
 use super::tree::Tree;
 use crate::sim::{BodyId, GrabPoint, Model, Scene, StepDiagnostics};
 
-/// The [`Model`] of a loaded scene (what [`Scene::build`] gives the default method).
+/// The [`Model`] of a loaded scene (what [`Scene::build`] gives the default method). A scene
+/// with contacts is refused: this method has none, and running it without them would report
+/// bodies passing through each other as a result.
 pub fn scene_model(scene: &Scene) -> Result<Model, ArticulatedError> {
+    if scene.contact.is_some() {
+        // The caller names the scene (simulate, demo and run all do).
+        return Err(ArticulatedError::Unsupported(
+            "it has contacts (colliding shapes or planes), which this method does not model; \
+             run it with the default method"
+                .into(),
+        ));
+    }
     let bad = |e: crate::sim::SimError| ArticulatedError::Unsupported(e.to_string());
     let mut model = Model::new(
         scene.bodies.clone(),
@@ -84,18 +97,20 @@ struct Ledger {
 /// A scene's model simulated by the articulated-body method (see the module docs).
 #[derive(Clone, Debug)]
 pub struct ArticulatedSim {
-    dynamics: Dynamics,
-    y: Vec<f64>,
-    y_new: Vec<f64>,
+    pub(super) dynamics: Dynamics,
+    pub(super) y: Vec<f64>,
+    pub(super) y_new: Vec<f64>,
     /// The adaptive integrator's running state within a step.
     y_work: Vec<f64>,
     dy: Vec<f64>,
     rk: RkScratch,
-    params: ArticulatedParams,
+    pub(super) params: ArticulatedParams,
     time_secs: f64,
     steps: usize,
     h_adaptive: f64,
-    stats: IntegratorStats,
+    pub(super) stats: IntegratorStats,
+    /// The stylus spring while clipped.
+    pub(super) stylus: StylusSpring,
     diagnostics: StepDiagnostics,
     ledger: Ledger,
 }
@@ -147,6 +162,7 @@ impl ArticulatedSim {
                 joint_forces: JointForces::default(),
                 kinematics_current: false,
             },
+            stylus: StylusSpring::new(),
             y_new: y.clone(),
             y_work: y.clone(),
             dy: vec![0.0; n],
@@ -366,10 +382,37 @@ impl ArticulatedSim {
 
     /// Advances the time by `dt_secs` (see the module docs). On an error (including a loop
     /// that drifted past [`super::loops::DRIFT_BOUND_M`]) the state is the one before the
-    /// step.
+    /// step, and the step's one-step loads are dropped.
     pub fn step(&mut self) -> Result<(), ArticulatedError> {
+        self.step_n(1)
+    }
+
+    /// Advances the time by `n` steps of `dt_secs`, the one-step loads given before
+    /// ([`ArticulatedSim::apply_external_force`]) acting over all of them: a caller that
+    /// updates its forces every n·h (the rig's wind) runs the finer step. On an error the
+    /// state is the one after the last step that succeeded, and the loads are dropped.
+    pub fn step_n(&mut self, n: usize) -> Result<(), ArticulatedError> {
+        let mut result = Ok(());
+        for _ in 0..n {
+            let t0 = self.time_secs;
+            let stepped = if self.stylus.acts() {
+                self.integrate_with_stylus(t0)
+            } else {
+                self.integrate(t0)
+            };
+            result = stepped.and_then(|()| self.finish_step(t0 + self.params.dt_secs));
+            if result.is_err() {
+                self.dynamics.kinematics_current = false;
+                break;
+            }
+        }
+        self.dynamics.loads.clear();
+        result
+    }
+
+    /// One step of the integrator from `y` into `y_new`, with the forces of the moment.
+    pub(super) fn integrate(&mut self, t0: f64) -> Result<(), ArticulatedError> {
         let h = self.params.dt_secs;
-        let t0 = self.time_secs;
         let (nq, nv) = (self.dynamics.tree.nq(), self.dynamics.tree.nv());
         match self.params.integrator {
             Integrator::SemiImplicitEuler => {
@@ -397,7 +440,7 @@ impl ArticulatedSim {
                 self.advance_adaptive(t0, t0 + h, tolerance)?;
             }
         }
-        self.finish_step(t0 + h)
+        Ok(())
     }
 
     /// RK45 from t0 to t1 into `y_new` (from `y`).
@@ -465,7 +508,6 @@ impl ArticulatedSim {
 
     /// Checks the new state, takes it and updates the diagnostics.
     fn finish_step(&mut self, t1: f64) -> Result<(), ArticulatedError> {
-        self.dynamics.loads.clear();
         if let Some(body) = first_non_finite_link(&self.dynamics.tree, &self.y_new) {
             return Err(ArticulatedError::NonFinite {
                 time_secs: t1,
@@ -483,6 +525,7 @@ impl ArticulatedSim {
         std::mem::swap(&mut self.y, &mut self.y_new);
         self.steps += 1;
         self.time_secs = t1;
+        self.close_stylus_step();
         self.update_diagnostics();
         Ok(())
     }
@@ -494,6 +537,8 @@ impl ArticulatedSim {
         d.ws.kinematics(&d.tree, &self.y[..nq], &self.y[nq..nq + nv]);
         d.kinematics_current = true;
         d.loops.evaluate(&d.tree, &d.ws, &d.map, &d.model);
+        let stylus = self.stylus_energy();
+        let d = &self.dynamics;
         let mut kinetic = 0.0;
         let mut potential = 0.0;
         for (i, l) in d.tree.links().iter().enumerate() {
@@ -508,8 +553,11 @@ impl ArticulatedSim {
             elastic += s.elastic_energy_j((x2 - x1).norm());
         }
         elastic += d.joint_forces.energy_j(&self.y[..nq]);
-        let external = self.y[nq + nv];
-        let dissipated = self.y[nq + nv + 1];
+        elastic += stylus.elastic_j;
+        // The spring is part of the system: its force's work on the bodies is internal.
+        let external = self.y[nq + nv] - stylus.load_work_j;
+        let dissipated = self.y[nq + nv + 1] + stylus.dissipated_j;
+        let user = stylus.user_work_j;
         let lg = &mut self.ledger;
         lg.peak_kinetic_j = lg.peak_kinetic_j.max(kinetic);
         lg.potential_range = (
@@ -520,21 +568,21 @@ impl ArticulatedSim {
             lg.elastic_range.0.min(elastic),
             lg.elastic_range.1.max(elastic),
         );
-        lg.max_injected_j = lg.max_injected_j.max(external.abs());
+        lg.max_injected_j = lg.max_injected_j.max(user.abs() + external.abs());
         let reference = lg
             .peak_kinetic_j
             .max(lg.potential_range.1 - lg.potential_range.0)
             .max(lg.elastic_range.1 - lg.elastic_range.0)
             .max(lg.max_injected_j)
             .max(1e-9);
-        let drift = kinetic + potential + elastic + dissipated - external - lg.initial_j;
+        let drift = kinetic + potential + elastic + dissipated - user - external - lg.initial_j;
         self.diagnostics = StepDiagnostics {
             time_secs: self.time_secs,
             constraint_norm_m: d.loops.psi_norm_m(),
             kinetic_j: kinetic,
             potential_j: potential,
             elastic_j: elastic,
-            user_work_j: 0.0,
+            user_work_j: user,
             external_work_j: external,
             dissipated_j: dissipated,
             energy_drift_j: drift,

@@ -2,6 +2,7 @@
 //! marker, the simulated arm on a pseudo-terminal moved by a scripted user (reach the grab
 //! point, clip, drag 10 cm, release), the synthetic microphone — drawn by the compositor in a
 //! window, or headless into numbered PNG files when asked or when there is no display.
+//! `--method` chooses the simulation method, as on `simulate` (the rig builder loads it).
 
 use anyhow::Context as _;
 use ar_multibody::compositor::frames::FrameWriter;
@@ -9,6 +10,7 @@ use ar_multibody::compositor::stereo::{DEFAULT_EYE_SIZE_PX, DEFAULT_IPD_M};
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
 use ar_multibody::rig::live::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::method::Method;
 use ar_multibody::rig::report::describe;
 use ar_multibody::rig::scene_sim::resolve_scene;
 use ar_multibody::rig::{DisplayLoopConfig, Rig, StopFlag, StopReason};
@@ -79,6 +81,11 @@ pub struct DemoArgs {
     /// step, and the scene); `replay DIR` reproduces it bit for bit.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`
+    /// (reduced coordinates, the articulated-body algorithm, RK4 at a quarter of the scene's
+    /// step; no joint reactions, no contacts).
+    #[arg(long, value_enum, default_value_t = Method::Default)]
+    pub method: Method,
 }
 
 fn parse_size(text: &str) -> anyhow::Result<(u32, u32)> {
@@ -159,9 +166,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
             with_mic: !args.no_mic,
             show_diagnostics: args.diagnostics,
             show_reactions: args.reactions,
+            method: args.method,
         },
         stop.clone(),
     )?;
+    eprintln!("method: {}", args.method.name());
     let intrinsics = world.intrinsics().clone();
     eprintln!("camera: {}", world.camera_kind());
     world.notes().iter().for_each(|n| eprintln!("{n}"));
@@ -212,6 +221,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         args.record.as_deref(),
         &args.scene,
         &resolve_scene(&args.scene),
+        args.method,
         &solver_config,
     )?;
     let rig = Rig::start_recording(devices, solver_config, recorder, stop.clone())?;

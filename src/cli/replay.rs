@@ -1,11 +1,10 @@
 //! `replay`: runs a session recorded with `demo --record DIR` or `run --record DIR` again from
-//! its folder, through the same simulation the rig ran, and says whether the solver's log is
+//! its folder, through the same simulation (and method) the rig ran, and says whether the solver's log is
 //! identical to the recording bit for bit (exit status 1 when it is not).
 
 use anyhow::Context as _;
+use ar_multibody::rig::method::{load_simulation, Method};
 use ar_multibody::rig::replay::replay;
-use ar_multibody::rig::scene_sim::SceneSimulation;
-use ar_multibody::rig::Simulation;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -25,9 +24,15 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| args.session.join("replay"));
-    let outcome = replay(&args.session, &out, |scene| {
-        SceneSimulation::load(scene)
-            .map(|s| Box::new(s) as Box<dyn Simulation>)
+    let outcome = replay(&args.session, &out, |scene, info| {
+        let method = Method::from_name(&info.method).ok_or_else(|| {
+            format!(
+                "session.toml names the method {:?}; expected \"default\" or \"articulated\"",
+                info.method
+            )
+        })?;
+        load_simulation(scene, method)
+            .map(|loaded| loaded.simulation)
             .map_err(|e| e.0)
     })
     .with_context(|| format!("replaying {}", args.session.display()))?;

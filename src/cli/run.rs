@@ -1,7 +1,8 @@
 //! `run --config RIG.toml`: the rig with real devices — the camera (OpenCV capture, or a
 //! recording played as the camera) with the marker tracker, the digitizer arm on its serial
 //! port (optional), the microphone (optional) — and the compositor in a window (or headless
-//! into PNG files when the config says so or there is no display).
+//! into PNG files when the config says so or there is no display). `--method` chooses the
+//! simulation method, as on `simulate`; a scene the method cannot run stops the run first.
 
 use super::demo::{display_available, stop_on_ctrl_c};
 use anyhow::Context as _;
@@ -16,9 +17,9 @@ use ar_multibody::interaction::InteractionConfig;
 use ar_multibody::rig::arm_stylus::ArmStylus;
 use ar_multibody::rig::config::{ArmSection, DisplayMode, RigConfig};
 use ar_multibody::rig::demo_world::demo_breaths;
+use ar_multibody::rig::method::{load_simulation, Method};
 use ar_multibody::rig::mic_level::MicLevels;
 use ar_multibody::rig::report::describe;
-use ar_multibody::rig::scene_sim::SceneSimulation;
 use ar_multibody::rig::tracked_camera::TrackedCamera;
 use ar_multibody::rig::{
     DisplayLoopConfig, MicDevice, Rig, RigDevices, SolverConfig, StopFlag, StylusDevice,
@@ -44,14 +45,21 @@ pub struct RunArgs {
     /// step, and the scene); `replay DIR` reproduces it bit for bit.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`
+    /// (reduced coordinates, the articulated-body algorithm, RK4 at a quarter of the scene's
+    /// step; no joint reactions, no contacts).
+    #[arg(long, value_enum, default_value_t = Method::Default)]
+    pub method: Method,
 }
 
 /// Runs the command.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let cfg = RigConfig::load(&args.config)?;
     let intrinsics = CameraIntrinsics::load(&cfg.camera.camera_file)?;
-    let simulation = SceneSimulation::load(&cfg.scene)
-        .with_context(|| format!("scene {}", cfg.scene.display()))?;
+    // The scene first: one the method cannot run stops the run before any device starts.
+    let simulation = load_simulation(&cfg.scene, args.method)
+        .with_context(|| format!("scene {}", cfg.scene.display()))?
+        .simulation;
     let request = CaptureRequest {
         size: Some((intrinsics.image_width, intrinsics.image_height)),
         fps: None,
@@ -151,6 +159,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         args.record.as_deref(),
         &cfg.scene.display().to_string(),
         &cfg.scene,
+        args.method,
         &solver_config,
     )?;
     let rig = Rig::start_recording(
@@ -158,7 +167,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             camera: Box::new(camera),
             stylus,
             mic,
-            simulation: Box::new(simulation),
+            simulation,
         },
         solver_config,
         recorder,

@@ -20,15 +20,8 @@ use super::simulate_plot::{plot, Series};
 use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
 use ar_multibody::sim::{scripted, Scene};
 
-/// The method `simulate` runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Method {
-    /// Maximal coordinates, sequential impulses / coupled direct solve (the paper's method).
-    Default,
-    /// Reduced coordinates: the articulated-body algorithm (exact tree joints; loops closed
-    /// by constraint rows).
-    Articulated,
-}
+/// The method `simulate` runs (the rig's, so that every command names it alike).
+pub use ar_multibody::rig::method::Method;
 
 /// The integrator of the articulated method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

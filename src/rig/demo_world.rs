@@ -14,8 +14,9 @@ use super::devices::{CameraTracker, MicDevice, Simulation};
 use super::fixed_view::FixedViewCamera;
 use super::framing::{frame_points, ImageRegion};
 use super::live::RigDevices;
+use super::method::{load_simulation, LoadedSimulation, Method};
 use super::mic_level::DeferredMic;
-use super::scene_sim::{resolve_scene, SceneSimulation};
+use super::scene_sim::resolve_scene;
 use super::scripted_user::{spawn_scripted_user_with_progress, UserScript};
 use super::solver_worker::SolverConfig;
 use super::tracked_camera::TrackedCamera;
@@ -74,6 +75,8 @@ pub struct DemoOptions {
     pub show_diagnostics: bool,
     /// Reaction arrows are drawn (the view keeps room for them round the joints).
     pub show_reactions: bool,
+    /// The simulation method.
+    pub method: Method,
 }
 
 /// The scripted user, who owns the simulated arm it moves; both stop when joined or dropped.
@@ -156,7 +159,14 @@ pub fn demo_drag_in_world(grab_in_world: &Point3<f64>) -> Vector3<f64> {
 impl DemoWorld {
     /// Builds the world for `options`; threads started here stop with `stop`.
     pub fn build(options: &DemoOptions, stop: StopFlag) -> Result<Self, DemoError> {
-        let (simulation, wind_log) = load_simulation(&options.scene)?;
+        let path = resolve_scene(&options.scene);
+        let LoadedSimulation {
+            simulation,
+            wind_log,
+        } = load_simulation(&path, options.method).map_err(|e| DemoError::Scene {
+            scene: path.display().to_string(),
+            message: e.0,
+        })?;
         let has_wind = wind_log.is_some();
         let grab = simulation
             .grab_points()
@@ -276,17 +286,6 @@ impl DemoWorld {
     pub fn into_parts(self) -> (RigDevices, SolverConfig, DemoUser) {
         (self.devices, self.solver, self.user)
     }
-}
-
-/// The scene's simulation, and the account of its wind when it has any.
-fn load_simulation(scene: &str) -> Result<(Box<dyn Simulation>, Option<WindLog>), DemoError> {
-    let path = resolve_scene(scene);
-    let sim = SceneSimulation::load(&path).map_err(|e| DemoError::Scene {
-        scene: path.display().to_string(),
-        message: e.0,
-    })?;
-    let wind_log = sim.wind().is_some().then(|| sim.wind_log());
-    Ok((Box::new(sim), wind_log))
 }
 
 /// The demo camera's intrinsics: 640×480, f = 600 px.

@@ -20,6 +20,9 @@
 //! - [`arm_stylus`]: the arm driver as the rig's stylus device.
 //! - [`mic_level`]: the microphone driver as the rig's level source.
 //! - [`scene_sim`]: the solver library behind the simulation interface.
+//! - [`articulated_sim`]: the articulated method behind the same interface.
+//! - [`scene_common`]: what the two share (stylus end, wind, diagnostics).
+//! - [`method`]: which of the two runs a scene, chosen once for `demo` and `run`.
 //! - [`wind_log`]: what the microphone's wind did, for the demo's summary.
 //! - [`view_tee`]: the camera's tracked pose, passed on to the solver (for the wind).
 //! - [`scripted_user`]: the demo's user, moving the simulated arm.
@@ -33,6 +36,7 @@
 //! - [`live`]: [`Rig`], which starts them and runs the compositor loop.
 
 pub mod arm_stylus;
+pub mod articulated_sim;
 pub mod clock;
 pub mod config;
 pub mod demo_world;
@@ -45,9 +49,11 @@ pub mod latency;
 pub mod live;
 pub mod memory;
 pub mod messages;
+pub mod method;
 pub mod mic_level;
 pub mod replay;
 pub mod report;
+pub mod scene_common;
 pub mod scene_sim;
 pub mod scripted_user;
 pub mod session_log;

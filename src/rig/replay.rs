@@ -1,5 +1,5 @@
 //! Replaying a recorded session (`ar-multibody replay DIR`): the scene copied into the session
-//! folder is loaded as the rig loads it, every recorded step's inputs (the stylus spring, the
+//! folder is loaded for the recorded method as the rig loads it, every recorded step's inputs (the stylus spring, the
 //! wind level, a new camera pose) are fed to it through the rig's [`Simulation`] interface as
 //! the solver thread fed them, and its outputs are written with the recorder's own writer
 //! ([`SolverLogWriter`]); the replayed `solver.csv` is then compared with the recorded one
@@ -39,17 +39,17 @@ pub struct ReplayOutcome {
 }
 
 /// Replays the session in `dir` into `out_dir` (created if needed; its `solver.csv` is
-/// replaced). `load` builds the simulation from the session's scene file as the rig does.
-/// A step that fails is an error naming the step and the time.
+/// replaced). `load` builds the simulation from the session's scene file for its description
+/// (the method) as the rig does. A step that fails is an error naming the step and the time.
 pub fn replay(
     dir: &Path,
     out_dir: &Path,
-    load: impl FnOnce(&Path) -> Result<Box<dyn Simulation>, String>,
+    load: impl FnOnce(&Path, &SessionInfo) -> Result<Box<dyn Simulation>, String>,
 ) -> Result<ReplayOutcome, SessionError> {
     let info = SessionInfo::read(dir)?;
     let inputs = read_inputs(dir)?;
     let scene = dir.join(SCENE_FILE);
-    let mut sim = load(&scene).map_err(|message| SessionError::Bad {
+    let mut sim = load(&scene, &info).map_err(|message| SessionError::Bad {
         path: scene.clone(),
         line: None,
         message,

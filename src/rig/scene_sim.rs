@@ -9,31 +9,30 @@
 //! microphone level above its noise floor to the scene's [`WindElement`] — the same per-step
 //! call `simulate --wind` makes — which queues the face forces (and the still-air damping) for
 //! the step. A scene without a `[wind]` table places no user's mouth, so it gets no wind.
+//! (What this shares with the articulated method's rig simulation is in
+//! [`super::scene_common`].)
 
 use super::devices::{Simulation, SimulationError};
 use super::messages::SimDiagnostics;
+use super::scene_common::{
+    check_rig_step, grab_points_now, rig_diagnostics, scene_name, scene_wind, MicWind, RigStylus,
+};
 use super::wind_log::WindLog;
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::scene_view::{BodyView, ReactionView, Support};
-use crate::sim::stylus::{StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M};
 use crate::sim::wind::WindElement;
 use crate::sim::Scene;
 use nalgebra::{Isometry3, Point3};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Fastest the spring's stylus end may move, m/s.
-pub const MAX_TARGET_SPEED_M_PER_S: f64 = 1.0;
+pub use super::scene_common::MAX_TARGET_SPEED_M_PER_S;
 
 /// A scene's simulation driven by the rig.
 pub struct SceneSimulation {
     sim: crate::sim::Simulation,
-    attached: Option<(usize, Point3<f64>)>,
-    last_target: Option<Point3<f64>>,
-    stiffness_n_per_m: f64,
-    damping_n_s_per_m: f64,
-    wind: Option<WindElement>,
-    wind_log: WindLog,
+    stylus: RigStylus,
+    wind: MicWind,
     /// The bodies' names, shared by every snapshot.
     names: Vec<Arc<str>>,
     /// The scene's supports, shared by every snapshot.
@@ -68,20 +67,11 @@ impl SceneSimulation {
     pub fn load(path: &Path) -> Result<Self, SimulationError> {
         let scene = Scene::load(path).map_err(|e| SimulationError(e.to_string()))?;
         let sim = scene.build().map_err(|e| SimulationError(e.to_string()))?;
-        let wind = match &scene.wind {
-            Some(settings) => Some(
-                WindElement::from_settings(settings)
-                    .map_err(|e| SimulationError(format!("scene {}: {e}", path.display())))?,
-            ),
-            None => None,
-        };
+        let wind = scene_wind(&scene, path)?;
         Ok(Self::new(sim)
             .with_wind(wind)
             .with_supports(scene.supports)
-            .with_name(&path.file_stem().map_or_else(
-                || path.display().to_string(),
-                |s| s.to_string_lossy().into_owned(),
-            )))
+            .with_name(&scene_name(path)))
     }
 
     /// Wraps a built simulation, with the default stylus spring and no wind.
@@ -94,12 +84,8 @@ impl SceneSimulation {
         Self {
             names,
             sim,
-            attached: None,
-            last_target: None,
-            stiffness_n_per_m: DEFAULT_STIFFNESS_N_PER_M,
-            damping_n_s_per_m: DEFAULT_DAMPING_N_S_PER_M,
-            wind: None,
-            wind_log: WindLog::default(),
+            stylus: RigStylus::default(),
+            wind: MicWind::default(),
             supports: Arc::from(Vec::new()),
             name: Arc::from("scene"),
         }
@@ -119,19 +105,19 @@ impl SceneSimulation {
 
     /// Replaces the wind the microphone level drives (`None`: the level makes no wind).
     pub fn with_wind(mut self, wind: Option<WindElement>) -> Self {
-        self.wind = wind;
+        self.wind = MicWind::new(wind);
         self
     }
 
     /// The wind the microphone level drives, if any (its last forces, where it comes from).
     pub fn wind(&self) -> Option<&WindElement> {
-        self.wind.as_ref()
+        self.wind.element()
     }
 
     /// A handle on the account of the wind applied so far (it stays valid after the
     /// simulation moves to the solver thread).
     pub fn wind_log(&self) -> WindLog {
-        self.wind_log.clone()
+        self.wind.log()
     }
 
     /// The solver's fixed step, seconds.
@@ -152,84 +138,25 @@ impl Simulation for SceneSimulation {
         spring: Option<&SpringAttachment>,
         wind_level: f64,
     ) -> Result<(), SimulationError> {
-        if (dt_secs - self.sim.dt_secs()).abs() > 1e-12 {
-            return Err(SimulationError(format!(
-                "the rig steps by {dt_secs} s but the scene's solver uses {} s",
-                self.sim.dt_secs()
-            )));
-        }
-        let wanted = spring.map(|s| (s.body, s.point_in_body));
-        if wanted != self.attached {
-            match spring {
-                Some(s) => {
-                    self.sim
-                        .attach_stylus(StylusAttachment {
-                            body: s.body,
-                            point_in_body: s.point_in_body.coords,
-                            stiffness_n_per_m: self.stiffness_n_per_m,
-                            damping_n_s_per_m: self.damping_n_s_per_m,
-                        })
-                        .map_err(|e| SimulationError(e.to_string()))?;
-                    self.last_target = None;
-                }
-                None => self.sim.detach_stylus(),
-            }
-            self.attached = wanted;
-        }
-        if let Some(s) = spring {
-            // Over the step the spring's stylus end moves in a straight line from where it was
-            // at the end of the last step to the newest tip position. Its velocity is that
-            // chord, not the arm's own (noisy, sample-timed) velocity estimate: then the end
-            // really arrives where it is placed next, and the user work booked for the step
-            // (force · end velocity) is exactly the work the moving end did.
-            // It moves at most at a hand's speed: when the solver had to drop steps, the tip
-            // may have jumped, and a stiff spring stretched by centimetres in one step would
-            // yank the chain apart.
-            let max_step_m = MAX_TARGET_SPEED_M_PER_S * dt_secs;
-            let start = self.last_target.unwrap_or(s.target_in_world);
-            let end = start + (s.target_in_world - start).cap_magnitude(max_step_m);
-            self.sim.set_stylus_target(start, (end - start) / dt_secs);
-            self.last_target = Some(end);
-        } else {
-            self.last_target = None;
-        }
-        let mut wind_force_n = 0.0;
-        if let Some(wind) = self.wind.as_mut() {
-            // The rig's level is already above the microphone's noise floor.
-            wind.apply(&mut self.sim, wind_level, 0.0);
-            wind_force_n = wind.last_total_force().norm();
-        }
+        check_rig_step(dt_secs, self.sim.dt_secs())?;
+        self.stylus.drive(&mut self.sim, spring, dt_secs)?;
+        let wind_force_n = self.wind.blow(&mut self.sim, wind_level);
         // A step whose state would not be finite is refused by the solver, which names the
         // time and the body.
         self.sim
             .step()
             .map_err(|e| SimulationError(e.to_string()))?;
-        if self.wind.is_some() {
-            self.wind_log
-                .record(dt_secs, self.sim.time_secs(), wind_level, wind_force_n);
-        }
+        self.wind
+            .record(dt_secs, self.sim.time_secs(), wind_level, wind_force_n);
         Ok(())
     }
 
     fn set_viewpoint(&mut self, world_from_camera: &Isometry3<f64>) {
-        if let Some(wind) = self.wind.as_mut().filter(|w| w.follow_camera) {
-            wind.aim_from_camera(world_from_camera);
-        }
+        self.wind.aim(world_from_camera);
     }
 
     fn grab_points(&self) -> Vec<GrabPoint> {
-        self.sim
-            .grab_points()
-            .iter()
-            .enumerate()
-            .filter_map(|(i, g)| {
-                Some(GrabPoint {
-                    body: g.body,
-                    point_in_body: Point3::from(g.point_in_body),
-                    point_in_world: self.sim.grab_point_in_world(i)?,
-                })
-            })
-            .collect()
+        grab_points_now(&self.sim)
     }
 
     fn point_in_world(&self, body: usize, point_in_body: &Point3<f64>) -> Option<Point3<f64>> {
@@ -309,20 +236,12 @@ impl Simulation for SceneSimulation {
     }
 
     fn diagnostics(&self) -> SimDiagnostics {
-        let d = self.sim.diagnostics();
-        SimDiagnostics {
-            psi_norm_m: d.constraint_norm_m,
-            energy_error_rel: d.energy_error_rel,
-            energy_drift_j: d.energy_drift_j,
-            energy_reference_j: d.energy_reference_j,
-            energy_j: d.kinetic_j + d.potential_j + d.elastic_j,
-            kinetic_j: d.kinetic_j,
-            user_work_j: d.user_work_j,
-            spring_force_n: match (self.sim.stylus_point_in_world(), self.sim.stylus_target()) {
-                (Some(p), Some(t)) => self.stiffness_n_per_m * (t.position_in_world - p).norm(),
-                _ => 0.0,
-            },
-        }
+        let force_n = super::scene_common::spring_force_n(
+            self.stylus.stiffness_n_per_m,
+            self.sim.stylus_point_in_world(),
+            self.sim.stylus_target().map(|t| t.position_in_world),
+        );
+        rig_diagnostics(self.sim.diagnostics(), force_n)
     }
 }
 

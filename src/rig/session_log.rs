@@ -5,8 +5,8 @@
 //! the same simulation and compare its outputs byte for byte.
 //!
 //! A session folder holds:
-//! - `session.toml`: the format version, the scene as named on the command line, the step h
-//!   and the calibration `world_from_arm` the run used;
+//! - `session.toml`: the format version, the scene as named on the command line, the method,
+//!   the step h and the calibration `world_from_arm` the run used;
 //! - `scene.toml`: a copy of the scene file, so that a replay does not depend on the scene
 //!   file staying as it was;
 //! - `inputs.csv`: one row per step, header [`INPUT_HEADER`]: the step number, the simulated
@@ -124,6 +124,8 @@ pub struct SessionInfo {
     pub format: u32,
     /// The scene as named on the command line (its file is copied to `scene.toml`).
     pub scene: String,
+    /// The simulation method (`default` or `articulated`, as `--method` names it).
+    pub method: String,
     /// The solver's fixed step h, seconds.
     pub dt_secs: f64,
     /// The arm's base in the world (marker) frame: translation (m).
@@ -133,14 +135,15 @@ pub struct SessionInfo {
 }
 
 impl SessionInfo {
-    /// The description of a session of `scene` stepped with `dt_secs`, calibrated with
-    /// `world_from_arm`.
-    pub fn new(scene: &str, dt_secs: f64, world_from_arm: &Isometry3<f64>) -> Self {
+    /// The description of a session of `scene` simulated by `method` (its command-line name)
+    /// with the rig step `dt_secs`, calibrated with `world_from_arm`.
+    pub fn new(scene: &str, method: &str, dt_secs: f64, world_from_arm: &Isometry3<f64>) -> Self {
         let q = world_from_arm.rotation.quaternion();
         let t = world_from_arm.translation.vector;
         Self {
             format: SESSION_FORMAT,
             scene: scene.to_owned(),
+            method: method.to_owned(),
             dt_secs,
             world_from_arm_translation_m: [t.x, t.y, t.z],
             world_from_arm_rotation_wxyz: [q.w, q.i, q.j, q.k],
@@ -540,7 +543,7 @@ mod tests {
         let scene = dir.path().join("s.toml");
         fs::write(&scene, "# scene\n").unwrap();
         let session = dir.path().join("session");
-        let info = SessionInfo::new("s", 0.01, &Isometry3::identity());
+        let info = SessionInfo::new("s", "default", 0.01, &Isometry3::identity());
         SessionRecorder::create(&session, &scene, &info).unwrap();
         assert_eq!(SessionInfo::read(&session).unwrap(), info);
         let e = SessionRecorder::create(&session, &scene, &info)

@@ -34,6 +34,72 @@ pub struct StylusAttachment {
     pub damping_n_s_per_m: f64,
 }
 
+impl StylusAttachment {
+    /// Checks the spring: a positive, finite stiffness and a finite damping ≥ 0.
+    pub fn check_spring(&self) -> Result<(), SimError> {
+        if !(self.stiffness_n_per_m > 0.0 && self.stiffness_n_per_m.is_finite()) {
+            return Err(SimError::BadParameter {
+                field: "stylus stiffness_n_per_m",
+                value: self.stiffness_n_per_m,
+            });
+        }
+        if !(self.damping_n_s_per_m >= 0.0 && self.damping_n_s_per_m.is_finite()) {
+            return Err(SimError::BadParameter {
+                field: "stylus damping_n_s_per_m",
+                value: self.damping_n_s_per_m,
+            });
+        }
+        Ok(())
+    }
+
+    /// Elastic energy ½k|e|² (J) at the extension `e` = clipped point − tip (m).
+    pub fn energy_j(&self, extension_m: &Vector3<f64>) -> f64 {
+        0.5 * self.stiffness_n_per_m * extension_m.norm_squared()
+    }
+
+    /// The spring's softness over a step of `h` seconds: s = ½h(½hk + c) (kg), the factor of
+    /// the clipped point's velocity response K = J M⁻¹ Jᵀ (1/kg) in (I + s K) λ = …. With
+    /// the elastic part at the midpoint extension and the damper on the midpoint rate, the
+    /// step's impulse λ (N·s) on the clipped point satisfies λ = −h (k ē + c r̄), solved
+    /// implicitly in this form, which is stable for any stiffness (the articulated method's
+    /// Jacobian of the same law reduces to it, see `crate::articulated`'s `stylus` module).
+    pub fn step_compliance(&self, h: f64) -> f64 {
+        0.5 * h * (0.5 * h * self.stiffness_n_per_m + self.damping_n_s_per_m)
+    }
+
+    /// What a step with impulse `lambda` (N·s, on the clipped point) did: the user work
+    /// λ·v_tip (J; the tip moved at `tip_velocity` against the spring's pull) and the energy
+    /// the damper took out, −(λ − λ_elastic)·r̄ (J), where λ_elastic = −½hk (e_start + e_end)
+    /// is the elastic share at the midpoint extension and `rate` r̄ the midpoint rate of
+    /// extension (m/s).
+    pub fn step_work_j(
+        &self,
+        h: f64,
+        lambda: &Vector3<f64>,
+        extension_start_m: &Vector3<f64>,
+        extension_end_m: &Vector3<f64>,
+        rate: &Vector3<f64>,
+        tip_velocity: &Vector3<f64>,
+    ) -> StylusStepWork {
+        let elastic = -(extension_start_m + extension_end_m) * (0.5 * h * self.stiffness_n_per_m);
+        let damper = lambda - elastic;
+        StylusStepWork {
+            user_j: lambda.dot(tip_velocity),
+            dissipated_j: -damper.dot(rate),
+        }
+    }
+}
+
+/// The stylus spring's share of one step's energy ledger (see
+/// [`StylusAttachment::step_work_j`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StylusStepWork {
+    /// Work the user did through the spring (J).
+    pub user_j: f64,
+    /// Energy the spring's damper took out (J).
+    pub dissipated_j: f64,
+}
+
 /// The stylus tip as the solver sees it: position at the start of the next step and its
 /// velocity during that step (world frame).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,18 +122,7 @@ impl Simulation {
                 index: attachment.body,
             });
         }
-        if !(attachment.stiffness_n_per_m > 0.0 && attachment.stiffness_n_per_m.is_finite()) {
-            return Err(SimError::BadParameter {
-                field: "stylus stiffness_n_per_m",
-                value: attachment.stiffness_n_per_m,
-            });
-        }
-        if !(attachment.damping_n_s_per_m >= 0.0 && attachment.damping_n_s_per_m.is_finite()) {
-            return Err(SimError::BadParameter {
-                field: "stylus damping_n_s_per_m",
-                value: attachment.damping_n_s_per_m,
-            });
-        }
+        attachment.check_spring()?;
         self.detach_stylus();
         if self.stylus_target.is_none() {
             let p = self.model.bodies[attachment.body].point_in_world(&attachment.point_in_body);

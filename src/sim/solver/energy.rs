@@ -54,7 +54,7 @@ pub(crate) fn stylus_energy_j(
     match (stylus, target) {
         (Some(s), Some(t)) => {
             let p = bodies[s.body].point_in_world(&s.point_in_body);
-            0.5 * s.stiffness_n_per_m * (p - t.position_in_world).norm_squared()
+            s.energy_j(&(p - t.position_in_world))
         }
         _ => 0.0,
     }
@@ -127,11 +127,17 @@ impl Step<'_> {
             let p = b.position_in_world + b.world_from_body_rotation * s.point_in_body;
             // The target has already advanced to the end of the step.
             let e_end = p - t.position_in_world.coords;
-            let elastic = -(blk.e_start + e_end) * (0.5 * h * s.stiffness_n_per_m);
-            let damper = blk.lambda - elastic;
             let rate = self.stylus_rate(s.body, &blk.arm, &t.velocity_in_world);
-            self.s.ledger.dissipated_j -= damper.dot(&rate);
-            self.s.ledger.user_work_j += blk.lambda.dot(&t.velocity_in_world);
+            let work = s.step_work_j(
+                h,
+                &blk.lambda,
+                &blk.e_start,
+                &e_end,
+                &rate,
+                &t.velocity_in_world,
+            );
+            self.s.ledger.dissipated_j += work.dissipated_j;
+            self.s.ledger.user_work_j += work.user_j;
         }
         for (i, b) in self.bodies.iter().enumerate() {
             if b.is_dynamic() {

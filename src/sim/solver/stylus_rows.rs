@@ -26,7 +26,7 @@ impl Step<'_> {
         let inv_mass = self.bodies[s.body].inv_mass;
         let ii = self.s.body.inv_inertia[s.body];
         let blk = &mut self.s.stylus_block;
-        let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
+        let soft = s.step_compliance(h);
         let ang = [0, 1, 2].map(|k| blk.arm.cross(&Vector3::ith(k, 1.0)));
         let mut a: BlockMatrix = [[0.0; MAX_ROWS]; MAX_ROWS];
         for r in 0..3 {

@@ -1,9 +1,10 @@
-//! The wind as a force element of a [`Simulation`]: each step, the level of the moment
-//! becomes face forces on every body with a visual shape.
+//! The wind as a force element of a simulation: each step, the level of the moment becomes
+//! face forces on every body with a visual shape. Either method's simulation takes them
+//! through [`WindBodies`], so both get the same forces for the same state and level.
 
 use super::{FaceForce, Primitive, Wind, WindCone, WindParams, WindTarget};
-use crate::sim::Simulation;
-use nalgebra::{Point3, Vector3};
+use crate::sim::{BodyId, Shape, Simulation};
+use nalgebra::{Isometry3, Point3, Vector3};
 use serde::Deserialize;
 
 /// Where the wind comes from and how strong it is: a scene's `[wind]` table. Every field has
@@ -116,8 +117,60 @@ impl WindSettings {
     }
 }
 
+/// A body the wind may push, as the simulation has it now.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WindBody {
+    /// Its visual shape (the faces the wind blows on).
+    pub shape: Shape,
+    /// Its pose (the body frame's origin is the centre of mass).
+    pub world_from_body: Isometry3<f64>,
+    /// Velocity of the centre of mass (m/s, world).
+    pub linear_velocity_in_world: Vector3<f64>,
+    /// Angular velocity (rad/s, world).
+    pub angular_velocity_in_world: Vector3<f64>,
+}
+
+/// What the wind needs of a simulation: its moving bodies and a way to push them for the
+/// next step.
+pub trait WindBodies {
+    /// How many bodies the simulation has (the indices [`WindBodies::wind_body`] takes).
+    fn body_count(&self) -> usize;
+    /// Body `body` if the wind pushes it (a moving body with a shape), else `None`.
+    fn wind_body(&self, body: BodyId) -> Option<WindBody>;
+    /// Adds a force (N, world) at a world point for the next step only.
+    fn push(&mut self, body: BodyId, force_in_world: Vector3<f64>, point_in_world: Point3<f64>);
+}
+
+impl WindBodies for Simulation {
+    fn body_count(&self) -> usize {
+        self.bodies().len()
+    }
+
+    fn wind_body(&self, body: BodyId) -> Option<WindBody> {
+        let b = self.bodies().get(body)?;
+        match (b.is_dynamic(), b.shape) {
+            (true, Some(shape)) => Some(WindBody {
+                shape,
+                world_from_body: b.world_from_body(),
+                linear_velocity_in_world: b.linear_velocity_in_world,
+                angular_velocity_in_world: b.angular_velocity_in_world,
+            }),
+            _ => None,
+        }
+    }
+
+    fn push(&mut self, body: BodyId, force_in_world: Vector3<f64>, point_in_world: Point3<f64>) {
+        self.apply_external_force(body, force_in_world, point_in_world);
+    }
+}
+
 /// Applies a pure torque as two opposite forces of a couple about `com`.
-fn apply_torque(sim: &mut Simulation, body: usize, com: &Vector3<f64>, torque: &Vector3<f64>) {
+fn apply_torque<S: WindBodies + ?Sized>(
+    sim: &mut S,
+    body: usize,
+    com: &Vector3<f64>,
+    torque: &Vector3<f64>,
+) {
     let Some((axis, t)) = nalgebra::Unit::try_new_and_get(*torque, 1e-300) else {
         return;
     };
@@ -131,8 +184,8 @@ fn apply_torque(sim: &mut Simulation, body: usize, com: &Vector3<f64>, torque: &
     let e = u.cross(&helper).normalize();
     // Torque of the couple: 0.5 e × f + (−0.5 e) × (−f) = e × f = e × (u × e) t = t u.
     let f = u.cross(&e) * t;
-    sim.apply_external_force(body, f, Point3::from(com + e * 0.5));
-    sim.apply_external_force(body, -f, Point3::from(com - e * 0.5));
+    sim.push(body, f, Point3::from(com + e * 0.5));
+    sim.push(body, -f, Point3::from(com - e * 0.5));
 }
 
 /// Drives a [`Wind`] on a simulation's bodies, with still-air damping.
@@ -176,15 +229,15 @@ impl WindElement {
 
     /// Computes the wind for `level` above `floor` (RMS, full scale 1) on every dynamic body
     /// with a shape, and hands the forces to `sim` for its next step.
-    pub fn apply(&mut self, sim: &mut Simulation, level: f64, floor: f64) {
+    pub fn apply<S: WindBodies + ?Sized>(&mut self, sim: &mut S, level: f64, floor: f64) {
         let v0 = self.wind.params.source_speed_m_per_s(level, floor);
         self.targets.clear();
-        for (i, b) in sim.bodies().iter().enumerate() {
-            if let (true, Some(shape)) = (b.is_dynamic(), b.shape.as_ref()) {
+        for i in 0..sim.body_count() {
+            if let Some(b) = sim.wind_body(i) {
                 self.targets.push(WindTarget {
                     body: i,
-                    primitive: Primitive::from(shape),
-                    world_from_body: b.world_from_body(),
+                    primitive: Primitive::from(&b.shape),
+                    world_from_body: b.world_from_body,
                 });
             }
         }
@@ -192,7 +245,7 @@ impl WindElement {
         let mut total = Vector3::zeros();
         for f in &self.forces {
             total += f.force_in_world;
-            sim.apply_external_force(f.body, f.force_in_world, f.point_in_world);
+            sim.push(f.body, f.force_in_world, f.point_in_world);
         }
         self.last_total_force = total;
         if self.air_damping_n_s_per_m3 > 0.0 {
@@ -200,7 +253,7 @@ impl WindElement {
         }
     }
 
-    fn damp(&mut self, sim: &mut Simulation) {
+    fn damp<S: WindBodies + ?Sized>(&mut self, sim: &mut S) {
         let c = self.air_damping_n_s_per_m3;
         if self.damping_faces.len() != self.targets.len() {
             self.damping_faces.resize_with(self.targets.len(), || {
@@ -215,11 +268,13 @@ impl WindElement {
                     super::body_faces(&t.primitive, self.wind.params.max_patch_m),
                 );
             }
-            let b = &sim.bodies()[t.body];
+            let Some(b) = sim.wind_body(t.body) else {
+                continue;
+            };
             let (v, w, com) = (
                 b.linear_velocity_in_world,
                 b.angular_velocity_in_world,
-                b.position_in_world,
+                b.world_from_body.translation.vector,
             );
             let mut force = Vector3::zeros();
             let mut torque = Vector3::zeros();
@@ -235,7 +290,7 @@ impl WindElement {
             }
             // One force at the centre of mass plus a torque, applied as a force couple so
             // that the solver's force-at-point interface carries it.
-            sim.apply_external_force(t.body, force, Point3::from(com));
+            sim.push(t.body, force, Point3::from(com));
             apply_torque(sim, t.body, &com, &torque);
         }
     }

@@ -1,0 +1,67 @@
+//! Which method simulates the rig's scene, chosen in one place for `demo` and `run` (and named
+//! as `simulate --method` names it): [`load_simulation`] builds the scene's [`Simulation`]
+//! with the default method ([`super::scene_sim`]) or the articulated one
+//! ([`super::articulated_sim`]).
+
+use super::articulated_sim::ArticulatedSceneSimulation;
+use super::devices::{Simulation, SimulationError};
+use super::scene_sim::SceneSimulation;
+use super::wind_log::WindLog;
+use std::path::Path;
+
+/// The simulation method.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Method {
+    /// Maximal coordinates, sequential impulses / coupled direct solve (the paper's method).
+    #[default]
+    Default,
+    /// Reduced coordinates: the articulated-body algorithm (exact tree joints; loops closed
+    /// by constraint rows).
+    Articulated,
+}
+
+impl Method {
+    /// The method the command line calls `name` (`default`, `articulated`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Method::Default, Method::Articulated]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+
+    /// The name the command line uses (`default`, `articulated`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Default => "default",
+            Method::Articulated => "articulated",
+        }
+    }
+}
+
+/// A scene's simulation for the rig, and the account of its wind when the scene has any.
+pub struct LoadedSimulation {
+    /// The simulation the solver thread steps.
+    pub simulation: Box<dyn Simulation>,
+    /// The wind's account (read it after the run), when the scene has a `[wind]` table.
+    pub wind_log: Option<WindLog>,
+}
+
+/// Loads the scene file at `path` for `method`. A scene the method cannot run is an error
+/// saying what is unsupported (the caller names the scene, as `demo` and `run` do).
+pub fn load_simulation(path: &Path, method: Method) -> Result<LoadedSimulation, SimulationError> {
+    let (simulation, wind_log): (Box<dyn Simulation>, _) = match method {
+        Method::Default => {
+            let sim = SceneSimulation::load(path)?;
+            let log = sim.wind().is_some().then(|| sim.wind_log());
+            (Box::new(sim), log)
+        }
+        Method::Articulated => {
+            let sim = ArticulatedSceneSimulation::load(path)?;
+            let log = sim.wind().is_some().then(|| sim.wind_log());
+            (Box::new(sim), log)
+        }
+    };
+    Ok(LoadedSimulation {
+        simulation,
+        wind_log,
+    })
+}
