@@ -34,6 +34,11 @@ pub struct Body {
     pub linear_velocity_in_world: Vector3<f64>,
     /// Angular velocity (rad/s, world).
     pub angular_velocity_in_world: Vector3<f64>,
+    /// Linear drag coefficient c of the medium (N·s/m): the force −c v acts on the centre
+    /// of mass, explicitly from the velocity at the start of each step (stable while
+    /// h c / m < 2), its work booked as external work. Zero (the default) for scene bodies;
+    /// deformable elements use it to settle (see [`crate::sim::deformable`]).
+    pub drag_n_s_per_m: f64,
     pub(crate) inv_mass: f64,
     pub(crate) inv_principal_inertia: Vector3<f64>,
 }
@@ -51,6 +56,7 @@ impl Body {
             world_from_body_rotation: UnitQuaternion::identity(),
             linear_velocity_in_world: Vector3::zeros(),
             angular_velocity_in_world: Vector3::zeros(),
+            drag_n_s_per_m: 0.0,
             inv_mass: 0.0,
             inv_principal_inertia: Vector3::zeros(),
         }
@@ -75,6 +81,7 @@ impl Body {
             world_from_body_rotation: world_from_body.rotation,
             linear_velocity_in_world: Vector3::zeros(),
             angular_velocity_in_world: Vector3::zeros(),
+            drag_n_s_per_m: 0.0,
             inv_mass: 1.0 / mass_kg,
             inv_principal_inertia: principal_inertia_kg_m2.map(|i| 1.0 / i),
         }

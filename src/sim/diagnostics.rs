@@ -13,7 +13,12 @@
 //!   of the force elements (`add_force_element`, a scene's `[[force]]` tables).
 //! - `dissipated` = Σ of what the dampers (scene springs and stylus) take out, from their
 //!   share of the converged impulses.
-//! - **drift** = E + dissipated − user work − external work − E(0), in joules: zero up to the
+//!   The drag of deformable elements ([`crate::sim::Body::drag_n_s_per_m`]) is booked here too
+//!   (negative work).
+//! - `fractured` = Σ of the elastic energy ½ k e² that connections held when they broke
+//!   ([`crate::sim::deformable::fracture`]): it leaves the elastic energy at the break and is
+//!   lost (in a real material to heat and sound), so it is its own line of the balance.
+//! - **drift** = E + dissipated + fractured − user work − external work − E(0), in joules: zero up to the
 //!   solver tolerance and the regularisation of redundant joints.
 //! - **reference energy** E_ref: the largest of the peak kinetic energy, the range (max − min)
 //!   of the gravitational energy, the range of the elastic energy, and the largest injected
@@ -43,7 +48,9 @@ pub struct StepDiagnostics {
     pub external_work_j: f64,
     /// Energy dissipated by dampers since the start (J).
     pub dissipated_j: f64,
-    /// Energy drift E + dissipated − user work − external work − E(0) (J).
+    /// Elastic energy released by broken connections since the start (J).
+    pub fractured_j: f64,
+    /// Energy drift E + dissipated + fractured − user work − external work − E(0) (J).
     pub energy_drift_j: f64,
     /// Reference energy E_ref of the balance (J; see the module docs).
     pub energy_reference_j: f64,
@@ -104,6 +111,8 @@ pub(crate) struct EnergyLedger {
     pub(crate) user_work_j: f64,
     pub(crate) external_work_j: f64,
     pub(crate) dissipated_j: f64,
+    /// Elastic energy of the connections that broke (J).
+    pub(crate) fractured_j: f64,
     /// Peak kinetic energy, and the extremes of the gravitational and elastic energy, seen so
     /// far (J).
     pub(crate) peak_kinetic_j: f64,

@@ -54,6 +54,7 @@ pub mod block_cholesky;
 pub mod body;
 pub mod contact;
 mod coupled;
+pub mod deformable;
 pub mod diagnostics;
 pub mod error;
 pub mod force;
@@ -75,6 +76,7 @@ pub mod support;
 pub mod wind;
 
 pub use body::{Body, BodyId, GROUND};
+pub use deformable::Fracture;
 pub use diagnostics::StepDiagnostics;
 pub use error::{SceneError, SimError};
 pub use force::{ForceAxes, ForceElement, ForceKind};

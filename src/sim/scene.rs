@@ -13,12 +13,15 @@
 //! One concept per submodule: `file` holds the serde definitions of the tables, `checker`
 //! the value checks that know their position; `bodies`, `joints`, `elements` (springs, grab
 //! points) and `forces` (force elements, [`super::force`]) turn the tables into the model;
-//! `supports` checks the visual `[[support]]` tables.
+//! `supports` checks the visual `[[support]]` tables; `deformable` expands the
+//! `[[deformable]]` tables into element bodies, connections and pins
+//! ([`super::deformable`]).
 
 pub(crate) mod array3;
 mod bodies;
 pub(crate) mod checker;
 mod contact;
+mod deformable;
 mod elements;
 mod file;
 mod forces;
@@ -113,11 +116,11 @@ impl Scene {
                 ),
             ));
         }
-        if file.bodies.is_empty() && file.mobile.is_none() {
+        if file.bodies.is_empty() && file.mobile.is_none() && file.deformables.is_empty() {
             return Err(ck.err(
                 0..0,
                 "body",
-                "the scene has no bodies: add [[body]] tables or a [mobile] (nothing would move)",
+                "the scene has no bodies: add [[body]] tables, a [mobile] or a [[deformable]] (nothing would move)",
             ));
         }
 
@@ -130,12 +133,38 @@ impl Scene {
                 .wind()
                 .map_err(|e| ck.err(w.span(), format!("wind.{}", e.field), e.message))?;
         }
+        let expanded = deformable::expand(
+            &ck,
+            &file.deformables,
+            &mut bodies,
+            gravity_in_world,
+            params.dt_secs,
+        )?;
         let mut joints = joints::joints(&ck, &file.joints, &bodies)?;
         joints::add_mobile_links(&ck, &mobile_links, &bodies, &mut joints)?;
-        let springs = elements::springs(&ck, &file.springs, &bodies)?;
+        if let Some(j) = expanded
+            .joints
+            .iter()
+            .find(|p| joints.iter().any(|j| j.name == p.name))
+        {
+            return Err(ck.err(
+                0..0,
+                "deformable",
+                format!("the pin `{}` has the name of a joint", j.name),
+            ));
+        }
+        joints.extend(expanded.joints);
+        let mut springs = elements::springs(&ck, &file.springs, &bodies)?;
+        springs.extend(expanded.springs);
         let grab_points = elements::grab_points(&ck, &file.grabs, &bodies)?;
         let forces = forces::force_elements(&ck, &file.forces, &bodies)?;
-        let contact = contact::contact_model(&ck, &file, &bodies)?;
+        let mut contact = contact::contact_model(&ck, &file, &bodies)?;
+        if let Some(c) = contact.as_mut() {
+            // Connected elements touch by construction: like jointed bodies, never a contact.
+            c.excluded_pairs.extend(expanded.excluded_pairs);
+            c.excluded_pairs.sort_unstable();
+            c.excluded_pairs.dedup();
+        }
         let supports = supports::supports(&ck, &file.supports)?;
 
         Ok(Scene {

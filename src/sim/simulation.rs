@@ -99,7 +99,9 @@ impl Simulation {
         let mut step = self.step_view();
         let result = step.run();
         self.stylus_target = step.stylus_target;
-        result.map_err(|f| SimError::StepFailed(Box::new(f)))
+        result.map_err(|f| SimError::StepFailed(Box::new(f)))?;
+        self.break_overstretched_connections();
+        Ok(())
     }
 
     /// Turns contact on with this geometry (see [`crate::sim::contact`]); bodies joined by a

@@ -5,7 +5,8 @@
 //! part (impulse −h k (eₙ + eₙ₊₁)/2) and implicit Euler for the damper (−h c ėₙ₊₁). This is
 //! unconditionally stable (the cross lift's 40 N/mm springs on 0.1 kg links run at h = 0.01 s,
 //! where h·ω ≈ 6) and the elastic impulse does exactly −Δ(½ k e²) of work on a straight spring,
-//! so the energy bookkeeping of the elastic part is exact; see [`super::solver`].
+//! so the energy bookkeeping of the elastic part is exact; see [`super::solver`]. A spring with
+//! a fracture extension breaks when stretched beyond it ([`crate::sim::deformable::fracture`]).
 
 use nalgebra::Vector3;
 
@@ -30,6 +31,12 @@ pub struct Spring {
     pub stiffness_n_per_m: f64,
     /// Damping (N·s/m).
     pub damping_n_s_per_m: f64,
+    /// The spring breaks at the end of the first step whose extension l − l₀ exceeds this
+    /// (m); `None`: it never breaks (see [`crate::sim::deformable::fracture`]).
+    pub fracture_extension_m: Option<f64>,
+    /// Whether it has broken: a broken spring has zero stiffness and damping and acts no
+    /// more; the elastic energy it held is booked as fracture loss.
+    pub broken: bool,
 }
 
 impl Spring {

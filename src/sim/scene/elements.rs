@@ -50,6 +50,8 @@ pub(super) fn springs(
             rest_length_m: rest,
             stiffness_n_per_m: ck.non_negative(&s.stiffness_n_per_m, &f("stiffness_n_per_m"))?,
             damping_n_s_per_m: damping,
+            fracture_extension_m: None,
+            broken: false,
         });
     }
     Ok(springs)

@@ -42,6 +42,9 @@ pub(super) struct SceneFile {
     pub(super) planes: Vec<super::contact::PlaneDef>,
     #[serde(rename = "static", default)]
     pub(super) statics: Vec<super::contact::StaticDef>,
+    /// Deformable bodies made by generators (see `super::deformable`).
+    #[serde(rename = "deformable", default)]
+    pub(super) deformables: Vec<super::deformable::DeformableDef>,
     /// What the mechanism visibly hangs from or stands on (see `super::supports`); visual only.
     #[serde(rename = "support", default)]
     pub(super) supports: Vec<super::supports::SupportDef>,

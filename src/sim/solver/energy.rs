@@ -86,8 +86,10 @@ impl EnergyLedger {
             .peak_work_j
             .max(self.user_work_j.abs() + self.external_work_j.abs());
         let energy = e.kinetic_j + e.potential_j + e.elastic_j;
-        let drift =
-            energy + self.dissipated_j - self.user_work_j - self.external_work_j - self.initial_j;
+        let drift = energy + self.dissipated_j + self.fractured_j
+            - self.user_work_j
+            - self.external_work_j
+            - self.initial_j;
         (self.reference_j(), drift)
     }
 }

@@ -226,6 +226,8 @@ pub(crate) struct Solver {
     pub(crate) time_secs: f64,
     /// The contact stages' scratch and last results (empty without contact).
     pub(crate) contact: contact_rows::ContactScratch,
+    /// The connections that broke, in the order they broke.
+    pub(crate) fractures: Vec<crate::sim::deformable::Fracture>,
 }
 
 impl Solver {
@@ -255,6 +257,7 @@ impl Solver {
             diagnostics: StepDiagnostics::default(),
             time_secs: 0.0,
             contact: contact_rows::ContactScratch::default(),
+            fractures: Vec::new(),
         }
     }
 }

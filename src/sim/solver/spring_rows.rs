@@ -39,6 +39,11 @@ impl Step<'_> {
     /// the length, so that l₁ − l₀ = h J̄ v̄ exactly.
     pub(super) fn update_spring_row(&mut self, i: usize) {
         let s = &self.springs[i];
+        if s.broken {
+            // A broken connection is out of every stage (solve, warm start, booking).
+            self.s.spring_rows[i].active = false;
+            return;
+        }
         let (b1, b2) = (s.body1, s.body2);
         let (s1, e1, s2, e2) = (
             &self.s.body.start[b1],

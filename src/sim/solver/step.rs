@@ -72,6 +72,13 @@ impl Step<'_> {
             loads.element_force[e.body] += f;
             loads.element_torque[e.body] += t;
         }
+        // The medium's drag on bodies that have one (deformable elements), explicit from the
+        // start velocity; booked with the force elements' work as external work.
+        for (i, b) in self.bodies.iter().enumerate() {
+            if b.drag_n_s_per_m > 0.0 && b.is_dynamic() {
+                loads.element_force[i] -= b.linear_velocity_in_world * b.drag_n_s_per_m;
+            }
+        }
         for (i, b) in self.bodies.iter_mut().enumerate() {
             if !reuse_end {
                 self.s.body.start[i] = Pose::of(b);
@@ -250,6 +257,7 @@ impl Step<'_> {
             user_work_j: self.s.ledger.user_work_j,
             external_work_j: self.s.ledger.external_work_j,
             dissipated_j: self.s.ledger.dissipated_j,
+            fractured_j: self.s.ledger.fractured_j,
             energy_drift_j: drift,
             energy_reference_j: reference,
             energy_error_rel: drift / reference,

@@ -1,0 +1,324 @@
+//! The `[[deformable]]` tables: a generator ([`crate::sim::deformable`]) makes the nodes and
+//! connections, this module turns them into element bodies (appended after the `[[body]]`
+//! tables and a mobile's parts), springs, ball joints for pinned nodes, and the element pairs
+//! that must not collide.
+//!
+//! ```toml
+//! [[deformable]]
+//! name = "rope"                  # elements `rope.e0`.., connections `rope.c0`.., pins `rope.pin0`..
+//! kind = "rope"                  # rope | lattice
+//! mass_kg = 0.1                  # total, shared equally by the elements
+//! element_radius_m = 0.005       # each element a sphere (inertia 2/5 m r², contact shape)
+//! stiffness_n_per_m = 2000.0     # of every connection
+//! damping_n_s_per_m = 0.05       # of every connection (default 0)
+//! drag_n_s_per_m = 0.002         # drag −c v on every element (default 0; h c/m ≤ 1 required)
+//! fracture_extension_m = 0.002   # a connection breaks beyond this extension (default never)
+//! # kind = "rope":
+//! end1_m = [0.0, 0.0, 0.5]
+//! end2_m = [0.4, 0.0, 0.5]
+//! elements = 41                  # at least 2
+//! length_m = 0.6                 # default: the ends' distance (then straight)
+//! pin1 = "ground"                # joins element 0 to this body by a ball joint (default: free)
+//! pin2 = "ground"                # the same for the last element
+//! # kind = "lattice":
+//! origin_m = [0.0, 0.0, 0.3]     # the box's minimum corner
+//! size_m = [0.4, 0.04, 0.04]
+//! spacing_m = 0.02
+//! diagonal_bracing = true        # both diagonals of every cell face (default false)
+//! clamp = "x-"                   # pins the nodes of this face to the ground (default none)
+//! ```
+
+use std::collections::HashSet;
+
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::checker::{name_problem, Checker};
+use crate::sim::body::{Body, BodyId, GROUND};
+use crate::sim::deformable::lattice::{lattice, Face};
+use crate::sim::deformable::rope::rope;
+use crate::sim::deformable::{sphere_inertia_kg_m2, Network};
+use crate::sim::error::SceneError;
+use crate::sim::joint::{Joint, JointKind};
+use crate::sim::shape::Shape;
+use crate::sim::spring::Spring;
+
+/// A `[[deformable]]` table (see the module docs).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeformableDef {
+    name: Spanned<String>,
+    kind: Spanned<String>,
+    mass_kg: Spanned<f64>,
+    element_radius_m: Spanned<f64>,
+    stiffness_n_per_m: Spanned<f64>,
+    damping_n_s_per_m: Option<Spanned<f64>>,
+    drag_n_s_per_m: Option<Spanned<f64>>,
+    fracture_extension_m: Option<Spanned<f64>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    end1_m: Option<Spanned<[f64; 3]>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    end2_m: Option<Spanned<[f64; 3]>>,
+    elements: Option<Spanned<usize>>,
+    length_m: Option<Spanned<f64>>,
+    pin1: Option<Spanned<String>>,
+    pin2: Option<Spanned<String>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    origin_m: Option<Spanned<[f64; 3]>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    size_m: Option<Spanned<[f64; 3]>>,
+    spacing_m: Option<Spanned<f64>>,
+    diagonal_bracing: Option<Spanned<bool>>,
+    clamp: Option<Spanned<String>>,
+}
+
+/// What the `[[deformable]]` tables add besides their element bodies.
+#[derive(Default)]
+pub(super) struct Expanded {
+    pub(super) springs: Vec<Spring>,
+    pub(super) joints: Vec<Joint>,
+    /// Connected element pairs (smaller id first): they never collide.
+    pub(super) excluded_pairs: Vec<(BodyId, BodyId)>,
+}
+
+/// Appends the elements of every `[[deformable]]` table to `bodies` and returns their
+/// connections, pins and excluded pairs. `gravity` gives a rope its sag direction.
+pub(super) fn expand(
+    ck: &Checker,
+    defs: &[DeformableDef],
+    bodies: &mut Vec<Body>,
+    gravity_in_world: Vector3<f64>,
+    dt_secs: f64,
+) -> Result<Expanded, SceneError> {
+    let mut out = Expanded::default();
+    let mut names: HashSet<&str> = HashSet::new();
+    for (i, d) in defs.iter().enumerate() {
+        let f = |name: &str| format!("deformable[{i}].{name}");
+        ck.name(&d.name, f("name"), "deformable", &["ground"], &mut names)?;
+        let (network, pins) = generate(ck, d, &f, bodies, gravity_in_world)?;
+        let mass = ck.positive(&d.mass_kg, &f("mass_kg"))?;
+        let radius = ck.positive(&d.element_radius_m, &f("element_radius_m"))?;
+        let stiffness = ck.non_negative(&d.stiffness_n_per_m, &f("stiffness_n_per_m"))?;
+        let opt = |v: &Option<Spanned<f64>>, field: &str| {
+            v.as_ref()
+                .map(|v| ck.non_negative(v, &f(field)))
+                .transpose()
+        };
+        let damping = opt(&d.damping_n_s_per_m, "damping_n_s_per_m")?.unwrap_or(0.0);
+        let drag = opt(&d.drag_n_s_per_m, "drag_n_s_per_m")?.unwrap_or(0.0);
+        let fracture = d
+            .fracture_extension_m
+            .as_ref()
+            .map(|v| ck.positive(v, &f("fracture_extension_m")))
+            .transpose()?;
+        let element_mass = mass / network.nodes_in_world_m.len() as f64;
+        // The drag is explicit (see `Body::drag_n_s_per_m`): keep it well inside its bound.
+        if let Some(v) = &d.drag_n_s_per_m {
+            if drag * dt_secs / element_mass > 1.0 {
+                return Err(ck.err(
+                    v.span(),
+                    f("drag_n_s_per_m"),
+                    format!(
+                        "h c / m = {:.3} > 1 for elements of {element_mass:e} kg at h = {dt_secs} s \
+                         (the explicit drag would overshoot): use at most {:e} N·s/m",
+                        drag * dt_secs / element_mass,
+                        element_mass / dt_secs
+                    ),
+                ));
+            }
+        }
+        let first = bodies.len();
+        let name = d.name.get_ref();
+        let taken: HashSet<&str> = bodies.iter().map(|b| b.name.as_str()).collect();
+        let clash = network
+            .nodes_in_world_m
+            .iter()
+            .enumerate()
+            .map(|(n, _)| format!("{name}.e{n}"))
+            .find(|e| taken.contains(e.as_str()));
+        if let Some(e) = clash {
+            return Err(ck.err(
+                d.name.span(),
+                f("name"),
+                format!("its element name `{e}` is already a body's name"),
+            ));
+        }
+        for (n, p) in network.nodes_in_world_m.iter().enumerate() {
+            let element_name = format!("{name}.e{n}");
+            if let Some(problem) = name_problem(&element_name, "body", &["ground"]) {
+                return Err(ck.err(d.name.span(), f("name"), problem));
+            }
+            let mut body = Body::new(
+                element_name,
+                element_mass,
+                sphere_inertia_kg_m2(element_mass, radius),
+                UnitQuaternion::identity(),
+                Isometry3::from_parts(Translation3::from(*p), UnitQuaternion::identity()),
+                Some(Shape::Sphere { radius_m: radius }),
+            );
+            body.drag_n_s_per_m = drag;
+            bodies.push(body);
+        }
+        for (n, c) in network.connections.iter().enumerate() {
+            let (b1, b2) = (first + c.node1, first + c.node2);
+            out.springs.push(Spring {
+                name: format!("{name}.c{n}"),
+                body1: b1,
+                body2: b2,
+                point1_in_body1: Vector3::zeros(),
+                point2_in_body2: Vector3::zeros(),
+                rest_length_m: c.rest_length_m,
+                stiffness_n_per_m: stiffness,
+                damping_n_s_per_m: damping,
+                fracture_extension_m: fracture,
+                broken: false,
+            });
+            out.excluded_pairs.push((b1.min(b2), b1.max(b2)));
+        }
+        for (n, (node, to)) in pins.into_iter().enumerate() {
+            let element = first + node;
+            let anchor = bodies[to]
+                .world_from_body()
+                .inverse_transform_point(&bodies[element].position_in_world.into())
+                .coords;
+            out.joints.push(Joint::new(
+                format!("{name}.pin{n}"),
+                JointKind::Ball,
+                bodies,
+                to,
+                element,
+                anchor,
+                Vector3::zeros(),
+                Vector3::x(),
+                Vector3::x(),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Runs the table's generator; returns the network and its pins (node, body it is pinned to).
+fn generate(
+    ck: &Checker,
+    d: &DeformableDef,
+    f: &dyn Fn(&str) -> String,
+    bodies: &[Body],
+    gravity_in_world: Vector3<f64>,
+) -> Result<(Network, Vec<(usize, BodyId)>), SceneError> {
+    let kind = d.kind.get_ref().as_str();
+    let need = |present: bool, field: &str| {
+        if present {
+            Ok(())
+        } else {
+            Err(ck.err(
+                d.kind.span(),
+                f(field),
+                format!("kind = \"{kind}\" needs `{field}`"),
+            ))
+        }
+    };
+    let refuse = |span: Option<std::ops::Range<usize>>, field: &str, owner: &str| match span {
+        Some(s) => Err(ck.err(
+            s,
+            f(field),
+            format!("`{field}` belongs to kind = \"{owner}\", not \"{kind}\""),
+        )),
+        None => Ok(()),
+    };
+    let span3 = |v: &Option<Spanned<[f64; 3]>>| v.as_ref().map(Spanned::span);
+    match kind {
+        "rope" => {
+            refuse(span3(&d.origin_m), "origin_m", "lattice")?;
+            refuse(span3(&d.size_m), "size_m", "lattice")?;
+            refuse(
+                d.spacing_m.as_ref().map(Spanned::span),
+                "spacing_m",
+                "lattice",
+            )?;
+            refuse(
+                d.diagonal_bracing.as_ref().map(Spanned::span),
+                "diagonal_bracing",
+                "lattice",
+            )?;
+            refuse(d.clamp.as_ref().map(Spanned::span), "clamp", "lattice")?;
+            need(d.end1_m.is_some(), "end1_m")?;
+            need(d.end2_m.is_some(), "end2_m")?;
+            need(d.elements.is_some(), "elements")?;
+            let (Some(e1), Some(e2), Some(count)) = (&d.end1_m, &d.end2_m, &d.elements) else {
+                unreachable!("checked just above");
+            };
+            let end1 = ck.finite3(e1, &f("end1_m"))?;
+            let end2 = ck.finite3(e2, &f("end2_m"))?;
+            let length = d
+                .length_m
+                .as_ref()
+                .map(|l| ck.positive(l, &f("length_m")))
+                .transpose()?;
+            let net =
+                rope(end1, end2, *count.get_ref(), length, gravity_in_world).map_err(|e| {
+                    let (span, field) = match e {
+                        crate::sim::deformable::rope::RopeError::TooFewElements(_) => {
+                            (count.span(), "elements")
+                        }
+                        crate::sim::deformable::rope::RopeError::SameEnds => (e2.span(), "end2_m"),
+                        crate::sim::deformable::rope::RopeError::TooShort { .. } => (
+                            d.length_m.as_ref().map_or(e2.span(), Spanned::span),
+                            "length_m",
+                        ),
+                    };
+                    ck.err(span, f(field), e.to_string())
+                })?;
+            let last = net.nodes_in_world_m.len() - 1;
+            let mut pins = Vec::new();
+            for (pin, node, field) in [(&d.pin1, 0, "pin1"), (&d.pin2, last, "pin2")] {
+                if let Some(p) = pin {
+                    pins.push((node, ck.body(bodies, p, &f(field))?));
+                }
+            }
+            Ok((net, pins))
+        }
+        "lattice" => {
+            refuse(span3(&d.end1_m), "end1_m", "rope")?;
+            refuse(span3(&d.end2_m), "end2_m", "rope")?;
+            refuse(d.elements.as_ref().map(Spanned::span), "elements", "rope")?;
+            refuse(d.length_m.as_ref().map(Spanned::span), "length_m", "rope")?;
+            refuse(d.pin1.as_ref().map(Spanned::span), "pin1", "rope")?;
+            refuse(d.pin2.as_ref().map(Spanned::span), "pin2", "rope")?;
+            need(d.origin_m.is_some(), "origin_m")?;
+            need(d.size_m.is_some(), "size_m")?;
+            need(d.spacing_m.is_some(), "spacing_m")?;
+            let (Some(o), Some(s), Some(sp)) = (&d.origin_m, &d.size_m, &d.spacing_m) else {
+                unreachable!("checked just above");
+            };
+            let origin = ck.finite3(o, &f("origin_m"))?;
+            let size = ck.finite3(s, &f("size_m"))?;
+            if size.iter().any(|&x| x < 0.0) {
+                return Err(ck.err(s.span(), f("size_m"), "sizes must be zero or positive"));
+            }
+            let spacing = ck.positive(sp, &f("spacing_m"))?;
+            let clamp = d
+                .clamp
+                .as_ref()
+                .map(|c| {
+                    Face::parse(c.get_ref()).ok_or_else(|| {
+                        ck.err(
+                            c.span(),
+                            f("clamp"),
+                            format!("`{}`: expected x-, x+, y-, y+, z- or z+", c.get_ref()),
+                        )
+                    })
+                })
+                .transpose()?;
+            let braced = d.diagonal_bracing.as_ref().is_some_and(|b| *b.get_ref());
+            let (net, clamped) = lattice(origin, size, spacing, braced, clamp)
+                .map_err(|e| ck.err(s.span(), f("size_m"), e.to_string()))?;
+            Ok((net, clamped.into_iter().map(|n| (n, GROUND)).collect()))
+        }
+        other => Err(ck.err(
+            d.kind.span(),
+            f("kind"),
+            format!("`{other}`: expected rope or lattice"),
+        )),
+    }
+}
