@@ -69,6 +69,7 @@ pub mod script;
 pub mod scripted;
 pub mod shape;
 pub mod simulation;
+mod simulation_contact;
 pub mod solver;
 pub mod spring;
 pub mod stylus;

@@ -1,6 +1,7 @@
 //! The simulation: a thin facade over the [`Model`] it moves and the [`solver`]
 //! that steps it (see there for the stage order of a step). Clipping the stylus and queuing
-//! external forces are in [`super::stylus`] and [`Simulation::apply_external_force`].
+//! external forces are in [`super::stylus`] and [`Simulation::apply_external_force`], turning
+//! contact on in `simulation_contact.rs`.
 //!
 //! Determinism: one thread, fixed iteration order (scene order), no time-dependent decisions;
 //! the same scene and inputs give bit-identical results (`tests/golden.rs` pins them).
@@ -8,7 +9,6 @@
 use nalgebra::{Isometry3, Point3, Vector3};
 
 use super::body::{Body, BodyId};
-use super::contact::{ContactModel, ContactReport};
 use super::diagnostics::{EnergyLedger, StepDiagnostics};
 use super::error::SimError;
 use super::force::ForceElement;
@@ -102,62 +102,6 @@ impl Simulation {
         result.map_err(|f| SimError::StepFailed(Box::new(f)))?;
         self.break_overstretched_connections();
         Ok(())
-    }
-
-    /// Turns contact on with this geometry (see [`crate::sim::contact`]); bodies joined by a
-    /// joint are added to the pairs that never collide.
-    pub fn set_contact_model(&mut self, mut contact: ContactModel) -> Result<(), SimError> {
-        contact
-            .colliders
-            .retain(|c| c.name != "stylus_tip" || c.body < self.model.bodies.len());
-        for c in &contact.colliders {
-            c.material.validate(&c.name)?;
-            if c.body >= self.model.bodies.len() {
-                return Err(SimError::UnknownBodyIndex {
-                    what: "collider",
-                    name: c.name.clone(),
-                    index: c.body,
-                });
-            }
-        }
-        for j in &self.model.joints {
-            contact
-                .excluded_pairs
-                .push((j.body1.min(j.body2), j.body1.max(j.body2)));
-        }
-        contact.excluded_pairs.sort_unstable();
-        contact.excluded_pairs.dedup();
-        if let Some(r) = contact.stylus_tip_radius_m {
-            if !(r > 0.0 && r.is_finite()) {
-                return Err(SimError::BadContact {
-                    name: "stylus_tip".to_owned(),
-                    reason: format!("radius must be positive, got {r}"),
-                });
-            }
-            let tip = self.model.bodies.len();
-            contact.tip_body = Some(tip);
-            contact.add(
-                "stylus_tip",
-                tip,
-                crate::sim::contact::ColliderShape::Sphere { radius_m: r },
-                nalgebra::Isometry3::identity(),
-                crate::sim::contact::Material::default(),
-            );
-        }
-        self.model.contact = Some(contact);
-        self.solver.contact = Default::default();
-        Ok(())
-    }
-
-    /// The contact points of the last step (one per point, shape indices into the contact
-    /// model's colliders); empty without contact.
-    pub fn contact_report(&self) -> &[ContactReport] {
-        &self.solver.contact.report
-    }
-
-    /// The largest penetration at the end of the last step (m, ≥ 0).
-    pub fn max_penetration_m(&self) -> f64 {
-        self.solver.contact.max_penetration_m
     }
 
     // ----- model and state access -----
