@@ -224,7 +224,6 @@ impl SolverLogWriter {
     /// Writes the row of the step that ended at `t_s` (and, before the first, the header).
     pub fn write(&mut self, t_s: f64, sim: &dyn Simulation) -> Result<(), SessionError> {
         let bodies = sim.bodies();
-        let path = self.path.clone();
         if !self.header_written {
             let mut header: Vec<String> = SOLVER_HEADER.iter().map(|s| s.to_string()).collect();
             for b in &bodies {
@@ -232,7 +231,9 @@ impl SolverLogWriter {
                     header.push(format!("{}_{c}", b.name));
                 }
             }
-            self.csv.write_fields(&header).map_err(io_error(&path))?;
+            self.csv
+                .write_fields(&header)
+                .map_err(io_error(&self.path))?;
             self.header_written = true;
         }
         let d = sim.diagnostics();
@@ -249,19 +250,19 @@ impl SolverLogWriter {
             let q = b.world_from_body.rotation.quaternion();
             row = row.values([p.x, p.y, p.z, q.w, q.i, q.j, q.k]);
         }
-        row.end().map_err(io_error(&path))
+        row.end().map_err(io_error(&self.path))
     }
 
     /// Flushes the file.
     pub fn finish(&mut self) -> Result<(), SessionError> {
-        let path = self.path.clone();
-        self.csv.flush().map_err(io_error(&path))
+        self.csv.flush().map_err(io_error(&self.path))
     }
 }
 
 /// Records a session into its folder as the solver steps (see the module docs).
 pub struct SessionRecorder {
     dir: PathBuf,
+    inputs_path: PathBuf,
     inputs: CsvWriter<BufWriter<File>>,
     solver: SolverLogWriter,
     pending_view: Option<Isometry3<f64>>,
@@ -297,6 +298,7 @@ impl SessionRecorder {
         fs::write(&session_path, text).map_err(io_error(&session_path))?;
         Ok(Self {
             dir: dir.to_path_buf(),
+            inputs_path,
             inputs,
             solver,
             pending_view: None,
@@ -332,15 +334,13 @@ impl SessionRecorder {
                 view: self.pending_view.take(),
             },
         };
-        let path = self.dir.join(INPUTS_FILE);
-        write_input_row(&mut self.inputs, &row).map_err(io_error(&path))?;
+        write_input_row(&mut self.inputs, &row).map_err(io_error(&self.inputs_path))?;
         self.solver.write(t_after_s, sim)
     }
 
     /// Flushes both files.
     pub fn finish(&mut self) -> Result<(), SessionError> {
-        let path = self.dir.join(INPUTS_FILE);
-        self.inputs.flush().map_err(io_error(&path))?;
+        self.inputs.flush().map_err(io_error(&self.inputs_path))?;
         self.solver.finish()
     }
 }
