@@ -260,3 +260,42 @@ fn a_missing_port_is_named_at_once() {
         assert!(!out_toml.exists());
     }
 }
+
+/// Run in the background as the manual says (`< /dev/null`), `arm simulate` idles once stdin
+/// has ended: it once asked the closed command channel again at once, forever, and burned a
+/// whole core beside the rig it served.
+#[test]
+fn arm_simulate_with_stdin_closed_idles() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let link = dir.path().join("arm");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+        .args(["arm", "simulate", "--link", link.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("arm simulate");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !link.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(link.exists(), "the simulator never made its link");
+    // CPU time (user + system, clock ticks) the process used over two seconds of idling.
+    let cpu_ticks = || -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).expect("stat");
+        // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
+        let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    };
+    let before = cpu_ticks();
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_ticks() - before;
+    let _ = child.kill();
+    let _ = child.wait();
+    // 200 ticks would be a core; an idle simulator with nothing connected needs a few.
+    assert!(
+        used < 40,
+        "arm simulate used {used} ticks (1/100 s) in 2 s while idle"
+    );
+}

@@ -13,6 +13,7 @@ use ar_drivers::arm::codec::baud_code;
 use ar_drivers::arm::sim::{DeviceIdentity, REST_POSE_RAD};
 use ar_drivers::arm::{ArmParams, Fault, MotionScript, SimArmConfig, SimulatedArm};
 use clap::{Args, Subcommand};
+use crossbeam_channel::RecvTimeoutError;
 use nalgebra::Point3;
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
@@ -137,11 +138,15 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<()> {
     let mut last_report = Instant::now();
     let mut last_count = 0;
     while !stop.load(Ordering::SeqCst) {
-        if let Ok(line) = line_rx.recv_timeout(Duration::from_millis(100)) {
-            match apply_command(&sim, &line) {
+        match line_rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) => match apply_command(&sim, &line) {
                 Ok(msg) => eprintln!("{msg}"),
                 Err(e) => eprintln!("{line:?}: {e}; {STDIN_HELP}"),
-            }
+            },
+            Err(RecvTimeoutError::Timeout) => {}
+            // stdin ended (`< /dev/null` in the background): the arm runs on until Ctrl-C,
+            // waiting instead of asking the closed channel again at once.
+            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(Duration::from_millis(100)),
         }
         if last_report.elapsed() >= Duration::from_secs(5) {
             let s = sim.status();

@@ -18,11 +18,6 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Runs longer than this keep a sparser solver trace (see [`LONG_RUN_TRACE_EVERY_STEPS`]).
-const LONG_RUN: Duration = Duration::from_secs(60);
-/// One trace row every this many solver steps in long runs.
-const LONG_RUN_TRACE_EVERY_STEPS: u64 = 10;
-
 /// Where the demo shows its frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DisplayArg {
@@ -206,17 +201,12 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     };
     let wind_log = world.wind_log();
     let (devices, mut solver_config, user) = world.into_parts();
-    if max_duration.is_some_and(|d| d > LONG_RUN)
-        || args
-            .frames
-            .is_some_and(|n| n as f64 > LONG_RUN.as_secs_f64() * args.fps)
-    {
-        // The solver's trace (one row per 10 ms step, ~180 bytes) would otherwise grow by
-        // ~11 MB in a ten-minute soak; a row every 100 ms still shows the gesture.
-        solver_config.trace_every_steps = solver_config
-            .trace_every_steps
-            .max(LONG_RUN_TRACE_EVERY_STEPS);
-    }
+    // The length the session is expected to last, by time or by frames.
+    let expected = max_duration.or_else(|| {
+        args.frames
+            .map(|n| Duration::from_secs_f64(n as f64 / args.fps))
+    });
+    solver_config.thin_trace_for_session(expected);
     let recorder = super::record::start(
         args.record.as_deref(),
         &args.scene,

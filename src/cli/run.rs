@@ -1,8 +1,9 @@
 //! `run --config RIG.toml`: the rig with real devices — the camera (OpenCV capture, or a
 //! recording played as the camera) with the marker tracker, the digitizer arm on its serial
 //! port (optional), the microphone (optional) — and the compositor in a window (or headless
-//! into PNG files when the config says so or there is no display). `--method` chooses the
-//! simulation method, as on `simulate`; a scene the method cannot run stops the run first.
+//! into PNG files when the config says so or there is no display; `--no-save` renders without
+//! writing them). `--method` chooses the simulation method, as on `simulate`; a scene the
+//! method cannot run stops the run first.
 
 use super::demo::{display_available, stop_on_ctrl_c};
 use anyhow::Context as _;
@@ -17,6 +18,7 @@ use ar_multibody::interaction::InteractionConfig;
 use ar_multibody::rig::arm_stylus::ArmStylus;
 use ar_multibody::rig::config::{ArmSection, DisplayMode, RigConfig};
 use ar_multibody::rig::demo_world::demo_breaths;
+use ar_multibody::rig::memory::keep_large_buffers_out_of_the_heap;
 use ar_multibody::rig::method::{load_simulation, Method};
 use ar_multibody::rig::mic_level::MicLevels;
 use ar_multibody::rig::report::describe;
@@ -45,6 +47,9 @@ pub struct RunArgs {
     /// step, and the scene); `replay DIR` reproduces it bit for bit.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// Headless: render but do not write PNG files (for long soak runs).
+    #[arg(long)]
+    pub no_save: bool,
     /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`
     /// (reduced coordinates, the articulated-body algorithm, RK4 at a quarter of the scene's
     /// step; no joint reactions, no contacts).
@@ -55,6 +60,9 @@ pub struct RunArgs {
 /// Runs the command.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let cfg = RigConfig::load(&args.config)?;
+    if !keep_large_buffers_out_of_the_heap() {
+        log::debug!("could not pin the allocator's mmap threshold; memory may creep in long runs");
+    }
     let intrinsics = CameraIntrinsics::load(&cfg.camera.camera_file)?;
     // The scene first: one the method cannot run stops the run before any device starts.
     let simulation = load_simulation(&cfg.scene, args.method)
@@ -141,6 +149,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         None => Compositor::windowed(compositor_config, "ar-multibody")?,
     };
     let mut frames = match &headless_dir {
+        Some(_) if args.no_save => None,
         Some(dir) => {
             let w = FrameWriter::new(dir)?;
             eprintln!("headless: writing frames to {}", w.dir().display());
@@ -150,11 +159,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let stop = StopFlag::new();
     stop_on_ctrl_c(&stop)?;
-    let solver_config = SolverConfig {
+    let mut solver_config = SolverConfig {
         world_from_arm,
         interaction: InteractionConfig { grab_radius_m },
         ..SolverConfig::default()
     };
+    let max_duration = args.duration_s.map(std::time::Duration::from_secs_f64);
+    solver_config.thin_trace_for_session(max_duration);
     let recorder = super::record::start(
         args.record.as_deref(),
         &cfg.scene.display().to_string(),
@@ -174,7 +185,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         stop,
     )?;
     let loop_config = DisplayLoopConfig {
-        max_duration: args.duration_s.map(std::time::Duration::from_secs_f64),
+        max_duration,
         show_diagnostics: args.diagnostics,
         ..DisplayLoopConfig::default()
     };

@@ -4,6 +4,7 @@
 
 use super::device_worker::{spawn_arm, spawn_camera, spawn_mic};
 use super::devices::{CameraTracker, MicDevice, Simulation, StylusDevice};
+use super::event_log::EventLog;
 use super::frame_content::{build_overlay, hud_stats, ArrowScale};
 use super::latency::LatencyStats;
 pub use super::memory::{
@@ -133,7 +134,7 @@ pub struct DisplaySummary {
     /// Camera updates (video frame + marker pose) the display loop received.
     pub camera_updates: u64,
     /// Messages the workers reported (clips, releases, reconnects, slowdowns).
-    pub events: Vec<String>,
+    pub events: EventLog<String>,
     /// Frames written to this folder, if any.
     pub frames_dir: Option<PathBuf>,
     /// Resident memory over the run (Linux).
@@ -387,7 +388,7 @@ impl Rig {
         let mut camera_updates = 0u64;
         let mut video_age = LatencyStats::default();
         let mut snapshot: Option<SimSnapshot> = None;
-        let mut events = Vec::new();
+        let mut events = EventLog::default();
         let mut latency = LatencyStats::default();
         let mut sample_age = LatencyStats::default();
         let mut render = LatencyStats::default();

@@ -42,6 +42,7 @@ pub mod config;
 pub mod demo_world;
 pub mod device_worker;
 pub mod devices;
+pub mod event_log;
 pub mod fixed_view;
 pub mod frame_content;
 pub mod framing;

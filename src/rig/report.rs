@@ -206,8 +206,13 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
     if let Some(e) = &s.error {
         let _ = writeln!(out, "solver failed (stepping stopped, the rig ran on): {e}");
     }
+    let mut shown = 0;
     for e in &d.events {
         let _ = writeln!(out, "  {e}");
+        shown += 1;
+        if shown == super::event_log::EVENTS_KEPT_EACH_END && d.events.dropped() > 0 {
+            let _ = writeln!(out, "  ... {} events not kept ...", d.events.dropped());
+        }
     }
     out
 }
@@ -229,7 +234,7 @@ mod tests {
             render: LatencyStats::default(),
             video_age: LatencyStats::default(),
             camera_updates: 10,
-            events: Vec::new(),
+            events: Default::default(),
             frames_dir: None,
             memory: None,
             stop_reason,

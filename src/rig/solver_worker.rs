@@ -10,6 +10,7 @@
 
 use super::clock::RealTimeStepper;
 use super::devices::Simulation;
+use super::event_log::EventLog;
 use super::messages::{MicLevel, SimSnapshot, StylusMessage, StylusSample};
 use super::session_log::SessionRecorder;
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
@@ -46,6 +47,23 @@ pub struct SolverConfig {
 /// [`SolverConfig::trace_max_rows`] by default: every 10 ms step for the first 8 minutes,
 /// then every other, and so on, in at most ~9 MB.
 pub const DEFAULT_TRACE_MAX_ROWS: usize = 50_000;
+
+/// Sessions expected to last longer than this (or of unknown length) keep a sparser trace
+/// (see [`LONG_SESSION_TRACE_EVERY_STEPS`]).
+pub const LONG_SESSION: Duration = Duration::from_secs(60);
+/// One trace row every this many solver steps in long sessions.
+pub const LONG_SESSION_TRACE_EVERY_STEPS: u64 = 10;
+
+impl SolverConfig {
+    /// Thins the trace for a session of this expected length (`None`: until stopped). The
+    /// trace of a 10 ms step (one ~180-byte row per step) would otherwise grow by ~11 MB in
+    /// ten minutes before its bound thins it; a row every 100 ms still shows a gesture.
+    pub fn thin_trace_for_session(&mut self, expected: Option<Duration>) {
+        if expected.is_none_or(|d| d > LONG_SESSION) {
+            self.trace_every_steps = self.trace_every_steps.max(LONG_SESSION_TRACE_EVERY_STEPS);
+        }
+    }
+}
 
 impl Default for SolverConfig {
     fn default() -> Self {
@@ -108,7 +126,7 @@ pub struct SolverSummary {
     /// Simulated over wall time.
     pub real_time_factor: f64,
     /// Clip / release events with their simulated times.
-    pub events: Vec<(f64, String)>,
+    pub events: EventLog<(f64, String)>,
     /// The trace.
     pub trace: Vec<TraceRow>,
     /// Largest ‖ψ‖ seen, metres.
