@@ -10,9 +10,10 @@ CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 # OpenCV 4.6 with the contrib aruco module, libclang for the opencv crate's binding generator,
-# libudev for serialport, ALSA for cpal, Mesa's Vulkan drivers (lavapipe) for offscreen rendering.
+# libudev for serialport, ALSA for cpal, Mesa's Vulkan drivers (lavapipe) for offscreen rendering,
+# a virtual X server and XTest input for the sandbox's window test (tests/sandbox_xvfb.rs).
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
-                libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1
+                libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1 xvfb xdotool
 
 .PHONY: deps demo test lint bench bench-compare release help fuzz fuzz-arm fuzz-parsers
 

@@ -5,6 +5,7 @@
 //! - [`tracking`]: ArUco marker detection and camera pose.
 //! - [`interaction`]: stylus → clip / drag / release.
 //! - [`rig`]: worker threads, messages, clocks, shutdown.
+//! - [`sandbox`]: a scene in a window without devices, driven by the mouse and keys.
 //! - [`scene_view`]: what a running simulation shows (bodies, reactions), as neutral data.
 //! - [`compositor`]: video background and simulation overlay (kiss3d).
 //! - [`manual`]: the reference manual (commands, scene format, solver, hardware, ...).
@@ -14,6 +15,7 @@ pub mod compositor;
 pub mod interaction;
 pub mod manual;
 pub mod rig;
+pub mod sandbox;
 pub mod scene_view;
 pub mod sim;
 pub mod tracking;

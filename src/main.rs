@@ -42,6 +42,8 @@ enum Command {
     Arm(cli::arm::ArmCommand),
     /// Replay a session recorded with --record and check it against the recording.
     Replay(cli::replay::ReplayArgs),
+    /// A scene in a window without any device: the mouse grabs, orbits and zooms.
+    Sandbox(cli::sandbox::SandboxArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -112,5 +114,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Scene(cmd) => cli::scene::run(cmd),
         Command::Arm(cmd) => cli::arm::run(cmd),
         Command::Replay(args) => cli::replay::run(args),
+        Command::Sandbox(args) => cli::sandbox::run(args),
     }
 }

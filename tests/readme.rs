@@ -109,6 +109,8 @@ fn the_marked_commands_are_the_ones_that_need_devices() {
             "--config",
             "arm simulate",
             "--port",
+            // A window on a display (tests/sandbox_xvfb.rs runs it in a virtual X server).
+            "sandbox",
         ]
         .iter()
         .any(|d| line.contains(d));

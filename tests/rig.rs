@@ -482,6 +482,7 @@ fn steel_fish_under_the_synthetic_mic(
             mic: mic_worker.as_ref().map(|_| mic_rx),
             view: None,
             recorder: None,
+            commands: None,
         },
         snapshot_tx,
         reports_tx,

@@ -12,6 +12,7 @@ pub mod progress;
 pub mod record;
 pub mod replay;
 pub mod run;
+pub mod sandbox;
 pub mod scene;
 pub mod simulate;
 pub mod simulate_articulated;

@@ -1,4 +1,4 @@
-//! `--record DIR` of `demo` and `run`: starting the session's recorder before the rig, and
+//! `--record DIR` of `demo`, `run` and `sandbox`: starting the session's recorder before the rig, and
 //! saying at the end where the session is and whether it is complete (see
 //! `ar_multibody::rig::session_log`).
 
@@ -37,7 +37,7 @@ pub fn finish(dir: Option<&Path>, summary: &RunSummary) -> anyhow::Result<()> {
     println!(
         "session recorded in {} ({} steps); `ar-multibody replay {}` runs it again",
         dir.display(),
-        summary.solver.steps,
+        summary.solver.recorded_steps,
         dir.display()
     );
     Ok(())

@@ -93,6 +93,11 @@ impl Presenter {
         render_scene(&mut self.window, &mut self.scene, &mut self.camera)
     }
 
+    /// The window (for its input events).
+    pub fn window_mut(&mut self) -> &mut Window {
+        &mut self.window
+    }
+
     /// Reads back what the window shows now (for tests and screenshots).
     pub fn snap_image(&mut self) -> RgbImage {
         self.window.snap_image()

@@ -301,6 +301,16 @@ impl Compositor {
         &self.config
     }
 
+    /// The window's input events since the last call (mouse, keys; none off-screen). The
+    /// window still sees them afterwards (closing, resizing).
+    pub fn take_window_events(&mut self) -> Vec<kiss3d::event::WindowEvent> {
+        let window = match &mut self.presenter {
+            Some(p) => p.window_mut(),
+            None => self.target.window(),
+        };
+        window.events().iter().map(|e| e.value).collect()
+    }
+
     /// The pinhole intrinsics of one rendered view (the camera's, scaled to the view size).
     pub fn view_intrinsics(&self) -> &CameraIntrinsics {
         self.camera.intrinsics()

@@ -4,8 +4,8 @@
 //! are next to this file, `src/manual/*.md`, readable as they are). Every command also has
 //! `ar-multibody <command> --help`.
 //!
-//! - [`commands`]: `demo`, `run`, `simulate` (and its CSV columns), `scene`, `arm simulate`,
-//!   `arm probe`, `track`, `calibrate camera`, `calibrate tracker`.
+//! - [`commands`]: `demo`, `run`, `sandbox`, `simulate` (and its CSV columns), `scene`,
+//!   `arm simulate`, `arm probe`, `track`, `calibrate camera`, `calibrate tracker`.
 //! - [`scene_files`]: the scene format (bodies, joints, springs, grab points, forces, solver).
 //! - [`solver`]: how a step is solved, its failures, energy bookkeeping, Gauss–Seidel.
 //! - [`contact`]: collisions, friction, restitution, joint limits, the inequality methods.

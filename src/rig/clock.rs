@@ -53,6 +53,25 @@ impl RealTimeStepper {
         }
     }
 
+    /// Holds the clock at `now`: the time since the last step is owed no steps (a paused
+    /// session does not catch up on its pause, nor count the pause as dropped steps).
+    pub fn hold(&mut self, now: Instant) {
+        let counted = self.steps_taken + self.steps_skipped;
+        let since_origin = Duration::from_nanos(
+            u64::try_from(self.step.as_nanos())
+                .unwrap_or(u64::MAX)
+                .saturating_mul(counted),
+        );
+        if let Some(origin) = now.checked_sub(since_origin) {
+            self.origin = origin;
+        }
+    }
+
+    /// Counts a step taken outside the plan (a single step while held).
+    pub fn count_step(&mut self) {
+        self.steps_taken += 1;
+    }
+
     /// When the next step falls due.
     pub fn next_due(&self) -> Instant {
         let n = (self.steps_taken + self.steps_skipped + 1) as u32;
@@ -101,6 +120,26 @@ mod tests {
         assert_eq!(s.steps_taken(), 100);
         let rtf = s.real_time_factor(t0 + Duration::from_secs(1));
         assert!((rtf - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_held_clock_owes_nothing_for_the_pause() {
+        let t0 = Instant::now();
+        let mut s = RealTimeStepper::new(t0, 0.01, 10);
+        assert_eq!(s.plan(t0 + Duration::from_millis(40)).steps, 4);
+        // Paused for 2 s, with one single step on the way.
+        s.hold(t0 + Duration::from_millis(1000));
+        s.count_step();
+        s.hold(t0 + Duration::from_millis(2040));
+        let plan = s.plan(t0 + Duration::from_millis(2080));
+        assert_eq!(
+            plan,
+            StepPlan {
+                steps: 4,
+                skipped: 0
+            }
+        );
+        assert_eq!((s.steps_taken(), s.steps_skipped()), (9, 0));
     }
 
     #[test]

@@ -30,12 +30,44 @@ pub fn look_at(eye: Point3<f64>, target: Point3<f64>) -> Option<Isometry3<f64>> 
     ))
 }
 
+/// Keeps a camera stand-in at a steady frame rate; a wait longer than 100 ms is cut short
+/// as a [`DeviceError::Timeout`], so the camera's worker notices a shutdown promptly.
+#[derive(Debug, Clone)]
+pub struct FramePacer {
+    period: Duration,
+    next: Instant,
+}
+
+impl FramePacer {
+    /// `fps` frames per second (at least one), the first one now.
+    pub fn new(fps: f64) -> Self {
+        Self {
+            period: Duration::from_secs_f64(1.0 / fps.max(1.0)),
+            next: Instant::now(),
+        }
+    }
+
+    /// Waits for the next frame's time.
+    pub fn wait(&mut self) -> Result<(), DeviceError> {
+        let now = Instant::now();
+        if self.next > now {
+            let wait = self.next - now;
+            if wait > Duration::from_millis(100) {
+                std::thread::sleep(Duration::from_millis(100));
+                return Err(DeviceError::Timeout);
+            }
+            std::thread::sleep(wait);
+        }
+        self.next = self.next.max(now) + self.period;
+        Ok(())
+    }
+}
+
 /// The camera stand-in.
 pub struct FixedViewCamera {
     frame: Arc<VideoFrame>,
     camera_from_world: Isometry3<f64>,
-    period: Duration,
-    next: Instant,
+    pacer: FramePacer,
 }
 
 fn inside_convex(quad: &[Point2<f64>; 4], x: f64, y: f64) -> bool {
@@ -94,24 +126,14 @@ impl FixedViewCamera {
                 rgb,
             }),
             camera_from_world,
-            period: Duration::from_secs_f64(1.0 / fps.max(1.0)),
-            next: Instant::now(),
+            pacer: FramePacer::new(fps),
         }
     }
 }
 
 impl CameraTracker for FixedViewCamera {
     fn next_update(&mut self) -> Result<CameraUpdate, DeviceError> {
-        let now = Instant::now();
-        if self.next > now {
-            let wait = self.next - now;
-            if wait > Duration::from_millis(100) {
-                std::thread::sleep(Duration::from_millis(100));
-                return Err(DeviceError::Timeout);
-            }
-            std::thread::sleep(wait);
-        }
-        self.next = self.next.max(now) + self.period;
+        self.pacer.wait()?;
         Ok(CameraUpdate {
             captured_at: Instant::now(),
             frame: self.frame.clone(),

@@ -4,8 +4,10 @@
 
 use super::device_worker::{spawn_arm, spawn_camera, spawn_mic};
 use super::devices::{CameraTracker, MicDevice, Simulation, StylusDevice};
+pub use super::display_summary::DisplaySummary;
 use super::event_log::EventLog;
 use super::frame_content::{build_overlay, hud_stats, ArrowScale};
+use super::frame_control::FrameControl;
 use super::latency::LatencyStats;
 pub use super::memory::{
     keep_large_buffers_out_of_the_heap, rss_bytes, MemorySummary, LARGE_BLOCK_BYTES, SETTLED_AFTER,
@@ -13,6 +15,7 @@ pub use super::memory::{
 };
 use super::messages::{CameraUpdate, SimSnapshot};
 use super::session_log::SessionRecorder;
+use super::solver_commands::SolverCommand;
 use super::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
 use super::view_tee::ViewTee;
 use super::worker::{StopFlag, Worker, WorkerError, WorkerReport};
@@ -21,7 +24,6 @@ use crate::compositor::{Compositor, CompositorError, DeviceStatus, FrameInput, V
 use ar_drivers::latest::{drain_latest, latest_channel, LatestReceiver};
 use crossbeam_channel::{Receiver, Sender};
 use image::RgbImage;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -114,50 +116,6 @@ pub enum StopReason {
     },
 }
 
-/// What the display loop measured.
-#[derive(Debug, Clone)]
-pub struct DisplaySummary {
-    /// Frames rendered.
-    pub frames: u64,
-    /// Wall time of the loop, seconds.
-    pub wall_s: f64,
-    /// End-to-end latency per frame (stylus sample → frame presented), milliseconds.
-    pub latency: LatencyStats,
-    /// The first part of it: age of the newest stylus sample when the frame's render started
-    /// (arm → driver → solver step → snapshot → display loop), milliseconds.
-    pub sample_age: LatencyStats,
-    /// Render time per frame (both eyes and read-back), milliseconds: the second part.
-    pub render: LatencyStats,
-    /// Age of the shown video frame when presented (its capture time → presented),
-    /// milliseconds; grows when the camera thread falls behind its frame rate.
-    pub video_age: LatencyStats,
-    /// Camera updates (video frame + marker pose) the display loop received.
-    pub camera_updates: u64,
-    /// Messages the workers reported (clips, releases, reconnects, slowdowns).
-    pub events: EventLog<String>,
-    /// Frames written to this folder, if any.
-    pub frames_dir: Option<PathBuf>,
-    /// Resident memory over the run (Linux).
-    pub memory: Option<MemorySummary>,
-    /// Why it ended.
-    pub stop_reason: StopReason,
-    /// Names of the worker threads the rig started.
-    pub workers_started: Vec<String>,
-    /// Workers that ended while the rig was still running (checked after every frame), plus
-    /// the one whose failure stopped it; the others stopping with the rig are not lost.
-    pub workers_lost: Vec<String>,
-    /// The HUD's lines on the last frame (what the user saw last, e.g. "solver failed: …").
-    pub last_hud_lines: Vec<String>,
-}
-
-impl DisplaySummary {
-    fn note_lost(&mut self, worker: &str) {
-        if !self.workers_lost.iter().any(|w| w == worker) {
-            self.workers_lost.push(worker.to_owned());
-        }
-    }
-}
-
 /// Everything a run produced.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
@@ -193,6 +151,18 @@ impl Rig {
         devices: RigDevices,
         solver_config: SolverConfig,
         recorder: Option<SessionRecorder>,
+        stop: StopFlag,
+    ) -> Result<Self, RigError> {
+        Self::start_commanded(devices, solver_config, recorder, None, stop)
+    }
+
+    /// [`Self::start_recording`], with the solver thread also taking the user's `commands`
+    /// (the sandbox's pointer, pause, wind and reset; see [`super::solver_commands`]).
+    pub fn start_commanded(
+        devices: RigDevices,
+        solver_config: SolverConfig,
+        recorder: Option<SessionRecorder>,
+        commands: Option<Receiver<SolverCommand>>,
         stop: StopFlag,
     ) -> Result<Self, RigError> {
         let (reports_tx, reports_rx) = crossbeam_channel::bounded(256);
@@ -234,6 +204,7 @@ impl Rig {
                 mic: mic_rx,
                 view: Some(view_rx),
                 recorder,
+                commands,
             },
             snapshot_tx,
             reports_tx,
@@ -291,12 +262,24 @@ impl Rig {
     /// [`StopReason::WorkerFailed`] (so a soak run can say what it measured before the loss).
     /// Errors of the display loop itself (rendering, writing frames, threads) are returned.
     pub fn run_to_end(
+        self,
+        compositor: &mut Compositor,
+        frames: Option<&mut FrameWriter>,
+        config: &DisplayLoopConfig,
+    ) -> Result<RunSummary, RigError> {
+        self.run_controlled(compositor, frames, config, None)
+    }
+
+    /// [`Self::run_to_end`], with `control` called before every frame (the window's input
+    /// events, the HUD's extra lines, quitting; see [`super::frame_control`]).
+    pub fn run_controlled(
         mut self,
         compositor: &mut Compositor,
         mut frames: Option<&mut FrameWriter>,
         config: &DisplayLoopConfig,
+        control: Option<&mut dyn FrameControl>,
     ) -> Result<RunSummary, RigError> {
-        let result = self.display_loop(compositor, &mut frames, config);
+        let result = self.display_loop(compositor, &mut frames, config, control);
         self.stop.stop();
         for w in self.devices.drain(..) {
             w.join()?;
@@ -330,6 +313,7 @@ impl Rig {
         compositor: &mut Compositor,
         frames: &mut Option<&mut FrameWriter>,
         config: &DisplayLoopConfig,
+        control: Option<&mut dyn FrameControl>,
     ) -> Result<DisplaySummary, RigError> {
         let frames_dir = frames.as_deref().map(|w| w.dir().to_owned());
         let writer = frames.as_deref_mut();
@@ -357,7 +341,7 @@ impl Rig {
                 }
                 None => (None, None),
             };
-            let result = self.frame_loop(compositor, tx.as_ref(), config);
+            let result = self.frame_loop(compositor, tx.as_ref(), config, control);
             // Closing the queue lets the writer finish the frames still in it, then stop.
             drop(tx);
             if let Some(handle) = handle {
@@ -378,7 +362,10 @@ impl Rig {
         compositor: &mut Compositor,
         frame_tx: Option<&Sender<(RgbImage, Option<f64>)>>,
         config: &DisplayLoopConfig,
+        mut control: Option<&mut dyn FrameControl>,
     ) -> Result<DisplaySummary, RigError> {
+        // The frame control may change what frames show as the run goes.
+        let mut config = config.clone();
         let start = Instant::now();
         let mut next_frame = start;
         let mut latest_camera: Option<CameraUpdate> = None;
@@ -440,7 +427,17 @@ impl Rig {
             if let Some(s) = drain_latest(&self.snapshot_rx) {
                 snapshot = Some(s);
             }
-            let overlay = build_overlay(snapshot.as_ref(), config, &mut arrow_scale);
+            let decision = control.as_deref_mut().map(|c| {
+                c.before_frame(
+                    &compositor.take_window_events(),
+                    snapshot.as_ref(),
+                    &mut config,
+                )
+            });
+            if decision.as_ref().is_some_and(|d| d.quit) {
+                break StopReason::Done;
+            }
+            let overlay = build_overlay(snapshot.as_ref(), &config, &mut arrow_scale);
             let marker = match (&latest_camera, last_camera_at) {
                 (_, Some(t)) if t.elapsed() > Duration::from_secs(1) => {
                     DeviceStatus::Lost("no frames for 1 s".into())
@@ -456,7 +453,8 @@ impl Rig {
                 latency.last_ms(),
                 config.show_diagnostics,
             );
-            let hud_lines = hud.lines();
+            let mut hud_lines = hud.lines();
+            hud_lines.extend(decision.into_iter().flat_map(|d| d.hud_lines));
             let frame_arc: Option<Arc<_>> = new_camera.as_ref().map(|u| u.frame.clone());
             let video = frame_arc.as_ref().map(|f| VideoImage {
                 width: f.width,

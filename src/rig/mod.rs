@@ -33,6 +33,10 @@
 //! - [`report`]: the printed run summary.
 //! - [`session_log`]: a recorded session's solver log (`--record`): per-step inputs and outputs.
 //! - [`replay`]: replaying a recorded session through the same simulation, compared bit for bit.
+//! - [`solver_commands`]: the user's commands to the solver thread (pointer, pause, reset).
+//! - [`frame_control`]: a hook into the display loop for the user in front of the window.
+//! - [`view_camera`]: a virtual camera that shows the desk and marker from a movable view.
+//! - [`display_summary`]: what the display loop measured.
 //! - [`live`]: [`Rig`], which starts them and runs the compositor loop.
 
 pub mod arm_stylus;
@@ -42,9 +46,11 @@ pub mod config;
 pub mod demo_world;
 pub mod device_worker;
 pub mod devices;
+pub mod display_summary;
 pub mod event_log;
 pub mod fixed_view;
 pub mod frame_content;
+pub mod frame_control;
 pub mod framing;
 pub mod latency;
 pub mod live;
@@ -58,8 +64,10 @@ pub mod scene_common;
 pub mod scene_sim;
 pub mod scripted_user;
 pub mod session_log;
+pub mod solver_commands;
 pub mod solver_worker;
 pub mod tracked_camera;
+pub mod view_camera;
 pub mod view_tee;
 pub mod wind_log;
 pub mod worker;

@@ -62,6 +62,26 @@ pub fn resolve_scene(name_or_path: &str) -> PathBuf {
         .unwrap_or_else(|| candidates[0].clone())
 }
 
+/// The shipped scenes (`assets/scenes/*.toml`, next to the working directory or the
+/// executable's source tree, as [`resolve_scene`] finds them) by name, sorted.
+pub fn shipped_scene_names() -> Vec<String> {
+    let dirs = [
+        PathBuf::from("assets/scenes"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes"),
+    ];
+    let Some(entries) = dirs.iter().find_map(|d| std::fs::read_dir(d).ok()) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            (path.extension()? == "toml").then(|| scene_name(&path))
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 impl SceneSimulation {
     /// Loads and builds a scene file, with the wind of its `[wind]` table if it has one.
     pub fn load(path: &Path) -> Result<Self, SimulationError> {

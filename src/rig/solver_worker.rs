@@ -13,12 +13,13 @@ use super::devices::Simulation;
 use super::event_log::EventLog;
 use super::messages::{MicLevel, SimSnapshot, StylusMessage, StylusSample};
 use super::session_log::SessionRecorder;
+use super::solver_commands::{ControlEvent, SolverCommand, UserControls};
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
 use crate::interaction::{
     Interaction, InteractionConfig, InteractionEvent, SpringAttachment, StylusInput,
 };
 use ar_drivers::latest::{LatestReceiver, LatestSender};
-use crossbeam_channel::{Sender, TryRecvError};
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use nalgebra::{Isometry3, Point3};
 use std::time::{Duration, Instant};
 
@@ -139,6 +140,9 @@ pub struct SolverSummary {
     pub error: Option<String>,
     /// Why the session's recording (`--record`) stopped or is incomplete, if it did.
     pub recording_error: Option<String>,
+    /// Steps written to the recording (`--record`); fewer than [`Self::steps`] when the
+    /// recording ended early (an error, or a new simulation swapped in).
+    pub recorded_steps: u64,
 }
 
 /// The solver thread's inputs.
@@ -151,6 +155,8 @@ pub struct SolverInputs {
     pub view: Option<LatestReceiver<Isometry3<f64>>>,
     /// Where the session is recorded (`--record`), if it is.
     pub recorder: Option<SessionRecorder>,
+    /// The user's commands (the sandbox's pointer, pause, wind, reset), if anyone sends any.
+    pub commands: Option<Receiver<SolverCommand>>,
 }
 
 /// Starts the solver thread ("solver").
@@ -178,6 +184,7 @@ struct SolverLoop {
     last_slowdown_report: Option<Instant>,
     arm_status: Option<String>,
     mic_rms: Option<f64>,
+    controls: UserControls,
     summary: SolverSummary,
 }
 
@@ -201,6 +208,7 @@ impl SolverLoop {
             last_slowdown_report: None,
             arm_status: None,
             mic_rms: None,
+            controls: UserControls::default(),
             summary: SolverSummary::default(),
         }
     }
@@ -242,6 +250,27 @@ impl SolverLoop {
                 self.mic_rms = Some(level.rms);
             }
         }
+        let commands: Vec<SolverCommand> = self
+            .inputs
+            .commands
+            .as_ref()
+            .map(|c| c.try_iter().collect())
+            .unwrap_or_default();
+        for command in commands {
+            let t = self.summary.steps as f64 * self.config.dt_secs;
+            match self.controls.apply(command) {
+                Some(ControlEvent::PointerClipped { body }) => {
+                    self.event(t, format!("clipped to body {body} (pointer)"))
+                }
+                Some(ControlEvent::PointerReleased) => self.event(t, "released".into()),
+                Some(ControlEvent::Paused(true)) => self.event(t, "paused".into()),
+                Some(ControlEvent::Paused(false)) => self.event(t, "running".into()),
+                None => {}
+            }
+        }
+        if let Some(sim) = self.controls.replacement.take() {
+            self.replace_simulation(sim);
+        }
         if let Some(view) = &self.inputs.view {
             if let Some(world_from_camera) = view.try_iter().last() {
                 self.sim.set_viewpoint(&world_from_camera);
@@ -259,9 +288,16 @@ impl SolverLoop {
         let mut reported_skips = 0u64;
         while !stop.is_stopped() {
             self.drain_inputs();
-            let plan = stepper.plan(Instant::now());
+            let steps = if self.controls.paused {
+                stepper.hold(Instant::now());
+                let single = std::mem::take(&mut self.controls.steps_pending);
+                (0..single).for_each(|_| stepper.count_step());
+                single
+            } else {
+                stepper.plan(Instant::now()).steps
+            };
             let mut failure = None;
-            for _ in 0..plan.steps {
+            for _ in 0..steps {
                 let k = self.summary.steps;
                 let t = (k + 1) as f64 * h;
                 if let Err(e) = self.step(h, t, k) {
@@ -288,7 +324,7 @@ impl SolverLoop {
                 self.event(t, msg);
                 reported_skips = stepper.steps_skipped();
             }
-            if plan.steps > 0 {
+            if steps > 0 || std::mem::take(&mut self.controls.changed) {
                 self.publish(&stepper);
             }
             let now = Instant::now();
@@ -336,13 +372,17 @@ impl SolverLoop {
                 self.event(t_after - h, "released: stylus disconnected".into())
             }
         }
-        let wind = self.mic_rms.unwrap_or(0.0);
-        let spring = self.interaction.spring();
+        let wind = self.controls.wind_level.or(self.mic_rms).unwrap_or(0.0);
+        let spring = self.spring();
         self.sim
             .step(h, spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
         if let Some(r) = &mut self.inputs.recorder {
-            if let Err(e) = r.step(k, t_after, spring.as_ref(), wind, self.sim.as_ref()) {
+            let written = r.step(k, t_after, spring.as_ref(), wind, self.sim.as_ref());
+            if written.is_ok() {
+                self.summary.recorded_steps += 1;
+            }
+            if let Err(e) = written {
                 // The session goes on (what was recorded until now stays readable); the
                 // summary says the recording is incomplete.
                 self.inputs.recorder = None;
@@ -374,7 +414,7 @@ impl SolverLoop {
             self.summary.trace.push(TraceRow {
                 sim_time_s: t_after,
                 clipped: spring.is_some(),
-                tip_in_world: self.interaction.tip_in_world(),
+                tip_in_world: self.tip_in_world(),
                 grab_point_in_world: grab_point,
                 psi_norm_m: d.psi_norm_m,
                 energy_error_rel: d.energy_error_rel,
@@ -406,14 +446,53 @@ impl SolverLoop {
         self.snapshots.send(snap);
     }
 
+    /// The spring of this step: the pointer's while it holds a body, else the stylus's.
+    fn spring(&self) -> Option<SpringAttachment> {
+        self.controls.pointer.or_else(|| self.interaction.spring())
+    }
+
+    /// The spring's moving end: the pointer's target, else the stylus tip.
+    fn tip_in_world(&self) -> Option<Point3<f64>> {
+        self.controls
+            .pointer
+            .map(|p| p.target_in_world)
+            .or_else(|| self.interaction.tip_in_world())
+    }
+
+    /// Goes on with `sim`; a recording ends here (it holds one scene from its start, which
+    /// is what `replay` reproduces).
+    fn replace_simulation(&mut self, sim: Box<dyn Simulation>) {
+        let t = self.summary.steps as f64 * self.config.dt_secs;
+        let name = sim.name();
+        self.sim = sim;
+        // The energy balance starts again with the new simulation; the summary's energy
+        // error is the last one's (the old drift over the new reference would mean nothing).
+        self.summary.max_abs_energy_drift_j = 0.0;
+        self.summary.max_abs_energy_error_rel = 0.0;
+        if let Some(mut r) = self.inputs.recorder.take() {
+            let message = match r.finish() {
+                Ok(()) => format!(
+                    "recording ended after {} steps: it holds the scene until it was reloaded",
+                    self.summary.recorded_steps
+                ),
+                Err(e) => {
+                    self.summary.recording_error = Some(e.to_string());
+                    format!("recording failed at its end: {e}")
+                }
+            };
+            self.event(t, message);
+        }
+        self.event(t, format!("scene {name} loaded at its initial state"));
+    }
+
     fn snapshot(&self, stepper: &RealTimeStepper) -> SimSnapshot {
-        let spring_in_world = self.interaction.spring().and_then(|s| {
+        let spring_in_world = self.spring().and_then(|s| {
             self.sim
                 .point_in_world(s.body, &s.point_in_body)
                 .map(|p| (s.target_in_world, p))
         });
         let bodies = self.sim.bodies();
-        let grabbed_body = self.interaction.spring().and_then(|s| {
+        let grabbed_body = self.spring().and_then(|s| {
             bodies
                 .iter()
                 .find(|b| b.body == s.body)
@@ -429,7 +508,7 @@ impl SolverLoop {
             reactions: self.sim.reactions(),
             contacts: self.sim.contacts(),
             supports: self.sim.supports(),
-            stylus_tip_in_world: self.interaction.tip_in_world(),
+            stylus_tip_in_world: self.tip_in_world(),
             arm_linkage_in_world: self
                 .stylus
                 .and_then(|s| s.linkage_in_arm)

@@ -1,10 +1,11 @@
 //! The bridge to parry: colliders as parry shapes, poses converted at the boundary (parry
 //! speaks glam; the solver nalgebra), candidate pairs and their contact manifolds.
 
-use nalgebra::{Isometry3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
 use parry3d_f64::math::{Pose, Rot3, Vector};
 use parry3d_f64::query::{
     ContactManifold, ContactManifoldsWorkspace, DefaultQueryDispatcher, PersistentQueryDispatcher,
+    Ray,
 };
 use parry3d_f64::shape::{Ball, Capsule, Cuboid, Cylinder, HalfSpace, Shape as ParryShape};
 
@@ -61,6 +62,71 @@ impl ColliderShape {
             } => half_length_m.hypot(radius_m),
             Self::Plane { .. } => f64::INFINITY,
         }
+    }
+
+    /// Where the ray `origin_in_world + t·direction_in_world` (t ≥ 0) first meets the
+    /// collider's surface when the collider is at `world_from_shape`, as the ray parameter t;
+    /// `None` when it misses (or starts inside: the surface behind the user does not count).
+    pub fn cast_ray(
+        &self,
+        world_from_shape: &Isometry3<f64>,
+        origin_in_world: &Point3<f64>,
+        direction_in_world: &Vector3<f64>,
+    ) -> Option<f64> {
+        self.with_parry(|shape, rotation| {
+            let pose = parry_pose(world_from_shape, rotation);
+            let ray = Ray::new(glam(&origin_in_world.coords), glam(direction_in_world));
+            // Not solid: a ray from inside meets the surface on its way out, which is not a
+            // point the user sees; such a start is rejected below.
+            let inside = shape.contains_point(&pose, glam(&origin_in_world.coords));
+            if inside {
+                return None;
+            }
+            shape.cast_ray(&pose, &ray, f64::MAX, true)
+        })
+    }
+
+    /// The collider grown by `margin_m` on every side (a box keeps its square corners).
+    pub fn inflated(&self, margin_m: f64) -> Self {
+        match *self {
+            Self::Sphere { radius_m } => Self::Sphere {
+                radius_m: radius_m + margin_m,
+            },
+            Self::Box { half_extents_m } => Self::Box {
+                half_extents_m: half_extents_m.add_scalar(margin_m),
+            },
+            Self::Capsule {
+                half_length_m,
+                radius_m,
+            } => Self::Capsule {
+                half_length_m,
+                radius_m: radius_m + margin_m,
+            },
+            Self::Cylinder {
+                half_length_m,
+                radius_m,
+            } => Self::Cylinder {
+                half_length_m: half_length_m + margin_m,
+                radius_m: radius_m + margin_m,
+            },
+            Self::Plane { normal } => Self::Plane { normal },
+        }
+    }
+
+    /// The point of the collider's surface nearest to `point_in_world` when the collider is at
+    /// `world_from_shape`.
+    pub fn nearest_surface_point(
+        &self,
+        world_from_shape: &Isometry3<f64>,
+        point_in_world: &Point3<f64>,
+    ) -> Point3<f64> {
+        self.with_parry(|shape, rotation| {
+            let pose = parry_pose(world_from_shape, rotation);
+            let p = shape
+                .project_point(&pose, glam(&point_in_world.coords), false)
+                .point;
+            Point3::from(nalg(&p))
+        })
     }
 
     /// Calls `f` with the parry shape and the rotation from parry's shape frame to this

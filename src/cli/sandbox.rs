@@ -1,0 +1,158 @@
+//! `sandbox [SCENE]`: a scene in a window without any device — the desk and the printed
+//! marker seen by a virtual camera the mouse orbits, pans and zooms, bodies grabbed with the
+//! mouse through the stylus spring, keys to pause, step, reset, switch the scene, show the
+//! forces and blow wind (see `ar_multibody::sandbox`). It runs the same rig as `demo` and
+//! `run`, so `--record DIR` records it for `replay`.
+
+use super::demo::{display_available, stop_on_ctrl_c};
+use ar_multibody::compositor::frames::FrameWriter;
+use ar_multibody::compositor::{Compositor, CompositorConfig};
+use ar_multibody::rig::demo_world::demo_intrinsics;
+use ar_multibody::rig::live::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::method::{load_simulation, Method};
+use ar_multibody::rig::report::describe;
+use ar_multibody::rig::scene_sim::{resolve_scene, shipped_scene_names};
+use ar_multibody::rig::view_camera::{ViewCamera, ViewHandle};
+use ar_multibody::rig::{DisplayLoopConfig, Rig, RigDevices, SolverConfig, StopFlag, StopReason};
+use ar_multibody::sandbox::session::{initial_view, SandboxSession};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The solver's command channel: pointer moves come at the frame rate, and the solver drains
+/// it every step, so it is never near full.
+const COMMAND_QUEUE: usize = 256;
+
+/// Arguments of `sandbox`.
+#[derive(Args, Debug)]
+pub struct SandboxArgs {
+    /// Scene name (a file in assets/scenes/) or path to a scene file.
+    #[arg(default_value = "ten_pendula")]
+    pub scene: String,
+    /// Stop after this many seconds (default: until the window closes, Esc or Ctrl-C).
+    #[arg(long, value_name = "S", allow_negative_numbers = true,
+          value_parser = super::numeric_arg::duration_secs)]
+    pub duration_s: Option<f64>,
+    /// Record the session into this new folder (until the first reset or scene switch);
+    /// `replay DIR` reproduces it bit for bit.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// Also write every shown frame as a numbered PNG file into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Show the developer's figures in the HUD (frame rate, solver speed, |psi|).
+    #[arg(long)]
+    pub diagnostics: bool,
+    /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`.
+    #[arg(long, value_enum, default_value_t = Method::Default)]
+    pub method: Method,
+}
+
+/// The scene's file, or an error naming the shipped scenes.
+fn scene_file(scene: &str) -> anyhow::Result<PathBuf> {
+    let path = resolve_scene(scene);
+    if !path.is_file() {
+        anyhow::bail!(
+            "unknown scene {scene:?} (no file {}); the shipped scenes are: {}",
+            path.display(),
+            shipped_scene_names().join(", ")
+        );
+    }
+    Ok(path)
+}
+
+/// Runs the command.
+pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
+    let path = scene_file(&args.scene)?;
+    anyhow::ensure!(
+        display_available(),
+        "sandbox needs a window, and no display is set (DISPLAY / WAYLAND_DISPLAY); without \
+         one, run it inside a virtual X server: xvfb-run -s \"-screen 0 1024x768x24\" \
+         ar-multibody sandbox"
+    );
+    if !keep_large_buffers_out_of_the_heap() {
+        log::debug!("could not pin the allocator's mmap threshold; memory may creep in long runs");
+    }
+    let method = args.method;
+    let load = move |scene: &str| -> Result<_, String> {
+        let path = scene_file(scene).map_err(|e| e.to_string())?;
+        load_simulation(&path, method)
+            .map(|l| l.simulation)
+            .map_err(|e| e.0)
+    };
+    let simulation =
+        load(&args.scene).map_err(|e| anyhow::anyhow!("scene {}: {e}", path.display()))?;
+    let view = initial_view(simulation.as_ref());
+    let intrinsics = demo_intrinsics();
+    let view_handle = ViewHandle::new(view.camera_from_world());
+    let camera = ViewCamera::new(&intrinsics, view_handle.clone(), 25.0)?;
+    // The scene named first, then the other shipped ones in turn.
+    let mut scenes = vec![args.scene.clone()];
+    scenes.extend(
+        shipped_scene_names()
+            .into_iter()
+            .filter(|n| resolve_scene(n) != path),
+    );
+    let (commands_tx, commands_rx) = crossbeam_channel::bounded(COMMAND_QUEUE);
+    let mut session = SandboxSession::new(scenes, view, view_handle, commands_tx, Box::new(load));
+    let mut compositor = Compositor::windowed(
+        CompositorConfig::monitor(intrinsics),
+        "ar-multibody sandbox",
+    )?;
+    let mut frames = args.out.as_deref().map(FrameWriter::new).transpose()?;
+    let stop = StopFlag::new();
+    stop_on_ctrl_c(&stop)?;
+    let solver_config = SolverConfig::default();
+    let recorder = super::record::start(
+        args.record.as_deref(),
+        &args.scene,
+        &path,
+        method,
+        &solver_config,
+    )?;
+    let rig = Rig::start_commanded(
+        RigDevices {
+            camera: Box::new(camera),
+            stylus: None,
+            mic: None,
+            simulation,
+        },
+        solver_config,
+        recorder,
+        Some(commands_rx),
+        stop.clone(),
+    )?;
+    eprintln!(
+        "sandbox: {} (left drag grabs, right drag orbits, middle drag pans, wheel zooms; \
+         P pause, N step, R reset, F forces, Tab next scene, Space wind, Esc quit)",
+        args.scene
+    );
+    let loop_config = DisplayLoopConfig {
+        max_duration: args.duration_s.map(Duration::from_secs_f64),
+        show_grab_points: false,
+        show_diagnostics: args.diagnostics,
+        ..DisplayLoopConfig::default()
+    };
+    let result = rig.run_controlled(
+        &mut compositor,
+        frames.as_mut(),
+        &loop_config,
+        Some(&mut session),
+    );
+    stop.stop();
+    let summary = result?;
+    print!(
+        "{}",
+        describe(&summary, loop_config.frame_period.as_secs_f64() * 1e3)
+    );
+    if let Some(line) = session.final_line() {
+        println!("{line}");
+    }
+    if let StopReason::WorkerFailed { worker, message } = &summary.display.stop_reason {
+        anyhow::bail!("{worker} failed: {message}");
+    }
+    if let Some(e) = &summary.solver.error {
+        anyhow::bail!("solver failed: {e}");
+    }
+    super::record::finish(args.record.as_deref(), &summary)
+}

@@ -1,0 +1,52 @@
+//! What the rig's display loop measured over a run (frames, latencies, memory, the workers)
+//! and why it ended.
+
+use super::event_log::EventLog;
+use super::latency::LatencyStats;
+use super::live::StopReason;
+use super::memory::MemorySummary;
+use std::path::PathBuf;
+
+/// What the display loop measured.
+#[derive(Debug, Clone)]
+pub struct DisplaySummary {
+    /// Frames rendered.
+    pub frames: u64,
+    /// Wall time of the loop, seconds.
+    pub wall_s: f64,
+    /// End-to-end latency per frame (stylus sample → frame presented), milliseconds.
+    pub latency: LatencyStats,
+    /// The first part of it: age of the newest stylus sample when the frame's render started
+    /// (arm → driver → solver step → snapshot → display loop), milliseconds.
+    pub sample_age: LatencyStats,
+    /// Render time per frame (both eyes and read-back), milliseconds: the second part.
+    pub render: LatencyStats,
+    /// Age of the shown video frame when presented (its capture time → presented),
+    /// milliseconds; grows when the camera thread falls behind its frame rate.
+    pub video_age: LatencyStats,
+    /// Camera updates (video frame + marker pose) the display loop received.
+    pub camera_updates: u64,
+    /// Messages the workers reported (clips, releases, reconnects, slowdowns).
+    pub events: EventLog<String>,
+    /// Frames written to this folder, if any.
+    pub frames_dir: Option<PathBuf>,
+    /// Resident memory over the run (Linux).
+    pub memory: Option<MemorySummary>,
+    /// Why it ended.
+    pub stop_reason: StopReason,
+    /// Names of the worker threads the rig started.
+    pub workers_started: Vec<String>,
+    /// Workers that ended while the rig was still running (checked after every frame), plus
+    /// the one whose failure stopped it; the others stopping with the rig are not lost.
+    pub workers_lost: Vec<String>,
+    /// The HUD's lines on the last frame (what the user saw last, e.g. "solver failed: …").
+    pub last_hud_lines: Vec<String>,
+}
+
+impl DisplaySummary {
+    pub(super) fn note_lost(&mut self, worker: &str) {
+        if !self.workers_lost.iter().any(|w| w == worker) {
+            self.workers_lost.push(worker.to_owned());
+        }
+    }
+}

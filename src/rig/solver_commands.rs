@@ -1,0 +1,150 @@
+//! Commands to the solver thread from the user in front of the window (the sandbox): the
+//! pointer's grab through the stylus spring, pause and single steps, the user's wind, and a
+//! fresh simulation (a reset or another scene). They arrive on their own bounded channel, so
+//! none is lost the way a latest-value stream drops values; [`UserControls`] is what the
+//! solver loop makes of them.
+
+use super::devices::Simulation;
+use crate::interaction::SpringAttachment;
+
+/// One command to the solver thread.
+pub enum SolverCommand {
+    /// The pointer's spring: clipped to a body point and pulling toward a target, or `None`
+    /// to let go. It acts like the stylus's (the same spring, stiffness and damping).
+    Pointer(Option<SpringAttachment>),
+    /// Stop stepping (`true`) or step on in real time; a pause costs no dropped steps.
+    Pause(bool),
+    /// One step now, while paused.
+    Step,
+    /// The user's wind level (full scale 1) while they blow, `None` when they stop; it takes
+    /// the microphone's place.
+    Wind(Option<f64>),
+    /// Go on with this simulation instead (the scene reloaded, or another scene). The pointer
+    /// lets go; a recording ends here, since a recording holds one scene from its start.
+    Replace(Box<dyn Simulation>),
+}
+
+impl std::fmt::Debug for SolverCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SolverCommand::Pointer(s) => f.debug_tuple("Pointer").field(s).finish(),
+            SolverCommand::Pause(p) => f.debug_tuple("Pause").field(p).finish(),
+            SolverCommand::Step => f.write_str("Step"),
+            SolverCommand::Wind(w) => f.debug_tuple("Wind").field(w).finish(),
+            SolverCommand::Replace(sim) => f.debug_tuple("Replace").field(&sim.name()).finish(),
+        }
+    }
+}
+
+/// The state the commands leave the solver loop in.
+#[derive(Default)]
+pub struct UserControls {
+    /// The pointer's spring, while it holds a body.
+    pub pointer: Option<SpringAttachment>,
+    /// True while paused.
+    pub paused: bool,
+    /// Single steps asked for and not yet taken.
+    pub steps_pending: u32,
+    /// The user's wind level while they blow.
+    pub wind_level: Option<f64>,
+    /// A simulation to go on with, not yet swapped in.
+    pub replacement: Option<Box<dyn Simulation>>,
+    /// Something changed that the next snapshot must show even without a step.
+    pub changed: bool,
+}
+
+/// What applying a command did that the solver reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ControlEvent {
+    /// The pointer clipped the spring to a body.
+    PointerClipped {
+        /// The body.
+        body: usize,
+    },
+    /// The pointer let go.
+    PointerReleased,
+    /// Paused, or running again.
+    Paused(bool),
+}
+
+impl UserControls {
+    /// Applies one command; says what to report.
+    pub fn apply(&mut self, command: SolverCommand) -> Option<ControlEvent> {
+        self.changed = true;
+        match command {
+            SolverCommand::Pointer(spring) => {
+                let was = std::mem::replace(&mut self.pointer, spring);
+                match (was, spring) {
+                    (None, Some(s)) => Some(ControlEvent::PointerClipped { body: s.body }),
+                    (Some(_), None) => Some(ControlEvent::PointerReleased),
+                    _ => None,
+                }
+            }
+            SolverCommand::Pause(paused) => {
+                let changed = paused != self.paused;
+                self.paused = paused;
+                self.steps_pending = 0;
+                changed.then_some(ControlEvent::Paused(paused))
+            }
+            SolverCommand::Step => {
+                if self.paused {
+                    self.steps_pending += 1;
+                }
+                None
+            }
+            SolverCommand::Wind(level) => {
+                self.wind_level = level;
+                None
+            }
+            SolverCommand::Replace(sim) => {
+                self.replacement = Some(sim);
+                self.pointer.take().map(|_| ControlEvent::PointerReleased)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::Point3;
+
+    fn spring(x: f64) -> SpringAttachment {
+        SpringAttachment {
+            body: 10,
+            point_in_body: Point3::origin(),
+            target_in_world: Point3::new(x, 0.0, 0.1),
+        }
+    }
+
+    #[test]
+    fn the_pointer_clips_once_moves_and_lets_go() {
+        let mut c = UserControls::default();
+        assert_eq!(
+            c.apply(SolverCommand::Pointer(Some(spring(0.0)))),
+            Some(ControlEvent::PointerClipped { body: 10 })
+        );
+        assert_eq!(c.apply(SolverCommand::Pointer(Some(spring(0.05)))), None);
+        assert_eq!(c.pointer, Some(spring(0.05)));
+        assert_eq!(
+            c.apply(SolverCommand::Pointer(None)),
+            Some(ControlEvent::PointerReleased)
+        );
+    }
+
+    #[test]
+    fn single_steps_count_only_while_paused() {
+        let mut c = UserControls::default();
+        c.apply(SolverCommand::Step);
+        assert_eq!(c.steps_pending, 0);
+        assert_eq!(
+            c.apply(SolverCommand::Pause(true)),
+            Some(ControlEvent::Paused(true))
+        );
+        c.apply(SolverCommand::Step);
+        c.apply(SolverCommand::Step);
+        assert_eq!(c.steps_pending, 2);
+        assert_eq!(c.apply(SolverCommand::Pause(true)), None);
+        assert_eq!(c.steps_pending, 0);
+    }
+}

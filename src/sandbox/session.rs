@@ -1,0 +1,271 @@
+//! The sandbox on the rig: a [`FrameControl`] that feeds the window's events through the
+//! [`SandboxController`], sends the pointer's spring, pause, steps and wind to the solver
+//! thread ([`SolverCommand`]), moves the virtual camera's view ([`ViewHandle`]), reloads or
+//! switches the scene, and says what happened on standard output, one line each (`t = … s:`
+//! with the session's wall time), so that a script or a test can follow the session.
+
+use super::controller::{SandboxAction, SandboxController};
+use super::input::{help_lines, SandboxInput};
+use super::orbit::OrbitView;
+use super::window_input::WindowInputMapper;
+use crate::rig::demo_world::{demo_intrinsics, demo_view, DEMO_VIEW_TOWARD_EYE};
+use crate::rig::devices::Simulation;
+use crate::rig::fixed_view::look_at;
+use crate::rig::frame_control::{FrameControl, FrameDecision};
+use crate::rig::live::DisplayLoopConfig;
+use crate::rig::messages::SimSnapshot;
+use crate::rig::solver_commands::SolverCommand;
+use crate::rig::view_camera::ViewHandle;
+use crate::scene_view::BodyView;
+use crossbeam_channel::Sender;
+use kiss3d::event::WindowEvent;
+use nalgebra::{Point3, Vector3};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Loads a scene by name (shipped) or path, as the session's method does.
+pub type SceneLoader = Box<dyn FnMut(&str) -> Result<Box<dyn Simulation>, String>>;
+
+/// The view a scene starts with: the demo's camera (from in front of the marker, a little
+/// right and above, framing the scene below the HUD), orbiting the bodies' centre; a scene
+/// the demo cannot frame is seen from the same direction, 1 m from above the marker.
+pub fn initial_view(sim: &dyn Simulation) -> OrbitView {
+    let bodies = sim.bodies();
+    let centre = if bodies.is_empty() {
+        Point3::new(0.0, 0.0, 0.15)
+    } else {
+        Point3::from(
+            bodies
+                .iter()
+                .map(|b| b.world_from_body.translation.vector)
+                .sum::<Vector3<f64>>()
+                / bodies.len() as f64,
+        )
+    };
+    match demo_view(sim, false, false) {
+        Some(view) => {
+            let depth_m = (view.camera_from_world * centre).z;
+            OrbitView::from_camera(&view.camera_from_world, depth_m.max(0.1))
+        }
+        None => {
+            let eye = centre + Vector3::from(DEMO_VIEW_TOWARD_EYE).normalize();
+            let camera = look_at(eye, centre).unwrap_or_default();
+            OrbitView::from_camera(&camera, 1.0)
+        }
+    }
+}
+
+/// A point of a body followed by the status lines: the last grabbed one.
+#[derive(Debug, Clone)]
+struct Watched {
+    body: usize,
+    name: Arc<str>,
+    point_in_body: Point3<f64>,
+    grabbed_at_in_world: Point3<f64>,
+}
+
+impl Watched {
+    fn now(&self, bodies: &[BodyView]) -> Option<Point3<f64>> {
+        bodies
+            .iter()
+            .find(|b| b.body == self.body)
+            .map(|b| b.world_from_body * self.point_in_body)
+    }
+}
+
+/// The sandbox's frame control; see the module docs.
+pub struct SandboxSession {
+    controller: SandboxController,
+    mapper: WindowInputMapper,
+    commands: Sender<SolverCommand>,
+    view: ViewHandle,
+    scenes: Vec<String>,
+    scene: usize,
+    load: SceneLoader,
+    watched: Option<Watched>,
+    watched_now: Option<Point3<f64>>,
+    blowing: bool,
+    start: Instant,
+}
+
+impl SandboxSession {
+    /// A session on `scenes` (names or paths; the first is running now, seen from `view`),
+    /// sending to the solver on `commands` and moving the virtual camera through `view_handle`.
+    pub fn new(
+        scenes: Vec<String>,
+        view: OrbitView,
+        view_handle: ViewHandle,
+        commands: Sender<SolverCommand>,
+        load: SceneLoader,
+    ) -> Self {
+        view_handle.set(view.camera_from_world());
+        Self {
+            controller: SandboxController::new(demo_intrinsics(), view),
+            mapper: WindowInputMapper::default(),
+            commands,
+            view: view_handle,
+            scenes,
+            scene: 0,
+            load,
+            watched: None,
+            watched_now: None,
+            blowing: false,
+            start: Instant::now(),
+        }
+    }
+
+    /// The controller (its view, pause state).
+    pub fn controller(&self) -> &SandboxController {
+        &self.controller
+    }
+
+    /// Feeds one input with the bodies as shown; false when the user asked to quit.
+    pub fn handle(&mut self, input: SandboxInput, bodies: &[BodyView]) -> bool {
+        log::debug!("sandbox input: {input:?}");
+        let Some(action) = self.controller.handle(input, bodies) else {
+            return true;
+        };
+        match action {
+            SandboxAction::Grab { pick, spring } => {
+                let p = pick.point_in_world;
+                self.say(format!(
+                    "grabbed {} at ({:.4}, {:.4}, {:.4}) m",
+                    pick.name, p.x, p.y, p.z
+                ));
+                self.watched = Some(Watched {
+                    body: pick.body,
+                    name: pick.name,
+                    point_in_body: pick.point_in_body,
+                    grabbed_at_in_world: p,
+                });
+                self.send(SolverCommand::Pointer(Some(spring)));
+            }
+            SandboxAction::MoveTarget(spring) => self.send(SolverCommand::Pointer(Some(spring))),
+            SandboxAction::Release => {
+                self.send(SolverCommand::Pointer(None));
+                if let Some(line) = self.watched_line("released", bodies) {
+                    self.say(line);
+                }
+            }
+            SandboxAction::Pause(paused) => {
+                self.say(if paused { "paused" } else { "running" }.into());
+                self.send(SolverCommand::Pause(paused));
+            }
+            SandboxAction::Step => self.send(SolverCommand::Step),
+            SandboxAction::Reset => {
+                // A scene that loaded once reloads; if its file went, the message says so.
+                self.load_scene(self.scene, "reset");
+            }
+            SandboxAction::NextScene => self.next_scene(),
+            SandboxAction::ShowReactions(shown) => {
+                self.say(format!("forces {}", if shown { "shown" } else { "hidden" }));
+            }
+            SandboxAction::Wind(level) => {
+                self.blowing = level.is_some();
+                self.send(SolverCommand::Wind(level));
+            }
+            SandboxAction::Quit => return false,
+        }
+        true
+    }
+
+    /// Where the watched point (the last grabbed) is at the end, and how far from where it
+    /// was grabbed: the session's last line.
+    pub fn final_line(&self) -> Option<String> {
+        let w = self.watched.as_ref()?;
+        let p = self.watched_now?;
+        Some(format!(
+            "at the end: {}'s grabbed point at ({:.6}, {:.6}, {:.6}) m, {:.2} mm from where it was grabbed",
+            w.name,
+            p.x,
+            p.y,
+            p.z,
+            (p - w.grabbed_at_in_world).norm() * 1e3
+        ))
+    }
+
+    fn watched_line(&self, what: &str, bodies: &[BodyView]) -> Option<String> {
+        let w = self.watched.as_ref()?;
+        let p = w.now(bodies)?;
+        Some(format!(
+            "{what} {}: the grabbed point at ({:.4}, {:.4}, {:.4}) m, {:.1} cm from where it was grabbed",
+            w.name,
+            p.x,
+            p.y,
+            p.z,
+            (p - w.grabbed_at_in_world).norm() * 1e2
+        ))
+    }
+
+    fn say(&self, line: String) {
+        println!("t = {:.2} s: {line}", self.start.elapsed().as_secs_f64());
+    }
+
+    fn send(&self, command: SolverCommand) {
+        // The solver drains its commands every step; a send fails only once it has stopped,
+        // when there is nothing left to command.
+        let _ = self.commands.send(command);
+    }
+
+    fn next_scene(&mut self) {
+        // A scene that does not load is named and skipped; the one running stays if none does.
+        for k in 1..=self.scenes.len() {
+            let index = (self.scene + k) % self.scenes.len();
+            if self.load_scene(index, "scene") {
+                return;
+            }
+        }
+    }
+
+    fn load_scene(&mut self, index: usize, why: &str) -> bool {
+        let name = self.scenes[index].clone();
+        match (self.load)(&name) {
+            Ok(sim) => {
+                if index != self.scene {
+                    self.controller.set_view(initial_view(sim.as_ref()));
+                    self.watched = None;
+                }
+                self.scene = index;
+                self.say(format!("{why}: {name} at its initial state"));
+                self.send(SolverCommand::Replace(sim));
+                true
+            }
+            Err(e) => {
+                self.say(format!("{why}: scene {name} does not load: {e}"));
+                false
+            }
+        }
+    }
+}
+
+impl FrameControl for SandboxSession {
+    fn before_frame(
+        &mut self,
+        events: &[WindowEvent],
+        snapshot: Option<&SimSnapshot>,
+        config: &mut DisplayLoopConfig,
+    ) -> FrameDecision {
+        let bodies = snapshot.map_or(&[][..], |s| &s.bodies[..]);
+        let mut quit = false;
+        for event in events {
+            if let Some(input) = self.mapper.map(event) {
+                quit |= !self.handle(input, bodies);
+            }
+        }
+        self.view.set(self.controller.camera_from_world());
+        config.show_reactions = self.controller.shows_reactions();
+        if let Some(p) = self.watched.as_ref().and_then(|w| w.now(bodies)) {
+            self.watched_now = Some(p);
+        }
+        let mut hud_lines = Vec::new();
+        let state = match (self.controller.is_paused(), self.blowing) {
+            (true, true) => Some("PAUSED   blowing"),
+            (true, false) => Some("PAUSED (N steps)"),
+            (false, true) => Some("blowing"),
+            (false, false) => None,
+        };
+        hud_lines.extend(state.map(str::to_owned));
+        hud_lines.extend(help_lines());
+        FrameDecision { hud_lines, quit }
+    }
+}
