@@ -142,7 +142,11 @@ impl Workspace {
         let links = tree.links();
         for i in 0..links.len() {
             let v = &self.v[i];
-            self.ia[i] = self.rigid[i];
+            // Block by block: a whole-struct copy is a call to memcpy per link.
+            let (ia, rigid) = (&mut self.ia[i], &self.rigid[i]);
+            ia.ang_ang = rigid.ang_ang;
+            ia.ang_lin = rigid.ang_lin;
+            ia.lin_lin = rigid.lin_lin;
             let mut p = v.cross_force(&self.h[i]);
             if let Some(f) = f_ext_world.get(i) {
                 p -= self.x_base[i].apply_force(f);

@@ -98,16 +98,17 @@ impl Dynamics {
         }
     }
 
-    /// Kinematics at (q, q̇) and the external forces there; returns (P_ext, P_diss) (W).
-    fn forces(&mut self, t: f64, q: &[f64], qd: &[f64]) -> (f64, f64) {
+    /// Kinematics at (q, q̇) and the external forces there into `f_ext`; returns (P_ext,
+    /// P_diss) (W), or `None` when no force acts (`f_ext` then holds nothing of this
+    /// evaluation and is not to be read).
+    fn forces(&mut self, t: f64, q: &[f64], qd: &[f64]) -> Option<(f64, f64)> {
         if !std::mem::take(&mut self.kinematics_current) {
             self.ws.kinematics(&self.tree, q, qd);
         }
-        // Cleared even when nothing acts: a one-step load of the last evaluation must not stay.
-        self.f_ext.fill(Force::zero());
         if !self.has_external_forces() {
-            return (0.0, 0.0);
+            return None;
         }
+        self.f_ext.fill(Force::zero());
         let (mut p_ext, mut p_diss) = (0.0, 0.0);
         for si in 0..self.model.springs.len() {
             let s: &Spring = &self.model.springs[si];
@@ -146,7 +147,7 @@ impl Dynamics {
             self.f_ext[l] += point_force(&x, &f);
             p_ext += f.dot(&v);
         }
-        (p_ext, p_diss)
+        Some((p_ext, p_diss))
     }
 
     /// Whether any external force acts (else the ABA is given none).
@@ -168,16 +169,17 @@ impl Dynamics {
     ) -> Result<(), ArticulatedError> {
         let (nq, nv) = (self.tree.nq(), self.tree.nv());
         let (q, qd) = (&y[..nq], &y[nq..nq + nv]);
-        let (mut p_ext, mut p_diss) = self.forces(t, q, qd);
+        let acting = self.forces(t, q, qd);
+        let (mut p_ext, mut p_diss) = acting.unwrap_or((0.0, 0.0));
+        // Without external forces the ABA is given none, rather than a zero force per link
+        // that it would transform into each link's frame.
+        let f_ext: &[Force] = if acting.is_some() { &self.f_ext } else { &[] };
         let (p_joint, p_limit) = self.joint_forces.apply(t, q, qd, &mut self.tau);
         p_ext += p_joint;
         p_diss += p_limit;
         let (dq, rest) = dy.split_at_mut(nq);
         let (dqd, dw) = rest.split_at_mut(nv);
-        if let Err(e) = self
-            .ws
-            .accelerations(&self.tree, &self.tau, &self.f_ext, dqd)
-        {
+        if let Err(e) = self.ws.accelerations(&self.tree, &self.tau, f_ext, dqd) {
             // A NaN in the state shows first as a "singular" joint: name it for what it is.
             return Err(match first_non_finite_link(&self.tree, y) {
                 Some(body) => ArticulatedError::NonFinite { time_secs: t, body },
