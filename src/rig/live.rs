@@ -392,6 +392,8 @@ impl Rig {
             .chain(self.solver.iter().map(|w| w.name().to_owned()))
             .collect();
         let mut workers_lost: Vec<String> = Vec::new();
+        let has_stylus = workers_started.iter().any(|w| w == "stylus");
+        let has_mic = workers_started.iter().any(|w| w == "mic");
         let stop_reason = loop {
             if config.max_frames.is_some_and(|n| frames_done >= n) {
                 break StopReason::Done;
@@ -446,13 +448,20 @@ impl Rig {
                 (Some(_), _) => DeviceStatus::Ok("marker not seen".into()),
                 (None, _) => DeviceStatus::Waiting,
             };
-            let hud = hud_stats(
+            let mut hud = hud_stats(
                 snapshot.as_ref(),
                 fps,
                 marker,
                 latency.last_ms(),
                 config.show_diagnostics,
             );
+            // A rig started without the device says so rather than waiting for it forever.
+            if !has_stylus {
+                hud.arm = DeviceStatus::Ok("none".into());
+            }
+            if !has_mic {
+                hud.mic = DeviceStatus::Ok("none".into());
+            }
             let mut hud_lines = hud.lines();
             hud_lines.extend(decision.into_iter().flat_map(|d| d.hud_lines));
             let frame_arc: Option<Arc<_>> = new_camera.as_ref().map(|u| u.frame.clone());
