@@ -3,7 +3,7 @@
 //! the grab points) and the HUD's numbers.
 
 use super::live::DisplayLoopConfig;
-use super::messages::SimSnapshot;
+use super::messages::{ArmLink, SimSnapshot};
 use crate::compositor::arrows::scale_for;
 use crate::compositor::{DeviceStatus, HudDiagnostics, HudStats, Overlay};
 use crate::scene_view::ReactionView;
@@ -90,12 +90,12 @@ pub fn hud_stats(
         kinetic_j: d.kinetic_j,
         user_work_j: d.user_work_j,
         marker,
-        arm: match snapshot.and_then(|s| s.arm_status.clone()) {
-            Some(s) if s.starts_with("lost") => DeviceStatus::Lost(s),
-            Some(_) if snapshot.is_some_and(|s| s.spring_in_world.is_some()) => {
+        arm: match snapshot.and_then(|s| s.arm_status.as_ref()) {
+            Some(ArmLink::Lost(why)) => DeviceStatus::Lost(why.clone()),
+            Some(ArmLink::Streaming) if snapshot.is_some_and(|s| s.spring_in_world.is_some()) => {
                 DeviceStatus::Ok("clipped".into())
             }
-            Some(s) => DeviceStatus::Ok(s),
+            Some(ArmLink::Streaming) => DeviceStatus::Ok("ok".into()),
             None => DeviceStatus::Waiting,
         },
         mic: match snapshot.and_then(|s| s.mic_rms) {
@@ -213,5 +213,30 @@ mod tests {
         let dev = hud_stats(Some(&snapshot()), 25.0, DeviceStatus::Waiting, None, true).lines();
         assert_eq!(dev[0], "scene: test   t = 1.00 s");
         assert!(dev[4].starts_with("25.0 fps"), "{dev:?}");
+    }
+
+    #[test]
+    fn the_arm_link_reaches_the_hud_typed() {
+        let arm = |link: Option<ArmLink>, clipped: bool| {
+            let mut s = snapshot();
+            s.arm_status = link;
+            if clipped {
+                s.spring_in_world = Some((Point3::origin(), Point3::new(0.0, 0.0, 0.1)));
+            }
+            hud_stats(Some(&s), 25.0, DeviceStatus::Waiting, None, false).arm
+        };
+        assert_eq!(arm(None, false), DeviceStatus::Waiting);
+        assert_eq!(
+            arm(Some(ArmLink::Streaming), false),
+            DeviceStatus::Ok("ok".into())
+        );
+        assert_eq!(
+            arm(Some(ArmLink::Streaming), true),
+            DeviceStatus::Ok("clipped".into())
+        );
+        assert_eq!(
+            arm(Some(ArmLink::Lost("port closed".into())), true),
+            DeviceStatus::Lost("port closed".into())
+        );
     }
 }

@@ -119,11 +119,20 @@ pub struct SimSnapshot {
     pub grabbed_body: Option<Arc<str>>,
     /// Sample time of the newest stylus sample this snapshot reflects.
     pub stylus_sampled_at: Option<Instant>,
-    /// The arm's state as text.
-    pub arm_status: Option<String>,
+    /// The arm's state as the solver last heard of it (`None`: no sample yet).
+    pub arm_status: Option<ArmLink>,
     /// The last microphone level used, RMS.
     pub mic_rms: Option<f64>,
     /// Why the simulation failed, once it has: the solver thread then stops stepping and
     /// this is its last snapshot, with no bodies or reactions (the failed state is not drawn).
     pub solver_failure: Option<String>,
+}
+
+/// The digitizer arm's link as the solver thread sees it: what the HUD matches on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArmLink {
+    /// Samples arrive.
+    Streaming,
+    /// The arm was lost (unplugged, silent, its thread stopped); the text says why.
+    Lost(String),
 }

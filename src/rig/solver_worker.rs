@@ -11,7 +11,7 @@
 use super::clock::RealTimeStepper;
 use super::devices::Simulation;
 use super::event_log::EventLog;
-use super::messages::{MicLevel, SimSnapshot, StylusMessage, StylusSample};
+use super::messages::{ArmLink, MicLevel, SimSnapshot, StylusMessage, StylusSample};
 use super::session_log::SessionRecorder;
 use super::solver_commands::{ControlEvent, SolverCommand, UserControls};
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
@@ -182,7 +182,7 @@ struct SolverLoop {
     interaction: Interaction,
     stylus: Option<StylusSample>,
     last_slowdown_report: Option<Instant>,
-    arm_status: Option<String>,
+    arm_status: Option<ArmLink>,
     mic_rms: Option<f64>,
     controls: UserControls,
     summary: SolverSummary,
@@ -229,17 +229,17 @@ impl SolverLoop {
             match self.inputs.stylus.try_recv() {
                 Ok(StylusMessage::Sample(s)) => {
                     self.stylus = Some(s);
-                    self.arm_status = Some("ok".into());
+                    self.arm_status = Some(ArmLink::Streaming);
                 }
                 Ok(StylusMessage::Disconnected(why)) => {
                     self.stylus = None;
-                    self.arm_status = Some(format!("lost: {why}"));
+                    self.arm_status = Some(ArmLink::Lost(why));
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     // The arm thread is gone: the stylus is as good as unplugged.
                     if self.stylus.take().is_some() {
-                        self.arm_status = Some("lost: arm thread stopped".into());
+                        self.arm_status = Some(ArmLink::Lost("arm thread stopped".into()));
                     }
                     break;
                 }
