@@ -53,6 +53,16 @@ impl<T> EventLog<T> {
         self.first.iter().chain(self.latest.iter())
     }
 
+    /// The first events kept, in order.
+    pub fn first(&self) -> &[T] {
+        &self.first
+    }
+
+    /// The latest events kept, in order (none until the first ones are full).
+    pub fn latest(&self) -> impl Iterator<Item = &T> {
+        self.latest.iter()
+    }
+
     /// Events seen between the first and the latest ones that were not kept.
     pub fn dropped(&self) -> u64 {
         self.dropped
@@ -90,6 +100,8 @@ mod tests {
             log.push(i);
         }
         assert_eq!(log.iter().copied().collect::<Vec<_>>(), [0, 1, 2, 7, 8, 9]);
+        assert_eq!(log.first(), [0, 1, 2]);
+        assert_eq!(log.latest().copied().collect::<Vec<_>>(), [7, 8, 9]);
         assert_eq!(log.dropped(), 4);
         assert_eq!(log.len(), 6);
     }

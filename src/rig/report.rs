@@ -206,13 +206,14 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
     if let Some(e) = &s.error {
         let _ = writeln!(out, "solver failed (stepping stopped, the rig ran on): {e}");
     }
-    let mut shown = 0;
-    for e in &d.events {
+    for e in d.events.first() {
         let _ = writeln!(out, "  {e}");
-        shown += 1;
-        if shown == super::event_log::EVENTS_KEPT_EACH_END && d.events.dropped() > 0 {
-            let _ = writeln!(out, "  ... {} events not kept ...", d.events.dropped());
-        }
+    }
+    if d.events.dropped() > 0 {
+        let _ = writeln!(out, "  ... {} events not kept ...", d.events.dropped());
+    }
+    for e in d.events.latest() {
+        let _ = writeln!(out, "  {e}");
     }
     out
 }

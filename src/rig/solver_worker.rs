@@ -250,13 +250,12 @@ impl SolverLoop {
                 self.mic_rms = Some(level.rms);
             }
         }
-        let commands: Vec<SolverCommand> = self
+        while let Some(command) = self
             .inputs
             .commands
             .as_ref()
-            .map(|c| c.try_iter().collect())
-            .unwrap_or_default();
-        for command in commands {
+            .and_then(|c| c.try_recv().ok())
+        {
             let t = self.summary.steps as f64 * self.config.dt_secs;
             match self.controls.apply(command) {
                 Some(ControlEvent::PointerClipped { body }) => {
