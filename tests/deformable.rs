@@ -3,7 +3,11 @@
 //! solver's), fracture of a connection, and the scene errors.
 
 use ar_multibody::sim::{Scene, Simulation};
+
+#[path = "support/settle.rs"]
+mod settle;
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+use settle::settle;
 
 const G: f64 = 9.81;
 
@@ -106,23 +110,6 @@ fn static_equilibrium(
     }
     let r = residual(&x).amax();
     (x, r)
-}
-
-/// Steps `steps` times, then 100 more (1 s at h = 0.01 s); returns how far the element that
-/// moved most in those last 100 steps moved (m).
-fn settle(sim: &mut Simulation, steps: usize) -> f64 {
-    for _ in 0..steps {
-        sim.step().expect("step");
-    }
-    let before: Vec<Vector3<f64>> = sim.bodies().iter().map(|b| b.position_in_world).collect();
-    for _ in 0..100 {
-        sim.step().expect("step");
-    }
-    sim.bodies()
-        .iter()
-        .zip(&before)
-        .map(|(b, p)| (b.position_in_world - p).norm())
-        .fold(0.0, f64::max)
 }
 
 fn max_speed(sim: &Simulation) -> f64 {

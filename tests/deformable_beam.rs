@@ -8,6 +8,10 @@
 use ar_multibody::sim::{Scene, Simulation};
 use nalgebra::Vector3;
 
+#[path = "support/settle.rs"]
+mod settle;
+use settle::settle;
+
 const G: f64 = 9.81;
 
 /// A lattice beam of one cell's height (two chords), clamped at x = 0, under its own weight,
@@ -49,19 +53,7 @@ clamp = "x-"
         .iter()
         .map(|b| b.position_in_world)
         .collect();
-    for _ in 0..400 {
-        sim.step().expect("step");
-    }
-    let before: Vec<Vector3<f64>> = sim.bodies().iter().map(|b| b.position_in_world).collect();
-    for _ in 0..100 {
-        sim.step().expect("step");
-    }
-    let moved_m = sim
-        .bodies()
-        .iter()
-        .zip(&before)
-        .map(|(b, p)| (b.position_in_world - p).norm())
-        .fold(0.0, f64::max);
+    let moved_m = settle(&mut sim, 400);
     // The tip: the mean deflection of the two nodes at x = L.
     let tip: Vec<usize> = (0..n)
         .filter(|&i| (x0[i].x - length_m).abs() < 1e-12)
