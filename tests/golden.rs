@@ -209,8 +209,8 @@ fn golden_steel_fish_blow() {
         "steel_fish blow",
         got,
         1200,
-        0xd57b7658ad55e701,
-        0xed6da290cabd2518,
+        0x74286259c34c8e18,
+        0x5a82468554b37a7f,
     );
 }
 

@@ -1,11 +1,13 @@
-//! A block-profile Cholesky factorisation of the coupled constraint system (see
+//! A sparse block Cholesky factorisation of the coupled constraint system (see
 //! [`super::solver`], `SolverMethod::Direct`), in storage allocated once for the largest
-//! profile the caller will ask for, so that memory follows the profile (linear for a chain).
+//! pattern the caller will ask for, so that memory follows the factor's pattern.
 //!
 //! The rows of one element (a joint's up to six rows, a spring's one, the stylus's three) form a
-//! block, padded to [`BLOCK`] rows with unit diagonal entries; block row i is non-zero only from
-//! its block column `first(i)` to the diagonal (elements that share no moving body do not
-//! couple), and the factor keeps that profile, so a chain costs O(n) blocks. Working on whole
+//! block, padded to [`BLOCK`] rows with unit diagonal entries. Block row i of the factor is
+//! stored only at the block columns where it can be non-zero: the coupled matrix's own
+//! (elements that share a moving body) and the fill that elimination adds, found by
+//! [`super::block_pattern`]. A chain costs O(n) blocks, and so does any tree whose joints are
+//! numbered children first (no fill; the solver numbers them so). Working on whole
 //! fixed-size blocks (the diagonal blocks' factors kept inverted) replaces the scalar
 //! substitutions' chains of dependent divisions by independent multiply-adds, six lanes at a
 //! time ([`super::lanes`]: AVX2 where the CPU has it, with the same results either way).
@@ -18,6 +20,7 @@
 /// Rows of a block (the most rows of one element).
 pub const BLOCK: usize = 6;
 
+use super::block_pattern::Symbolic;
 #[cfg(test)]
 use super::lanes::Portable;
 use super::lanes::{self, LaneKernel, SixLanes};
@@ -32,17 +35,18 @@ pub type Lanes = [f64; BLOCK];
 pub const ZERO: Block = [[0.0; BLOCK]; BLOCK];
 
 /// The matrix, then its factor, by blocks. Nothing is allocated after
-/// [`BlockCholesky::with_capacity`] while the profiles given to [`BlockCholesky::begin`] stay
+/// [`BlockCholesky::with_capacity`] while the patterns given to [`BlockCholesky::begin`] stay
 /// within the bound given there.
 #[derive(Clone, Debug)]
 pub struct BlockCholesky {
     nb: usize,
-    /// First block column of each block row.
-    first: Vec<usize>,
     /// Rows of each block that are not padding.
     size: Vec<usize>,
-    /// Where each block row's blocks (columns `first..=i`) start in `blocks`.
+    /// Where each block row's blocks start in `cols` and `blocks` (row i: `offset[i]..
+    /// offset[i + 1]`, the diagonal last).
     offset: Vec<usize>,
+    /// The block column of each stored block, ascending within a row.
+    cols: Vec<usize>,
     blocks: Vec<Block>,
     /// Inverses of the diagonal blocks of the factor (lower triangular).
     diag_inv: Vec<Block>,
@@ -51,75 +55,101 @@ pub struct BlockCholesky {
     /// The factor's off-diagonal blocks L_ij, by the same slots as `blocks` (which hold
     /// L_ijᵀ): the backward substitution runs along their rows.
     lower: Vec<Block>,
+    symbolic: Symbolic,
 }
 
 /// The most storage [`BlockCholesky::with_capacity`] may ask for (2 GiB): a model whose
-/// profile would need more (many elements all coupled through one body, say) is refused
+/// pattern would need more (many elements all coupled through one body, say) is refused
 /// with a message (see [`BlockCholesky::storage_bytes`]) instead of aborting on allocation.
 pub const MAX_STORAGE_BYTES: usize = 2 << 30;
 
 impl BlockCholesky {
-    /// The bytes [`Self::with_capacity`] allocates for `capacity` block rows and a profile of
-    /// `profile_blocks` blocks (`None` on overflow): two arrays of the profile (the matrix
-    /// and the factor's transposed blocks), two of the diagonal, three of indices.
-    pub fn storage_bytes(capacity: usize, profile_blocks: usize) -> Option<usize> {
-        let blocks = profile_blocks
+    /// The bytes [`Self::with_capacity`] allocates for `capacity` block rows and a pattern of
+    /// `pattern_blocks` blocks (`None` on overflow): two arrays of the pattern (the matrix
+    /// and the factor's transposed blocks) and its columns, two of the diagonal, four of
+    /// indices.
+    pub fn storage_bytes(capacity: usize, pattern_blocks: usize) -> Option<usize> {
+        let blocks = pattern_blocks
             .checked_mul(2)?
             .checked_add(capacity.checked_mul(2)?)?;
         blocks
             .checked_mul(std::mem::size_of::<Block>())?
-            .checked_add(capacity.checked_mul(3 * std::mem::size_of::<usize>())?)
+            .checked_add(pattern_blocks.checked_mul(std::mem::size_of::<usize>())?)?
+            .checked_add(capacity.checked_mul(4 * std::mem::size_of::<usize>())?)
     }
 
-    /// Storage for systems of up to `capacity` block rows whose profiles (the blocks from
-    /// each row's first block column to its diagonal, summed) hold at most `profile_blocks`.
-    pub fn with_capacity(capacity: usize, profile_blocks: usize) -> Self {
+    /// Storage for systems of up to `capacity` block rows whose factor patterns (see
+    /// [`super::block_pattern`]) hold at most `pattern_blocks` blocks.
+    pub fn with_capacity(capacity: usize, pattern_blocks: usize) -> Self {
         Self {
             nb: 0,
-            first: vec![0; capacity],
             size: vec![BLOCK; capacity],
             offset: vec![0; capacity + 1],
-            blocks: vec![ZERO; profile_blocks],
+            cols: vec![0; pattern_blocks],
+            blocks: vec![ZERO; pattern_blocks],
             diag_inv: vec![ZERO; capacity],
             diag_inv_t: vec![ZERO; capacity],
-            lower: vec![ZERO; profile_blocks],
+            lower: vec![ZERO; pattern_blocks],
+            symbolic: Symbolic::with_capacity(capacity),
         }
     }
 
-    /// Starts a system of `nb` block rows (at most the capacity) whose block row i is non-zero
-    /// from block column `first(i)` (at most i) and has `size(i)` rows; the rest of its
-    /// [`BLOCK`] rows are padding, with zero entries and a unit diagonal. Every block inside
-    /// the profile must then be set with [`Self::block_mut`] before [`Self::factor`]: the
-    /// diagonal blocks as they are, the off-diagonal ones transposed (block (i, j) gets
-    /// A_ijᵀ).
+    /// Starts a system of `nb` block rows (at most the capacity) in which `coupled(i, add)`
+    /// calls `add(j)` for every block column j < i at which block row i of the matrix is
+    /// non-zero, and block row i has `size(i)` rows; the rest of its [`BLOCK`] rows are
+    /// padding, with zero entries and a unit diagonal. Every block of the factor's pattern
+    /// ([`Self::row_mut`]) must then be set before [`Self::factor`]: the diagonal blocks as
+    /// they are, the off-diagonal ones transposed (block (i, j) gets A_ijᵀ, zero for fill).
     pub fn begin(
         &mut self,
         nb: usize,
-        first: impl Fn(usize) -> usize,
+        coupled: impl Fn(usize, &mut dyn FnMut(usize)),
         size: impl Fn(usize) -> usize,
     ) {
         let nb = nb.min(self.diag_inv.len());
         self.nb = nb;
-        self.offset[0] = 0;
         for i in 0..nb {
-            self.first[i] = first(i).min(i);
             self.size[i] = size(i).min(BLOCK);
-            self.offset[i + 1] = self.offset[i] + (i - self.first[i] + 1);
         }
         // Only if the caller's bound was wrong: grow rather than index out of bounds.
-        let profile = self.offset[nb];
-        debug_assert!(profile <= self.blocks.len(), "profile over the bound");
-        if profile > self.blocks.len() {
-            self.blocks.resize(profile, ZERO);
-            self.lower.resize(profile, ZERO);
+        while self
+            .symbolic
+            .factor_pattern(nb, &coupled, &mut self.offset, &mut self.cols)
+            .is_none()
+        {
+            debug_assert!(false, "pattern over the bound");
+            let bigger = 2 * self.cols.len() + BLOCK;
+            self.cols.resize(bigger, 0);
+            self.blocks.resize(bigger, ZERO);
+            self.lower.resize(bigger, ZERO);
         }
     }
 
-    /// Block (i, j) of the matrix, for `first(i) ≤ j ≤ i`.
+    /// Starts a system with the pattern of the last [`Self::begin`] (the same `nb` block rows
+    /// and couplings; the rows per block may differ), skipping the symbolic elimination.
+    pub fn begin_same_pattern(&mut self, size: impl Fn(usize) -> usize) {
+        for i in 0..self.nb {
+            self.size[i] = size(i).min(BLOCK);
+        }
+    }
+
+    /// The blocks the factor stores (the diagonal ones included) for the system begun last.
+    pub fn stored_blocks(&self) -> usize {
+        self.offset[self.nb]
+    }
+
+    /// Block row i: its block columns (ascending, ending with i) and their blocks.
     #[inline]
+    pub fn row_mut(&mut self, i: usize) -> (&[usize], &mut [Block]) {
+        let range = self.offset[i]..self.offset[i + 1];
+        (&self.cols[range.clone()], &mut self.blocks[range])
+    }
+
+    /// Block (i, j) of the matrix, for j in row i's pattern.
     pub fn block_mut(&mut self, i: usize, j: usize) -> &mut Block {
-        debug_assert!(j <= i && j >= self.first[i]);
-        &mut self.blocks[self.offset[i] + j - self.first[i]]
+        let (cols, blocks) = self.row_mut(i);
+        let slot = cols.binary_search(&j).expect("block in the pattern");
+        &mut blocks[slot]
     }
 
     /// Factors the matrix in place into its lower Cholesky factor, after scaling every diagonal
@@ -143,23 +173,31 @@ impl BlockCholesky {
     #[inline(always)]
     fn factor_with<L: SixLanes>(&mut self, regularisation: f64) -> Option<()> {
         for i in 0..self.nb {
-            let fi = self.first[i];
-            let oi = self.offset[i];
+            let (oi, oe) = (self.offset[i], self.offset[i + 1]);
+            let cols_i = &self.cols[oi..oe];
             // Row i's blocks, after the rows before it (whose factor is done).
             let (done, row_i) = self.blocks.split_at_mut(oi);
-            let row_i = &mut row_i[..i - fi + 1];
-            for j in fi..i {
-                // Sᵀ = A_ijᵀ − Σₖ L_jk L_ikᵀ, then L_ijᵀ = L_jj⁻¹ Sᵀ.
-                let (left, rest) = row_i.split_at_mut(j - fi);
+            let row_i = &mut row_i[..oe - oi];
+            let off = oe - oi - 1;
+            for p in 0..off {
+                let j = cols_i[p];
+                // Sᵀ = A_ijᵀ − Σₖ L_jk L_ikᵀ over the columns k < j of both rows, then
+                // L_ijᵀ = L_jj⁻¹ Sᵀ.
+                let (left, rest) = row_i.split_at_mut(p);
                 let st = &mut rest[0];
-                let (fj, oj) = (self.first[j], self.offset[j]);
-                for k in fi.max(fj)..j {
-                    subtract_transposed_products::<L>(
-                        st,
-                        &done[oj + k - fj],
-                        &left[k - fi],
-                        self.size[k],
-                    );
+                let (oj, ej) = (self.offset[j], self.offset[j + 1] - 1);
+                let (mut a, mut b) = (0, oj);
+                while a < p && b < ej {
+                    let (ka, kb) = (cols_i[a], self.cols[b]);
+                    if ka == kb {
+                        subtract_transposed_products::<L>(st, &done[b], &left[a], self.size[ka]);
+                        a += 1;
+                        b += 1;
+                    } else if ka < kb {
+                        a += 1;
+                    } else {
+                        b += 1;
+                    }
                 }
                 // Row c of L_jj⁻¹ Sᵀ needs rows 0..=c of Sᵀ: done from the last row up, in
                 // place. Rows past block j's size are padding and stay zero.
@@ -176,12 +214,12 @@ impl BlockCholesky {
                     L::store(lt, &mut st[c]);
                 }
             }
-            let (left, rest) = row_i.split_at_mut(i - fi);
+            let (left, rest) = row_i.split_at_mut(off);
             let s = &mut rest[0];
             for (r, row) in s.iter_mut().enumerate() {
                 row[r] *= 1.0 + regularisation;
             }
-            for (t, k) in left.iter().zip(fi..i) {
+            for (t, &k) in left.iter().zip(cols_i) {
                 subtract_transposed_products::<L>(s, t, t, self.size[k]);
             }
             factor_diagonal(s, self.size[i], &mut self.diag_inv[i])?;
@@ -189,8 +227,7 @@ impl BlockCholesky {
         // The solve's blocks in the other orientation, made here, off the chain of dependent
         // pivots above.
         for i in 0..self.nb {
-            let (fi, oi) = (self.first[i], self.offset[i]);
-            for slot in oi..oi + i - fi {
+            for slot in self.offset[i]..self.offset[i + 1] - 1 {
                 self.lower[slot] = transposed(&self.blocks[slot]);
             }
             self.diag_inv_t[i] = transposed(&self.diag_inv[i]);
@@ -223,21 +260,22 @@ impl BlockCholesky {
         let mut prev = L::splat(0.0);
         for i in 0..nb {
             let mut t = L::load(&b[i]);
-            let (fi, oi) = (self.first[i], self.offset[i]);
-            for (k, yk) in (fi..i).zip(&b[fi..i]) {
-                let y = if k + 1 == i { prev } else { L::load(yk) };
-                t = L::sub(t, rows_times_v::<L>(&self.blocks[oi + k - fi], y));
+            let (oi, oe) = (self.offset[i], self.offset[i + 1] - 1);
+            for slot in oi..oe {
+                let k = self.cols[slot];
+                let y = if k + 1 == i { prev } else { L::load(&b[k]) };
+                t = L::sub(t, rows_times_v::<L>(&self.blocks[slot], y));
             }
             prev = rows_times_v::<L>(&self.diag_inv_t[i], t);
             L::store(prev, &mut b[i]);
         }
         for i in (0..nb).rev() {
-            let (fi, oi) = (self.first[i], self.offset[i]);
-            let (before, rest) = b.split_at_mut(i);
-            let x = rows_times_v::<L>(&self.diag_inv[i], L::load(&rest[0]));
-            L::store(x, &mut rest[0]);
-            for (k, bk) in (fi..i).zip(&mut before[fi..i]) {
-                let v = rows_times_v::<L>(&self.lower[oi + k - fi], x);
+            let (oi, oe) = (self.offset[i], self.offset[i + 1] - 1);
+            let x = rows_times_v::<L>(&self.diag_inv[i], L::load(&b[i]));
+            L::store(x, &mut b[i]);
+            for slot in oi..oe {
+                let bk = &mut b[self.cols[slot]];
+                let v = rows_times_v::<L>(&self.lower[slot], x);
                 L::store(L::sub(L::load(bk), v), bk);
             }
         }
@@ -373,10 +411,10 @@ fn lower_inverse<const SIZE: usize>(l: &Block, inv_diag: &Lanes, inv: &mut Block
 mod tests {
     use super::*;
 
-    /// Dense row-major SPD matrix over `nb` blocks of `sizes` rows (the rest padding), coupled
-    /// within each block row's profile.
+    /// Dense row-major SPD matrix over `nb` blocks of `sizes` rows (the rest padding), block
+    /// (i, j), j < i, non-zero where `coupled(i, j)`.
     fn system(
-        first: &[usize],
+        coupled: &dyn Fn(usize, usize) -> bool,
         sizes: &[usize],
         seed: u64,
     ) -> (usize, Vec<f64>, Vec<(usize, usize)>) {
@@ -399,7 +437,7 @@ mod tests {
             for c in 0..a {
                 let (bi, _) = index[a];
                 let (bj, _) = index[c];
-                if bj >= first[bi] {
+                if bi == bj || (bj < bi && coupled(bi, bj)) {
                     let v = next();
                     m[a * n + c] = v;
                     m[c * n + a] = v;
@@ -411,47 +449,70 @@ mod tests {
     }
 
     #[test]
-    fn storage_follows_the_profile_and_overflow_is_none() {
+    fn storage_follows_the_pattern_and_overflow_is_none() {
         let block = std::mem::size_of::<Block>();
+        let index = std::mem::size_of::<usize>();
         assert_eq!(
             BlockCholesky::storage_bytes(1, 1),
-            Some(4 * block + 3 * std::mem::size_of::<usize>())
+            Some(4 * block + 5 * index)
         );
-        // A 100,000-link chain: two blocks per row in the profile, 6 blocks of 288 bytes per
+        // A 100,000-link chain: two blocks per row in the pattern, 6 blocks of 288 bytes per
         // row in all, about 0.2 GB.
         let bytes = BlockCholesky::storage_bytes(100_001, 2 * 100_001 - 1).unwrap();
-        assert_eq!(bytes, 100_001 * (6 * block + 24) - 2 * block);
+        assert_eq!(bytes, 100_001 * (6 * block + 6 * index) - 2 * block - index);
         assert_eq!(BlockCholesky::storage_bytes(usize::MAX / 2, 1), None);
     }
 
     #[test]
-    fn solves_block_profile_systems_exactly_and_rejects_an_indefinite_one() {
-        let cases: [(&[usize], &[usize]); 3] = [
+    fn solves_block_systems_exactly_and_rejects_an_indefinite_one() {
+        let profile = |first: &'static [usize]| move |i: usize, j: usize| j >= first[i];
+        // A binary tree of joints numbered children first: joint 14 − k holds bar k, whose
+        // children's joints are 14 − (2k + 1) and 14 − (2k + 2); each bar's three couple.
+        let tree = |i: usize, j: usize| {
+            (0..7).any(|k: usize| {
+                let three = [14 - k, 13 - 2 * k, 12 - 2 * k];
+                three.contains(&i) && three.contains(&j)
+            })
+        };
+        let tree_sizes = [3, 3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 5, 5, 5];
+        type Coupling<'a> = &'a dyn Fn(usize, usize) -> bool;
+        let cases: [(Coupling, &[usize]); 4] = [
             // A chain of ten hinges and a ball joint, then the stylus coupling to the last.
             (
-                &[0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+                &profile(&[0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]),
                 &[3, 5, 5, 5, 5, 5, 5, 5, 5, 5, 3],
             ),
             // Closed loops: block rows reaching far back, one-row springs, a fixed joint.
-            (&[0, 0, 0, 1, 0, 3, 2, 6], &[5, 6, 5, 1, 5, 5, 1, 3]),
-            (&[0], &[6]),
+            (
+                &profile(&[0, 0, 0, 1, 0, 3, 2, 6]),
+                &[5, 6, 5, 1, 5, 5, 1, 3],
+            ),
+            (&profile(&[0]), &[6]),
+            (&tree, &tree_sizes),
         ];
-        let mut chol = BlockCholesky::with_capacity(12, 12 * 13 / 2);
-        for (seed, (first, sizes)) in cases.iter().enumerate() {
-            let (n, m, index) = system(first, sizes, seed as u64 + 7);
-            chol.begin(first.len(), |i| first[i], |i| sizes[i]);
-            for i in 0..first.len() {
-                for j in first[i]..=i {
-                    *chol.block_mut(i, j) = ZERO;
-                }
+        let mut chol = BlockCholesky::with_capacity(16, 16 * 17 / 2);
+        for (seed, (coupled, sizes)) in cases.iter().enumerate() {
+            let nb = sizes.len();
+            let (n, m, index) = system(*coupled, sizes, seed as u64 + 7);
+            chol.begin(
+                nb,
+                |i, add| (0..i).filter(|&j| coupled(i, j)).for_each(&mut *add),
+                |i| sizes[i],
+            );
+            for i in 0..nb {
+                chol.row_mut(i).1.fill(ZERO);
                 for r in sizes[i]..BLOCK {
                     chol.block_mut(i, i)[r][r] = 1.0;
                 }
             }
+            if seed == 3 {
+                // No fill: the 15 diagonal blocks and the 21 couplings.
+                assert_eq!(chol.stored_blocks(), 15 + 21);
+            }
             for a in 0..n {
                 for c in 0..=a {
                     let ((bi, r), (bj, s)) = (index[a], index[c]);
-                    if bj >= first[bi] {
+                    if bi == bj || coupled(bi, bj) {
                         // Off-diagonal blocks go in transposed.
                         if bi == bj {
                             chol.block_mut(bi, bj)[r][s] = m[a * n + c];
@@ -464,7 +525,7 @@ mod tests {
             let mut portable = chol.clone();
             chol.factor(0.0).expect("SPD");
             let x: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 1.5).collect();
-            let mut b = vec![[0.0; BLOCK]; first.len()];
+            let mut b = vec![[0.0; BLOCK]; nb];
             for a in 0..n {
                 let (bi, r) = index[a];
                 b[bi][r] = (0..n).map(|c| m[a * n + c] * x[c]).sum();
@@ -493,7 +554,7 @@ mod tests {
                 );
             }
         }
-        chol.begin(1, |_| 0, |_| BLOCK);
+        chol.begin(1, |_, _| {}, |_| BLOCK);
         let bad = chol.block_mut(0, 0);
         *bad = ZERO;
         for (r, row) in bad.iter_mut().enumerate() {

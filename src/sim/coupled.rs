@@ -110,42 +110,28 @@ pub(super) fn start_block(
     gb
 }
 
-/// Sets every block of `dense` inside its profile (begun with `first`) from the element
-/// blocks: block (a, c) is the sum over the moving bodies the two elements share, the
-/// diagonal ones with 1/soft added and unit padding rows.
-pub(super) fn assemble(
-    dense: &mut BlockCholesky,
-    blocks: &[GlobalBlock],
-    first: &[usize],
-    bodies: &[Body],
-) {
-    struct Assemble<'a>(
-        &'a mut BlockCholesky,
-        &'a [GlobalBlock],
-        &'a [usize],
-        &'a [Body],
-    );
+/// Sets every block of `dense` inside its factor's pattern (begun there) from the element
+/// blocks: block (a, c) is the sum over the moving bodies the two elements share (zero for
+/// fill), the diagonal ones with 1/soft added and unit padding rows.
+pub(super) fn assemble(dense: &mut BlockCholesky, blocks: &[GlobalBlock], bodies: &[Body]) {
+    struct Assemble<'a>(&'a mut BlockCholesky, &'a [GlobalBlock], &'a [Body]);
     impl LaneKernel for Assemble<'_> {
         type Output = ();
         #[inline(always)]
         fn run<L: SixLanes>(self) {
-            assemble_with::<L>(self.0, self.1, self.2, self.3)
+            assemble_with::<L>(self.0, self.1, self.2)
         }
     }
-    lanes::run(Assemble(dense, blocks, first, bodies))
+    lanes::run(Assemble(dense, blocks, bodies))
 }
 
 #[inline(always)]
-fn assemble_with<L: SixLanes>(
-    dense: &mut BlockCholesky,
-    blocks: &[GlobalBlock],
-    first: &[usize],
-    bodies: &[Body],
-) {
+fn assemble_with<L: SixLanes>(dense: &mut BlockCholesky, blocks: &[GlobalBlock], bodies: &[Body]) {
     for (a, ga) in blocks.iter().enumerate() {
-        for (c, gc) in blocks.iter().enumerate().take(a + 1).skip(first[a]) {
+        let (cols, row) = dense.row_mut(a);
+        for (&c, block) in cols.iter().zip(row.iter_mut()) {
             // Off-diagonal blocks go in transposed: block (c, a) of the matrix.
-            let block = dense.block_mut(a, c);
+            let gc = &blocks[c];
             let (im1, im2) = (bodies[gc.b1].inv_mass, bodies[gc.b2].inv_mass);
             coupling_block::<L>(block, gc, ga, im1, im2);
             if c == a {

@@ -9,7 +9,7 @@ use thiserror::Error;
 pub enum SimError {
     /// The coupled solver's factor for these elements would be too large to allocate.
     #[error(
-        "{elements} joints, springs and the stylus couple into {profile_blocks} blocks of the \
+        "{elements} joints, springs and the stylus couple into {factor_blocks} blocks of the \
          coupled solver's factor, which would need {} MB, over the limit of {} MB \
          (elements that share a moving body couple with each other)",
         bytes / 1_000_000, limit / 1_000_000
@@ -17,8 +17,8 @@ pub enum SimError {
     TooLarge {
         /// Joints + springs + the stylus.
         elements: usize,
-        /// Blocks in the factor's profile.
-        profile_blocks: usize,
+        /// Blocks of the factor's pattern.
+        factor_blocks: usize,
         /// What the factor would need (bytes; `usize::MAX` on overflow).
         bytes: usize,
         /// The limit (bytes).

@@ -51,6 +51,7 @@
 
 pub mod block;
 pub mod block_cholesky;
+pub mod block_pattern;
 pub mod body;
 pub mod contact;
 mod coupled;

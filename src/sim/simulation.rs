@@ -271,6 +271,12 @@ impl Simulation {
         )
     }
 
+    /// The blocks (6 × 6, diagonal ones included) that the direct method's last
+    /// factorisation stored: linear in the number of elements for chains and trees.
+    pub fn factor_blocks(&self) -> usize {
+        self.solver.direct.dense.stored_blocks()
+    }
+
     /// ‖ψ‖ over all joint rows at the current poses (m; angular rows at a 1 m lever arm).
     pub fn constraint_norm_m(&self) -> f64 {
         solver::constraint_norm_m(&self.model.bodies, &self.model.joints)
@@ -278,19 +284,19 @@ impl Simulation {
 }
 
 /// Refuses, before allocating, a model whose coupled-solver factor (its storage follows the
-/// profile: linear for chains and trees of bounded degree, more when many elements couple
-/// through one body) would exceed [`crate::sim::block_cholesky::MAX_STORAGE_BYTES`].
+/// factor's pattern: linear for chains and trees of bounded degree, more when many elements
+/// couple through one body or loops fill it) would exceed [`crate::sim::block_cholesky::MAX_STORAGE_BYTES`].
 fn check_storage(model: &Model) -> Result<(), SimError> {
     use crate::sim::block_cholesky::{BlockCholesky, MAX_STORAGE_BYTES};
-    let (rows, profile_blocks) =
-        solver::profile_bound(&model.bodies, &model.joints, &model.springs);
-    let bytes = BlockCholesky::storage_bytes(rows, profile_blocks).unwrap_or(usize::MAX);
+    let (_, rows, factor_blocks) =
+        solver::block_layout(&model.bodies, &model.joints, &model.springs);
+    let bytes = BlockCholesky::storage_bytes(rows, factor_blocks).unwrap_or(usize::MAX);
     if bytes <= MAX_STORAGE_BYTES {
         return Ok(());
     }
     Err(SimError::TooLarge {
         elements: rows,
-        profile_blocks,
+        factor_blocks,
         bytes,
         limit: MAX_STORAGE_BYTES,
     })

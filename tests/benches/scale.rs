@@ -3,7 +3,9 @@
 //! depth 4 to 9 at rest. Prints one table row per case: time per step (wall clock over the
 //! whole run, release build), max ‖ψ‖, split steps, solves and factorisations per step, and
 //! the energy balance: the largest drift (J) and its share of the run's reference energy
-//! (at rest the reference is its 1e-9 J floor, so only the drift in joules says anything).
+//! (at rest the reference is its 1e-9 J floor, so only the drift in joules says anything), and
+//! the blocks the last factorisation stored per joint (the virtual-mobile paper's §5 ordering
+//! stores no fill: under 3 per joint for every tree).
 //!
 //! Run: `cargo bench --bench scale` (add a case name to run only matching cases, e.g.
 //! `cargo bench --bench scale -- chain`). `cargo test` runs it without `--bench`: a smoke run
@@ -61,8 +63,16 @@ fn main() {
         .expect("drag script");
     let drag = StylusScript::parse(&drag).expect("drag script parses");
     println!(
-        "{:<36} {:>12} {:>10} {:>7} {:>8} {:>8} {:>12} {:>11}",
-        "case", "us/step", "max|psi| m", "split", "solves", "factors", "drift J", "of E_ref"
+        "{:<36} {:>12} {:>10} {:>7} {:>8} {:>8} {:>12} {:>11} {:>13}",
+        "case",
+        "us/step",
+        "max|psi| m",
+        "split",
+        "solves",
+        "factors",
+        "drift J",
+        "of E_ref",
+        "blocks/joint"
     );
     for case in cases
         .iter()
@@ -82,7 +92,7 @@ fn main() {
         let wall = start.elapsed().as_secs_f64();
         match result {
             Ok(s) => println!(
-                "{:<36} {:>12.1} {:>10.1e} {:>7} {:>8.2} {:>8.2} {:>12.2e} {:>10.4}%",
+                "{:<36} {:>12.1} {:>10.1e} {:>7} {:>8.2} {:>8.2} {:>12.2e} {:>10.4}% {:>13.2}",
                 case.name,
                 wall / s.steps as f64 * 1e6,
                 s.max_constraint_norm_m,
@@ -90,7 +100,8 @@ fn main() {
                 s.total_iterations as f64 / s.steps as f64,
                 s.total_factorisations as f64 / s.steps as f64,
                 s.max_abs_energy_drift_j,
-                s.max_abs_energy_error_rel * 100.0
+                s.max_abs_energy_error_rel * 100.0,
+                sim.factor_blocks() as f64 / sim.model().joints.len() as f64
             ),
             Err(e) if smoke => panic!("{}: {e}", case.name),
             Err(e) => println!("{:<36} failed: {e}", case.name),

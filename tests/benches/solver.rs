@@ -134,7 +134,15 @@ fn chain_system() -> (BlockCholesky, Vec<Lanes>) {
         ((state >> 11) as f64 / (1u64 << 53) as f64) - 0.5
     };
     let mut m = BlockCholesky::with_capacity(sizes.len(), 2 * sizes.len() - 1);
-    m.begin(sizes.len(), first, |i| sizes[i]);
+    m.begin(
+        sizes.len(),
+        |i, add| {
+            if i > 0 {
+                add(i - 1)
+            }
+        },
+        |i| sizes[i],
+    );
     for (i, &rows) in sizes.iter().enumerate() {
         for (j, &rows_j) in sizes.iter().enumerate().take(i + 1).skip(first(i)) {
             let block = m.block_mut(i, j);

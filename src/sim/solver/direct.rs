@@ -1,4 +1,4 @@
-//! The direct method: every element's rows coupled in one block-profile Cholesky
+//! The direct method: every element's rows coupled in one sparse block Cholesky
 //! factorisation of J M⁻¹ Jᵀ (+ the soft terms), factored once per step and reused as a chord
 //! over the step's linearisations (see the stage order in [`super`]).
 
@@ -13,6 +13,8 @@ use crate::sim::coupled::{assemble, start_block, BlockOwner, GlobalBlock};
 use crate::sim::joint::Joint;
 use crate::sim::joint::Row;
 use crate::sim::spring::Spring;
+
+use super::block_order::{layout, BodyBlocks};
 
 // Row loops index several parallel fixed-size arrays (rows, impulses, block entries).
 #[allow(clippy::needless_range_loop)]
@@ -116,7 +118,7 @@ impl Step<'_> {
     }
 
     /// Collects the rows of all elements (current rows), a block per element, and factors
-    /// J M⁻¹ Jᵀ + diag(1/soft) within its block profile.
+    /// J M⁻¹ Jᵀ + diag(1/soft) within its factor's pattern.
     pub(super) fn assemble_and_factor(&mut self) -> Option<()> {
         let h = self.ctx.h;
         let newton = self.s.newton.active;
@@ -142,7 +144,8 @@ impl Step<'_> {
         let weight = |b: BodyId, ang: &Vector3<f64>| body_weight[b] * ang;
         let blocks = &mut self.s.direct.blocks;
         let mut nb = 0;
-        for (i, j) in self.joints.iter().enumerate() {
+        for &i in &self.s.direct.joint_order {
+            let j = &self.joints[i];
             let blk = &self.s.joint.blocks[i];
             let gb = start_block(blocks, nb, BlockOwner::Joint(i), j.body1, j.body2);
             for k in 0..j.rows() {
@@ -184,28 +187,27 @@ impl Step<'_> {
             nb += 1;
         }
         blocks.truncate(nb);
-        // The profile: a block couples back to the first earlier block that acts on one of
-        // its moving bodies.
-        self.s.direct.body_first_block.fill(usize::MAX);
-        for (a, gb) in self.s.direct.blocks.iter().enumerate() {
-            self.s.direct.first[a] = first_coupled_block(
-                &mut self.s.direct.body_first_block,
-                self.bodies,
-                a,
-                [gb.b1, gb.b2],
+        let direct = &mut self.s.direct;
+        let bodies: &[Body] = self.bodies;
+        // The pattern depends only on which bodies the blocks join: most steps keep it.
+        let pairs = direct.blocks.iter().map(|g| [g.b1, g.b2]);
+        if direct.pattern_pairs.iter().copied().eq(pairs.clone()) {
+            let blocks = &direct.blocks;
+            direct.dense.begin_same_pattern(|a| blocks[a].rows);
+        } else {
+            direct.pattern_pairs.clear();
+            direct.pattern_pairs.extend(pairs);
+            direct
+                .body_blocks
+                .build(bodies, nb, |a| direct.pattern_pairs[a]);
+            let (map, blocks) = (&direct.body_blocks, &direct.blocks);
+            direct.dense.begin(
+                nb,
+                |a, add| map.coupled(bodies, [blocks[a].b1, blocks[a].b2], add),
+                |a| blocks[a].rows,
             );
         }
-        self.s.direct.dense.begin(
-            nb,
-            |a| self.s.direct.first[a],
-            |a| self.s.direct.blocks[a].rows,
-        );
-        assemble(
-            &mut self.s.direct.dense,
-            &self.s.direct.blocks,
-            &self.s.direct.first,
-            self.bodies,
-        );
+        assemble(&mut direct.dense, &direct.blocks, bodies);
         self.s.direct.dense.factor(self.s.direct.regularisation)
     }
 }
@@ -253,20 +255,23 @@ pub(crate) fn joints_close_a_loop(bodies: &[Body], joints: &[Joint]) -> bool {
     false
 }
 
-/// The coupled system: a block per element, its block-profile factor, and the right-hand
+/// The coupled system: a block per element, its sparse block factor, and the right-hand
 /// sides; whether the factor belongs to this step.
 #[derive(Clone, Debug)]
 pub(crate) struct DirectSolver {
     pub(crate) blocks: Vec<GlobalBlock>,
     pub(crate) dense: BlockCholesky,
     pub(crate) rhs: Vec<Lanes>,
-    pub(crate) first: Vec<usize>,
+    /// The joints in block order (see [`super::block_order`]).
+    pub(crate) joint_order: Vec<usize>,
     /// Whether `dense` holds a factor of this step's rows.
     pub(crate) factored: bool,
     /// Factorisations in the current (sub-)step.
     pub(crate) factorisations: usize,
-    /// Per body, the first block of the coupled system that acts on it (its profile).
-    pub(crate) body_first_block: Vec<usize>,
+    /// Per body, the blocks that act on it (the coupled matrix's pattern).
+    pub(crate) body_blocks: BodyBlocks,
+    /// The body pairs of the blocks whose pattern `dense` holds.
+    pub(crate) pattern_pairs: Vec<[BodyId; 2]>,
     /// Relative diagonal regularisation of the factorisation: [`LOOP_REGULARISATION`] when the
     /// joints close a loop, else [`FOREST_REGULARISATION`].
     pub(crate) regularisation: f64,
@@ -275,63 +280,12 @@ pub(crate) struct DirectSolver {
     pub(crate) body_weight: Vec<Matrix3<f64>>,
 }
 
-/// The most blocks the coupled system of these elements holds (every joint and spring, and
-/// the stylus) and a bound on its factor's profile: the profile with every element present,
-/// in the order [`Step::assemble_and_factor`] assembles them, and a full row for the
-/// stylus, which may hold any body. A step with fewer elements (a slack spring, no stylus)
-/// has a smaller profile: each remaining block's row can only lose blocks.
-pub(crate) fn profile_bound(
-    bodies: &[Body],
-    joints: &[Joint],
-    springs: &[Spring],
-) -> (usize, usize) {
-    let mut body_first = vec![usize::MAX; bodies.len()];
-    let pairs = joints
-        .iter()
-        .map(|j| (j.body1, j.body2))
-        .chain(springs.iter().map(|s| (s.body1, s.body2)));
-    let mut profile = 0usize;
-    let mut n = 0;
-    for (a, (b1, b2)) in pairs.enumerate() {
-        let first = first_coupled_block(&mut body_first, bodies, a, [b1, b2]);
-        profile = profile.saturating_add(a - first + 1);
-        n = a + 1;
-    }
-    (n + 1, profile.saturating_add(n + 1))
-}
-
-/// The first block of the coupled system that block `a`, acting on `pair`, couples back to:
-/// the first earlier block acting on one of its moving bodies (`a` itself if none). Records
-/// `a` as the first block of a moving body not seen before (`body_first`, `usize::MAX` for
-/// unseen). The step's profile and its bound ([`profile_bound`]) both come from this.
-fn first_coupled_block(
-    body_first: &mut [usize],
-    bodies: &[Body],
-    a: usize,
-    pair: [BodyId; 2],
-) -> usize {
-    let mut first = a;
-    for b in pair {
-        if bodies[b].is_dynamic() {
-            if body_first[b] == usize::MAX {
-                body_first[b] = a;
-            }
-            first = first.min(body_first[b]);
-        }
-    }
-    first
-}
-
 impl DirectSolver {
-    /// Room for `max_blocks` element blocks with a factor profile of at most
-    /// `profile_blocks` (see [`profile_bound`]; nothing is allocated later), regularised for
-    /// the joints' topology (see [`joints_close_a_loop`]).
-    pub(crate) fn new(
-        max_blocks: usize,
-        profile_blocks: usize,
-        bodies: &[Body],
-        joints: &[Joint],
-    ) -> Self {
+    /// Room for the coupled system of these elements (see [`super::block_order::layout`];
+    /// nothing is allocated later), regularised for the joints' topology (see
+    /// [`joints_close_a_loop`]).
+    pub(crate) fn new(bodies: &[Body], joints: &[Joint], springs: &[Spring]) -> Self {
+        let (joint_order, max_blocks, pattern_blocks) = layout(bodies, joints, springs);
         let n_bodies = bodies.len();
         Self {
             regularisation: if joints_close_a_loop(bodies, joints) {
@@ -340,12 +294,13 @@ impl DirectSolver {
                 FOREST_REGULARISATION
             },
             blocks: Vec::with_capacity(max_blocks),
-            dense: BlockCholesky::with_capacity(max_blocks, profile_blocks),
+            dense: BlockCholesky::with_capacity(max_blocks, pattern_blocks),
             rhs: vec![[0.0; BLOCK]; max_blocks],
-            first: vec![0; max_blocks],
+            joint_order,
             factored: false,
             factorisations: 0,
-            body_first_block: vec![usize::MAX; n_bodies],
+            body_blocks: BodyBlocks::with_capacity(n_bodies, max_blocks),
+            pattern_pairs: Vec::with_capacity(max_blocks),
             body_weight: vec![Matrix3::zeros(); n_bodies],
         }
     }

@@ -41,8 +41,9 @@
 //!    - [`SolverMethod::GaussSeidel`]: the paper's sequential impulses, sweeps in which each
 //!      joint solves its own block (over-relaxed by `relaxation`), until the largest
 //!      row-velocity correction is below `velocity_tolerance`, or
-//!    - [`SolverMethod::Direct`] (default): the same rows coupled in one block-profile
-//!      Cholesky factorisation ([`crate::sim::block_cholesky`], a block per element), one solve.
+//!    - [`SolverMethod::Direct`] (default): the same rows coupled in one sparse block
+//!      Cholesky factorisation ([`crate::sim::block_cholesky`], a block per element, the
+//!      joints numbered leaves first: [`block_order`]), one solve.
 //!      The matrix is factored once per step, at the first rows; later linearisations, whose
 //!      rows have been refreshed, reuse that factor (a chord, or simplified Newton,
 //!      iteration: the rows move by O(h·ω) within a step) and factor again only when a solve
@@ -96,6 +97,7 @@
 //! Determinism: one thread, fixed iteration order (scene order), no time-dependent decisions;
 //! the same scene and inputs give bit-identical results.
 
+mod block_order;
 mod contact_projection;
 mod contact_rows;
 mod context;
@@ -136,7 +138,7 @@ pub use joint_rows::JointReaction;
 pub use params::{SolverMethod, SolverParams};
 pub use split::MAX_STEP_SPLITS;
 
-pub(crate) use direct::profile_bound;
+pub(crate) use block_order::layout as block_layout;
 use direct::DirectSolver;
 use joint_rows::JointRows;
 use newton::NewtonGain;
@@ -236,14 +238,13 @@ impl Solver {
         let n = bodies.len();
         let n_joints = joints.len();
         let n_springs = springs.len();
-        let (max_blocks, profile_blocks) = direct::profile_bound(bodies, joints, springs);
         Self {
             body: BodyScratch::new(bodies),
             joint: JointRows::new(n_joints),
             spring_rows: vec![SoftRow::default(); n_springs],
             stylus_block: StylusBlock::default(),
             newton: NewtonGain::new(n),
-            direct: DirectSolver::new(max_blocks, profile_blocks, bodies, joints),
+            direct: DirectSolver::new(bodies, joints, springs),
             loads: ExternalLoads {
                 force: vec![Vector3::zeros(); n],
                 torque: vec![Vector3::zeros(); n],
