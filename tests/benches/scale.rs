@@ -1,7 +1,7 @@
 //! How the default solver scales: generated chains of the paper's Table 1 pendulum (10, 100,
 //! 1000 links) under the ten-pendula acceptance drag, and hanging at rest; binary mobiles of
 //! depth 4 to 9 at rest. Prints one table row per case: time per step (wall clock over the
-//! whole run, release build), max ‖ψ‖, split steps, solves and factorisations per step, and
+//! whole run, release build; the fastest of five runs for the cases at rest), max ‖ψ‖, split steps, solves and factorisations per step, and
 //! the energy balance: the largest drift (J) and its share of the run's reference energy
 //! (at rest the reference is its 1e-9 J floor, so only the drift in joules says anything), and
 //! the blocks the last factorisation stored per joint (the virtual-mobile paper's §5 ordering
@@ -16,6 +16,9 @@ use std::time::Instant;
 
 use ar_multibody::sim::scene_gen::{chain_toml, mobile_toml};
 use ar_multibody::sim::{run_scripted, Scene, StylusScript, StylusSpring};
+
+/// Runs of each case at rest, of which the fastest is shown.
+const RUNS_AT_REST: usize = 5;
 
 struct Case {
     name: String,
@@ -78,18 +81,32 @@ fn main() {
         .iter()
         .filter(|c| filter.is_empty() || filter.iter().any(|f| c.name.contains(f.as_str())))
     {
-        let mut sim = Scene::parse(&case.scene, "generated.toml")
-            .and_then(|s| s.build())
-            .expect("generated scene builds");
-        let start = Instant::now();
-        let result = run_scripted(
-            &mut sim,
-            case.scripted.then_some(&drag),
-            StylusSpring::default(),
-            case.secs,
-            |_| {},
-        );
-        let wall = start.elapsed().as_secs_f64();
+        // The runs at rest are short: the fastest of several stands for the step's cost on a
+        // shared machine (the drags run once: they take seconds).
+        let runs = if case.scripted || smoke {
+            1
+        } else {
+            RUNS_AT_REST
+        };
+        let mut best = None;
+        for _ in 0..runs {
+            let mut sim = Scene::parse(&case.scene, "generated.toml")
+                .and_then(|s| s.build())
+                .expect("generated scene builds");
+            let start = Instant::now();
+            let result = run_scripted(
+                &mut sim,
+                case.scripted.then_some(&drag),
+                StylusSpring::default(),
+                case.secs,
+                |_| {},
+            );
+            let wall = start.elapsed().as_secs_f64();
+            if best.as_ref().is_none_or(|(w, _, _)| wall < *w) {
+                best = Some((wall, result, sim));
+            }
+        }
+        let (wall, result, sim) = best.expect("at least one run");
         match result {
             Ok(s) => println!(
                 "{:<36} {:>12.1} {:>10.1e} {:>7} {:>8.2} {:>8.2} {:>12.2e} {:>10.4}% {:>13.2}",
