@@ -576,6 +576,7 @@ impl ArticulatedSim {
             .max(lg.max_injected_j)
             .max(1e-9);
         let drift = kinetic + potential + elastic + dissipated - user - external - lg.initial_j;
+        let clipped = self.stylus_attachment().is_some();
         self.diagnostics = StepDiagnostics {
             time_secs: self.time_secs,
             constraint_norm_m: d.loops.psi_norm_m(),
@@ -588,6 +589,7 @@ impl ArticulatedSim {
             energy_drift_j: drift,
             energy_reference_j: reference,
             energy_error_rel: drift / reference,
+            clipped,
             substeps: 1,
             ..StepDiagnostics::default()
         };

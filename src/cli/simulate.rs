@@ -2,7 +2,7 @@
 //! summary (model size, steps, wall time, real-time factor, max ‖ψ‖, max |energy error|);
 //! streams the per-step CSV and the bodies' poses to files, and draws a plot, on request.
 
-use std::io::Write as _;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,10 +25,10 @@ use super::simulate_contacts::{contact_rows, ContactSummary, CONTACTS_HEADER};
 use super::simulate_output::{CsvStream, COLUMNS_HELP};
 use super::simulate_plot::{plot, Series};
 use ar_multibody::sim::contact::InequalityMethod;
-use ar_multibody::sim::wind::{LevelSchedule, WindElement};
+use ar_multibody::sim::wind::{LevelSchedule, WindElement, WindSettings};
 use ar_multibody::sim::{
-    run_scripted_with, scripted, stylus, Scene, ScriptFrame, SimError, Simulation, SolverMethod,
-    SolverParams, StylusScript, StylusSpring,
+    run_scripted_with, scripted, stylus, RunSummary, Scene, ScriptFrame, SimError, Simulation,
+    SolverMethod, SolverParams, StylusScript, StylusSpring,
 };
 
 /// Arguments of `simulate`. Numeric flags are checked while the command line is parsed
@@ -100,7 +100,7 @@ pub struct SimulateArgs {
     pub plot: Option<PathBuf>,
     /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`
     /// (reduced coordinates, the articulated-body algorithm: exact tree joints, loops closed
-    /// by constraint rows; no --stylus or --wind yet, no reaction columns in the CSV).
+    /// by constraint rows; --stylus and --wind as for the default, no reaction columns in the CSV).
     #[arg(long, value_enum, default_value_t = Method::Default)]
     pub method: Method,
     /// Integrator of `--method articulated`: euler (semi-implicit), rk4, or rk45 (adaptive,
@@ -158,6 +158,79 @@ fn check_solver_params(params: &SolverParams) -> Result<()> {
     }
 }
 
+/// The stylus script of `--stylus`, in the world frame (an `arm probe` CSV through
+/// `--calibration`).
+pub(super) fn stylus_script(args: &SimulateArgs) -> Result<Option<StylusScript>> {
+    Ok(match &args.stylus {
+        Some(path) => {
+            let text = ar_calibration::input_file::read_text(path)
+                .with_context(|| format!("cannot read stylus script {}", path.display()))?;
+            let script = StylusScript::parse(&text)
+                .with_context(|| format!("stylus script {}", path.display()))?;
+            match (script.frame(), &args.calibration) {
+                (ScriptFrame::Arm, Some(cal)) => {
+                    let cal = TrackerCalibration::load(cal)?;
+                    Some(script.into_world(&cal.world_from_arm))
+                }
+                (ScriptFrame::Arm, None) => bail!(
+                    "stylus script {}: its tips are in the arm's frame (an `arm probe` CSV); \
+                     give the tracker calibration that maps them to the world: --calibration \
+                     FILE (written by `calibrate tracker`)",
+                    path.display()
+                ),
+                (_, Some(_)) => bail!(
+                    "--calibration applies to a stylus CSV recorded by `arm probe` only; {} is \
+                     already in the world frame",
+                    path.display()
+                ),
+                (_, None) => Some(script),
+            }
+        }
+        None => None,
+    })
+}
+
+/// The wind of `--wind` on the scene's `[wind]` settings: the level schedule, the settings,
+/// the force element and the largest total force seen (updated by the run).
+pub(super) type WindRun = (LevelSchedule, WindSettings, WindElement, f64);
+
+/// Builds the wind of `--wind`, if given.
+pub(super) fn wind_of(args: &SimulateArgs, scene: &Scene) -> Result<Option<WindRun>> {
+    Ok(match &args.wind {
+        Some(arg) => {
+            let schedule = wind_schedule(arg)?;
+            let settings = scene.wind.clone().unwrap_or_default();
+            let element = WindElement::from_settings(&settings)
+                .with_context(|| format!("scene {}", args.scene))?;
+            Some((schedule, settings, element, 0.0_f64))
+        }
+        None => None,
+    })
+}
+
+/// The summary's line on how closely the grab point followed the stylus.
+pub(super) fn write_grab_distance(out: &mut impl Write, summary: &RunSummary) -> io::Result<()> {
+    writeln!(
+        out,
+        "max grab distance  {:.3e} m (while clipped, from {} s after clipping)",
+        summary.max_grab_distance_m,
+        scripted::SETTLE_SECS
+    )
+}
+
+/// The summary's wind line, without its line end (a method may add to it).
+pub(super) fn write_wind(
+    out: &mut impl Write,
+    (_, settings, _, max_force): &WindRun,
+) -> io::Result<()> {
+    let [x, y, z] = settings.source_in_world_m;
+    let [dx, dy, dz] = settings.direction_in_world;
+    write!(
+        out,
+        "wind               from ({x}, {y}, {z}) m along ({dx}, {dy}, {dz}); max total force {max_force:.4} N"
+    )
+}
+
 /// Runs the command.
 pub fn run(args: SimulateArgs) -> Result<()> {
     if args.method == Method::Articulated {
@@ -188,47 +261,12 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     }
     check_solver_params(&params)?;
     let mut sim: Simulation = scene.build_with(params)?;
-    let script = match &args.stylus {
-        Some(path) => {
-            let text = ar_calibration::input_file::read_text(path)
-                .with_context(|| format!("cannot read stylus script {}", path.display()))?;
-            let script = StylusScript::parse(&text)
-                .with_context(|| format!("stylus script {}", path.display()))?;
-            match (script.frame(), &args.calibration) {
-                (ScriptFrame::Arm, Some(cal)) => {
-                    let cal = TrackerCalibration::load(cal)?;
-                    Some(script.into_world(&cal.world_from_arm))
-                }
-                (ScriptFrame::Arm, None) => bail!(
-                    "stylus script {}: its tips are in the arm's frame (an `arm probe` CSV); \
-                     give the tracker calibration that maps them to the world: --calibration \
-                     FILE (written by `calibrate tracker`)",
-                    path.display()
-                ),
-                (_, Some(_)) => bail!(
-                    "--calibration applies to a stylus CSV recorded by `arm probe` only; {} is \
-                     already in the world frame",
-                    path.display()
-                ),
-                (_, None) => Some(script),
-            }
-        }
-        None => None,
-    };
+    let script = stylus_script(&args)?;
     let spring = StylusSpring {
         stiffness_n_per_m: args.stylus_stiffness,
         damping_n_s_per_m: args.stylus_damping,
     };
-    let mut wind = match &args.wind {
-        Some(arg) => {
-            let schedule = wind_schedule(arg)?;
-            let settings = scene.wind.clone().unwrap_or_default();
-            let element = WindElement::from_settings(&settings)
-                .with_context(|| format!("scene {}", args.scene))?;
-            Some((schedule, settings, element, 0.0_f64))
-        }
-        None => None,
-    };
+    let mut wind = wind_of(&args, &scene)?;
 
     // The files are opened before the run (a bad path shows at once) and written as it goes;
     // the real-time factor includes formatting and buffered writing.
@@ -358,12 +396,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             "max |psi| released {:.3e} m",
             summary.max_constraint_norm_after_release_m
         )?;
-        writeln!(
-            out,
-            "max grab distance  {:.3e} m (while clipped, from {} s after clipping)",
-            summary.max_grab_distance_m,
-            scripted::SETTLE_SECS
-        )?;
+        write_grab_distance(&mut out, &summary)?;
     }
     writeln!(
         out,
@@ -408,13 +441,9 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             contact_summary.point_steps as f64 / summary.steps.max(1) as f64
         )?;
     }
-    if let Some((_, settings, _, max_force)) = &wind {
-        let [x, y, z] = settings.source_in_world_m;
-        let [dx, dy, dz] = settings.direction_in_world;
-        writeln!(
-            out,
-            "wind               from ({x}, {y}, {z}) m along ({dx}, {dy}, {dz}); max total force {max_force:.4} N"
-        )?;
+    if let Some(wind) = &wind {
+        write_wind(&mut out, wind)?;
+        writeln!(out)?;
     }
     Ok(())
 }

@@ -3,9 +3,11 @@
 //! same main CSV columns and poses CSV as the default method, and a summary with the
 //! integrator's step counts.
 //!
-//! Not (yet) with this method: `--stylus`, `--wind`, and the default method's solver flags
-//! (`--iterations`, `--beta`, `--row-refreshes`, `--gauss-seidel`); they are refused, not
-//! ignored. Joint reactions are not computed, so the CSV has no reaction columns.
+//! `--stylus` and `--wind` drive it through the default method's scripted loop
+//! ([`ar_multibody::sim::run_scripted_with`]): the same script sampling, clip and release, and
+//! run summary. Not with this method: the default method's solver flags (`--iterations`,
+//! `--beta`, `--row-refreshes`, `--gauss-seidel`); they are refused, not ignored. Joint
+//! reactions are not computed, so the CSV has no reaction columns.
 
 use std::io::{self, Write};
 use std::time::Instant;
@@ -18,7 +20,7 @@ use super::simulate::SimulateArgs;
 use super::simulate_output::CsvStream;
 use super::simulate_plot::{plot, Series};
 use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
-use ar_multibody::sim::{scripted, Scene};
+use ar_multibody::sim::{run_scripted_with, scripted, Scene};
 
 /// The method `simulate` runs (the rig's, so that every command names it alike).
 pub use ar_multibody::rig::method::Method;
@@ -41,7 +43,10 @@ fn csv_row<W: Write>(sim: &ArticulatedSim, out: &mut CsvWriter<W>) -> io::Result
     let grab: [f64; 3] = sim
         .grab_point_in_world(0)
         .map_or([f64::NAN; 3], |p| p.coords.into());
-    scripted::main_csv_fields(out.row(), d, [f64::NAN; 3], grab).end()
+    let stylus: [f64; 3] = sim
+        .stylus_target()
+        .map_or([f64::NAN; 3], |t| t.position_in_world.coords.into());
+    scripted::main_csv_fields(out.row(), d, stylus, grab).end()
 }
 
 fn poses_rows<W: Write>(sim: &ArticulatedSim, out: &mut CsvWriter<W>) -> io::Result<()> {
@@ -58,15 +63,13 @@ fn poses_rows<W: Write>(sim: &ArticulatedSim, out: &mut CsvWriter<W>) -> io::Res
 /// Runs `simulate` with the articulated method.
 pub fn run(args: &SimulateArgs) -> Result<()> {
     for (given, flag) in [
-        (args.stylus.is_some(), "--stylus"),
-        (args.wind.is_some(), "--wind"),
         (args.iterations.is_some(), "--iterations"),
         (args.beta.is_some(), "--beta"),
         (args.row_refreshes.is_some(), "--row-refreshes"),
         (args.gauss_seidel, "--gauss-seidel"),
     ] {
         if given {
-            bail!("{flag} is not available with --method articulated (yet)");
+            bail!("{flag} sets the default method's solver; it does not apply to --method articulated");
         }
     }
     let scene = Scene::load(ar_multibody::rig::scene_sim::resolve_scene(&args.scene))?;
@@ -92,30 +95,56 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         None => None,
     };
     let mut series = args.plot.as_ref().map(|_| Series::default());
-    let h = sim.dt_secs();
-    let steps = (args.duration / h).round() as usize;
-    let mut max_drift_j: f64 = 0.0;
+    let script = super::simulate::stylus_script(args)?;
+    let spring = scripted::StylusSpring {
+        stiffness_n_per_m: args.stylus_stiffness,
+        damping_n_s_per_m: args.stylus_damping,
+    };
+    let mut wind = super::simulate::wind_of(args, &scene)?;
     let mut max_psi_m = sim.diagnostics().constraint_norm_m;
+    let mut steps_done = 0usize;
     let started = Instant::now();
-    for n in 1..=steps {
-        sim.step()
-            .with_context(|| format!("scene {}", args.scene))?;
-        let d = sim.diagnostics();
-        max_drift_j = max_drift_j.max(d.energy_drift_j.abs());
-        max_psi_m = max_psi_m.max(d.constraint_norm_m);
-        if let Some(out) = csv.as_mut() {
-            out.write_rows(|w| csv_row(&sim, w));
+    let result = run_scripted_with(
+        &mut sim,
+        script.as_ref(),
+        spring,
+        args.duration,
+        |sim| {
+            if let Some((schedule, _, element, max_force)) = wind.as_mut() {
+                element.apply(sim, schedule.level_at(sim.time_secs()), 0.0);
+                *max_force = max_force.max(element.last_total_force().norm());
+            }
+        },
+        |sim| {
+            steps_done += 1;
+            max_psi_m = max_psi_m.max(sim.diagnostics().constraint_norm_m);
+            if let Some(out) = csv.as_mut() {
+                out.write_rows(|w| csv_row(sim, w));
+            }
+            if let Some(out) = poses
+                .as_mut()
+                .filter(|_| steps_done.is_multiple_of(args.poses_every))
+            {
+                out.write_rows(|w| poses_rows(sim, w));
+            }
+            if let Some(series) = series.as_mut() {
+                series.push(sim.diagnostics());
+            }
+        },
+    );
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(e) => {
+            // The rows up to the failed step are the evidence: keep them.
+            csv.map(CsvStream::finish).transpose()?;
+            poses.map(CsvStream::finish).transpose()?;
+            return Err(anyhow::Error::new(e).context(format!(
+                "scene {}: simulation stopped after {steps_done} steps",
+                args.scene
+            )));
         }
-        if let Some(out) = poses
-            .as_mut()
-            .filter(|_| n.is_multiple_of(args.poses_every))
-        {
-            out.write_rows(|w| poses_rows(&sim, w));
-        }
-        if let Some(series) = series.as_mut() {
-            series.push(d);
-        }
-    }
+    };
+    let (steps, max_drift_j, h) = (summary.steps, summary.max_abs_energy_drift_j, sim.dt_secs());
     let wall = started.elapsed().as_secs_f64();
     csv.map(CsvStream::finish).transpose()?;
     poses.map(CsvStream::finish).transpose()?;
@@ -189,5 +218,13 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         100.0 * max_drift_j / d.energy_reference_j,
         d.energy_reference_j
     )?;
+    if script.is_some() {
+        super::simulate::write_grab_distance(&mut out, &summary)?;
+        writeln!(out, "user work          {:.5} J", d.user_work_j)?;
+    }
+    if let Some(wind) = &wind {
+        super::simulate::write_wind(&mut out, wind)?;
+        writeln!(out, "; work {:.5} J", d.external_work_j)?;
+    }
     Ok(())
 }

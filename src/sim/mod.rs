@@ -87,7 +87,7 @@ pub use joint::{Joint, JointKind};
 pub use model::Model;
 pub use scene::Scene;
 pub use script::{ScriptError, ScriptFrame, StylusScript};
-pub use scripted::{run_scripted, run_scripted_with, RunSummary, StylusSpring};
+pub use scripted::{run_scripted, run_scripted_with, RunSummary, ScriptedSim, StylusSpring};
 pub use shape::Shape;
 pub use simulation::Simulation;
 pub use solver::{

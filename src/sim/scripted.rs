@@ -10,7 +10,125 @@ use nalgebra::{Isometry3, Point3, Vector3};
 use super::error::SimError;
 use super::script::StylusScript;
 use super::simulation::Simulation;
+use super::stylus::{StylusAttachment, StylusTarget};
 use super::StepDiagnostics;
+
+/// What the scripted loop needs from a simulation: both methods' simulations (the default
+/// method's [`Simulation`] and the articulated method's) have these calls.
+pub trait ScriptedSim {
+    /// Why a step or a clip failed.
+    type Error;
+    /// The error for a script on a scene without grab point `index`.
+    fn unknown_grab_point(index: usize) -> Self::Error;
+    /// Step length (s).
+    fn dt_secs(&self) -> f64;
+    /// Simulated time (s).
+    fn time_secs(&self) -> f64;
+    /// Where grab point `index` is now, if the scene has it.
+    fn grab_point_in_world(&self, index: usize) -> Option<Point3<f64>>;
+    /// The attachment that grab point `index` makes with this spring, if the scene has it.
+    fn grab_attachment(&self, index: usize, spring: StylusSpring) -> Option<StylusAttachment>;
+    /// Clips the stylus spring.
+    fn attach_stylus(&mut self, attachment: StylusAttachment) -> Result<(), Self::Error>;
+    /// Releases it.
+    fn detach_stylus(&mut self);
+    /// Whether the stylus is clipped.
+    fn is_clipped(&self) -> bool;
+    /// Sets the stylus tip for the next step.
+    fn set_stylus_target(
+        &mut self,
+        position_in_world: Point3<f64>,
+        velocity_in_world: Vector3<f64>,
+    );
+    /// The stylus tip the next step uses.
+    fn stylus_target(&self) -> Option<&StylusTarget>;
+    /// The clipped body point (world), while clipped.
+    fn stylus_point_in_world(&self) -> Option<Point3<f64>>;
+    /// One step.
+    fn step(&mut self) -> Result<(), Self::Error>;
+    /// The last step's diagnostics.
+    fn diagnostics(&self) -> &StepDiagnostics;
+}
+
+/// Implements [`ScriptedSim`] for a simulation type whose own calls have the trait's names
+/// (`dt_secs`, `attach_stylus`, `step`, …, and `grab_points`, `stylus_attachment`): both
+/// methods' simulations. `$unknown` makes the error for a missing grab point from its index.
+macro_rules! scripted_sim_by_its_own_calls {
+    ($sim:ty, $error:ty, $unknown:expr) => {
+        impl $crate::sim::scripted::ScriptedSim for $sim {
+            type Error = $error;
+            fn unknown_grab_point(index: usize) -> $error {
+                $unknown(index)
+            }
+            fn dt_secs(&self) -> f64 {
+                <$sim>::dt_secs(self)
+            }
+            fn time_secs(&self) -> f64 {
+                <$sim>::time_secs(self)
+            }
+            fn grab_point_in_world(&self, index: usize) -> Option<nalgebra::Point3<f64>> {
+                <$sim>::grab_point_in_world(self, index)
+            }
+            fn grab_attachment(
+                &self,
+                index: usize,
+                spring: $crate::sim::scripted::StylusSpring,
+            ) -> Option<$crate::sim::stylus::StylusAttachment> {
+                $crate::sim::scripted::grab_attachment(self.grab_points(), index, spring)
+            }
+            fn attach_stylus(
+                &mut self,
+                attachment: $crate::sim::stylus::StylusAttachment,
+            ) -> Result<(), $error> {
+                <$sim>::attach_stylus(self, attachment)
+            }
+            fn detach_stylus(&mut self) {
+                <$sim>::detach_stylus(self)
+            }
+            fn is_clipped(&self) -> bool {
+                self.stylus_attachment().is_some()
+            }
+            fn set_stylus_target(
+                &mut self,
+                position_in_world: nalgebra::Point3<f64>,
+                velocity_in_world: nalgebra::Vector3<f64>,
+            ) {
+                <$sim>::set_stylus_target(self, position_in_world, velocity_in_world)
+            }
+            fn stylus_target(&self) -> Option<&$crate::sim::stylus::StylusTarget> {
+                <$sim>::stylus_target(self)
+            }
+            fn stylus_point_in_world(&self) -> Option<nalgebra::Point3<f64>> {
+                <$sim>::stylus_point_in_world(self)
+            }
+            fn step(&mut self) -> Result<(), $error> {
+                <$sim>::step(self)
+            }
+            fn diagnostics(&self) -> &$crate::sim::StepDiagnostics {
+                <$sim>::diagnostics(self)
+            }
+        }
+    };
+}
+pub(crate) use scripted_sim_by_its_own_calls;
+
+scripted_sim_by_its_own_calls!(Simulation, SimError, |index| SimError::UnknownGrabPoint {
+    index
+});
+
+/// The attachment of grab point `index` of `grab_points` with `spring`.
+pub fn grab_attachment(
+    grab_points: &[super::GrabPoint],
+    index: usize,
+    spring: StylusSpring,
+) -> Option<StylusAttachment> {
+    grab_points.get(index).map(|g| StylusAttachment {
+        body: g.body,
+        point_in_body: g.point_in_body,
+        stiffness_n_per_m: spring.stiffness_n_per_m,
+        damping_n_s_per_m: spring.damping_n_s_per_m,
+    })
+}
 
 /// Seconds after clipping before the grab point must follow the stylus closely.
 pub const SETTLE_SECS: f64 = 0.2;
@@ -77,32 +195,36 @@ pub struct RunSummary {
 
 /// Steps `sim` for `duration_secs`, following `script` (if any) with the first grab point,
 /// and calls `on_step` after every step. Time of step n is n·h (no accumulated rounding).
-pub fn run_scripted(
-    sim: &mut Simulation,
+pub fn run_scripted<S: ScriptedSim>(
+    sim: &mut S,
     script: Option<&StylusScript>,
     spring: StylusSpring,
     duration_secs: f64,
-    on_step: impl FnMut(&Simulation),
-) -> Result<RunSummary, SimError> {
+    on_step: impl FnMut(&S),
+) -> Result<RunSummary, S::Error> {
     run_scripted_with(sim, script, spring, duration_secs, |_| {}, on_step)
 }
 
 /// [`run_scripted`] with `before_step` called just before every step, e.g. to apply the
 /// wind's forces for that step.
-pub fn run_scripted_with(
-    sim: &mut Simulation,
+pub fn run_scripted_with<S: ScriptedSim>(
+    sim: &mut S,
     script: Option<&StylusScript>,
     spring: StylusSpring,
     duration_secs: f64,
-    mut before_step: impl FnMut(&mut Simulation),
-    mut on_step: impl FnMut(&Simulation),
-) -> Result<RunSummary, SimError> {
+    mut before_step: impl FnMut(&mut S),
+    mut on_step: impl FnMut(&S),
+) -> Result<RunSummary, S::Error> {
     let h = sim.dt_secs();
     let steps = (duration_secs / h).round().max(0.0) as usize;
     let origin = sim.grab_point_in_world(0).unwrap_or_else(Point3::origin);
-    if script.is_some() && sim.grab_points().is_empty() {
-        return Err(SimError::UnknownGrabPoint { index: 0 });
-    }
+    let grab = match script {
+        Some(_) => Some(
+            sim.grab_attachment(0, spring)
+                .ok_or_else(|| S::unknown_grab_point(0))?,
+        ),
+        None => None,
+    };
     let mut summary = RunSummary::default();
     let mut clipped_at: Option<f64> = None;
     let mut released = false;
@@ -112,13 +234,11 @@ pub fn run_scripted_with(
         if let Some(script) = script {
             let sample = script.sample(t, &origin);
             sim.set_stylus_target(sample.position_in_world, sample.velocity_in_world);
-            match (sample.grab, sim.stylus_attachment().is_some()) {
+            match (sample.grab, sim.is_clipped()) {
                 (true, false) => {
-                    sim.attach_stylus_to_grab_point(
-                        0,
-                        spring.stiffness_n_per_m,
-                        spring.damping_n_s_per_m,
-                    )?;
+                    if let Some(attachment) = grab {
+                        sim.attach_stylus(attachment)?;
+                    }
                     clipped_at = Some(t);
                     released = false;
                     summary.max_constraint_norm_after_release_m = 0.0;
