@@ -19,15 +19,19 @@
 //! Each element may feel a linear drag −c v of the medium ([`crate::sim::Body::drag_n_s_per_m`]),
 //! so that a deformable body settles: the connection dampers act only along the
 //! connections and leave a hanging chain's inextensional swinging undamped. [`fracture`]
-//! breaks overstretched connections.
+//! breaks overstretched connections. A [`rigid_group`] welds a subset of the elements into
+//! one rigid body, switchable at given times or on command, conserving momentum.
 //!
-//! Not yet: rigid groups and their switching, cloth, skinned drawing.
+//! Not yet: cloth, skinned drawing, the rig's `make_rigid` / `make_deformable` commands
+//! ([`crate::sim::Simulation::set_group_rigid`] is the library's switch).
 
 pub mod fracture;
 pub mod lattice;
+pub mod rigid_group;
 pub mod rope;
 
 pub use fracture::Fracture;
+pub use rigid_group::{GroupSwitch, RigidGroup};
 
 use nalgebra::Vector3;
 
