@@ -351,3 +351,37 @@ fn groups_switch_by_command_and_unknown_names_are_refused() {
     sim.step().expect("step");
     assert!(sim.set_group_rigid("block.nope", true).is_err());
 }
+
+#[test]
+fn the_rig_switches_a_group_through_its_simulation() {
+    use ar_multibody::rig::devices::Simulation as RigSimulation;
+    use ar_multibody::rig::scene_sim::SceneSimulation;
+    let sim = build(&lattice(
+        [0.1, 0.05, 0.05],
+        0.05,
+        [0.0, 0.0, -9.81],
+        "[[deformable.rigid_group]]\nname = \"g\"\ndeformable_from_s = 0.0\n",
+    ));
+    let mut rig_sim = SceneSimulation::new(sim);
+    rig_sim
+        .set_group_rigid("block.g", true)
+        .expect("make_rigid");
+    rig_sim
+        .set_group_rigid("block.g", false)
+        .expect("make_deformable");
+    let e = rig_sim.set_group_rigid("block.h", true).unwrap_err();
+    assert!(e.to_string().contains("block.h"), "{e}");
+}
+
+#[test]
+fn the_articulated_method_refuses_rigid_groups_rather_than_ignore_them() {
+    let text = lattice(
+        [0.1, 0.05, 0.05],
+        0.05,
+        [0.0, 0.0, -9.81],
+        "[[deformable.rigid_group]]\nname = \"g\"\n",
+    );
+    let scene = Scene::parse(&text, "rigid_groups.toml").expect("scene");
+    let e = ar_multibody::articulated::system::scene_model(&scene).unwrap_err();
+    assert!(e.to_string().contains("rigid groups"), "{e}");
+}

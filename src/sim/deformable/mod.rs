@@ -22,8 +22,11 @@
 //! breaks overstretched connections. A [`rigid_group`] welds a subset of the elements into
 //! one rigid body, switchable at given times or on command, conserving momentum.
 //!
-//! Not yet: cloth, skinned drawing, the rig's `make_rigid` / `make_deformable` commands
-//! ([`crate::sim::Simulation::set_group_rigid`] is the library's switch).
+//! The rig switches a group on a `SetGroupRigid` command (`make_rigid` / `make_deformable`,
+//! [`crate::rig::solver_commands`]).
+//!
+//! Not yet: cloth, skinned drawing, a sandbox key or HUD control that sends the rig's group
+//! command.
 
 pub mod fracture;
 pub mod lattice;
