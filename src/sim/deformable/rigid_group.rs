@@ -29,6 +29,10 @@
 //! time, fractures, contact state and queued loads carry over); the next step starts without
 //! the last step's impulses, as after clipping the stylus. A scheduled switch takes effect
 //! at the start of the first step that begins at or after its time.
+//!
+//! Velocities given to a rigid group's elements from outside
+//! ([`Simulation::set_body_velocity`]) must be a rigid motion of the group: the welds would
+//! reverse any other part in every step, as any joint does with a velocity it forbids.
 
 use nalgebra::{Matrix3, Vector3};
 
