@@ -29,12 +29,20 @@ use crate::sim::{BodyId, GrabPoint, Model, Scene, StepDiagnostics};
 
 /// The [`Model`] of a loaded scene (what [`Scene::build`] gives the default method). A scene
 /// with contacts is refused: this method has none, and running it without them would report
-/// bodies passing through each other as a result.
+/// bodies passing through each other as a result. So is one with rigid groups, which it
+/// would run as deformable throughout.
 pub fn scene_model(scene: &Scene) -> Result<Model, ArticulatedError> {
     if scene.contact.is_some() {
         // The caller names the scene (simulate, demo and run all do).
         return Err(ArticulatedError::Unsupported(
             "it has contacts (colliding shapes or planes), which this method does not model; \
+             run it with the default method"
+                .into(),
+        ));
+    }
+    if !scene.rigid_groups.is_empty() {
+        return Err(ArticulatedError::Unsupported(
+            "it has rigid groups of deformable elements, which this method does not model; \
              run it with the default method"
                 .into(),
         ));

@@ -88,4 +88,12 @@ pub trait Simulation: Send {
     }
     /// Diagnostics of the last step.
     fn diagnostics(&self) -> SimDiagnostics;
+    /// Makes the named rigid group of a deformable body rigid (`true`) or deformable
+    /// (`false`) now, conserving momentum; an error names why not (by default: this
+    /// simulation has no rigid groups).
+    fn set_group_rigid(&mut self, name: &str, _rigid: bool) -> Result<(), SimulationError> {
+        Err(SimulationError(format!(
+            "no rigid group `{name}`: this simulation has no rigid groups"
+        )))
+    }
 }

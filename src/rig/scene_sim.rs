@@ -211,6 +211,12 @@ impl Simulation for SceneSimulation {
         self.name.clone()
     }
 
+    fn set_group_rigid(&mut self, name: &str, rigid: bool) -> Result<(), SimulationError> {
+        self.sim
+            .set_group_rigid(name, rigid)
+            .map_err(|e| SimulationError(e.to_string()))
+    }
+
     fn reactions(&self) -> Vec<ReactionView> {
         let bodies = self.sim.bodies();
         self.sim

@@ -1,6 +1,7 @@
 //! Commands to the solver thread from the user in front of the window (the sandbox): the
-//! pointer's grab through the stylus spring, pause and single steps, the user's wind, and a
-//! fresh simulation (a reset or another scene). They arrive on their own bounded channel, so
+//! pointer's grab through the stylus spring, pause and single steps, the user's wind, a
+//! fresh simulation (a reset or another scene), and `make_rigid` / `make_deformable` of a
+//! deformable body's rigid group. They arrive on their own bounded channel, so
 //! none is lost the way a latest-value stream drops values; [`UserControls`] is what the
 //! solver loop makes of them.
 
@@ -22,6 +23,14 @@ pub enum SolverCommand {
     /// Go on with this simulation instead (the scene reloaded, or another scene). The pointer
     /// lets go; a recording ends here, since a recording holds one scene from its start.
     Replace(Box<dyn Simulation>),
+    /// `make_rigid` (`rigid: true`) or `make_deformable` of the rigid group of this name
+    /// (`<deformable>.<group>`, see [`crate::sim::deformable::rigid_group`]).
+    SetGroupRigid {
+        /// The group's name.
+        name: String,
+        /// Rigid from now on, or deformable.
+        rigid: bool,
+    },
 }
 
 impl std::fmt::Debug for SolverCommand {
@@ -32,6 +41,11 @@ impl std::fmt::Debug for SolverCommand {
             SolverCommand::Step => f.write_str("Step"),
             SolverCommand::Wind(w) => f.debug_tuple("Wind").field(w).finish(),
             SolverCommand::Replace(sim) => f.debug_tuple("Replace").field(&sim.name()).finish(),
+            SolverCommand::SetGroupRigid { name, rigid } => f
+                .debug_struct("SetGroupRigid")
+                .field("name", name)
+                .field("rigid", rigid)
+                .finish(),
         }
     }
 }
@@ -65,6 +79,13 @@ pub enum ControlEvent {
     PointerReleased,
     /// Paused, or running again.
     Paused(bool),
+    /// A rigid group is to switch: the solver loop applies it to the simulation.
+    SetGroupRigid {
+        /// The group's name.
+        name: String,
+        /// Rigid, or deformable.
+        rigid: bool,
+    },
 }
 
 impl UserControls {
@@ -100,6 +121,9 @@ impl UserControls {
                 self.replacement = Some(sim);
                 self.pointer.take().map(|_| ControlEvent::PointerReleased)
             }
+            SolverCommand::SetGroupRigid { name, rigid } => {
+                Some(ControlEvent::SetGroupRigid { name, rigid })
+            }
         }
     }
 }
@@ -130,6 +154,22 @@ mod tests {
             c.apply(SolverCommand::Pointer(None)),
             Some(ControlEvent::PointerReleased)
         );
+    }
+
+    #[test]
+    fn group_switches_are_passed_to_the_solver_loop() {
+        let mut c = UserControls::default();
+        assert_eq!(
+            c.apply(SolverCommand::SetGroupRigid {
+                name: "lever.beam".into(),
+                rigid: true
+            }),
+            Some(ControlEvent::SetGroupRigid {
+                name: "lever.beam".into(),
+                rigid: true
+            })
+        );
+        assert!(c.changed);
     }
 
     #[test]

@@ -264,6 +264,18 @@ impl SolverLoop {
                 Some(ControlEvent::PointerReleased) => self.event(t, "released".into()),
                 Some(ControlEvent::Paused(true)) => self.event(t, "paused".into()),
                 Some(ControlEvent::Paused(false)) => self.event(t, "running".into()),
+                Some(ControlEvent::SetGroupRigid { name, rigid }) => {
+                    let what = if rigid {
+                        "make_rigid"
+                    } else {
+                        "make_deformable"
+                    };
+                    let message = match self.sim.set_group_rigid(&name, rigid) {
+                        Ok(()) => format!("{what} {name}"),
+                        Err(e) => format!("{what} {name} refused: {e}"),
+                    };
+                    self.event(t, message)
+                }
                 None => {}
             }
         }

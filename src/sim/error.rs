@@ -76,6 +76,20 @@ pub enum SimError {
         /// What is wrong.
         reason: String,
     },
+    /// A rigid group cannot be made (see [`crate::sim::deformable::rigid_group`]).
+    #[error("rigid group `{name}`: {reason}")]
+    BadRigidGroup {
+        /// The group's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// No rigid group has this name.
+    #[error("no rigid group is called `{name}`")]
+    UnknownRigidGroup {
+        /// The name asked for.
+        name: String,
+    },
     /// A force element acts on a fixed body or has a bad number.
     #[error("force element `{name}`: {reason}")]
     BadForceElement {

@@ -5,6 +5,7 @@ use nalgebra::Vector3;
 
 use super::body::{Body, BodyId};
 use super::contact::ContactModel;
+use super::deformable::RigidGroup;
 use super::error::SimError;
 use super::force::ForceElement;
 use super::grab::GrabPoint;
@@ -16,8 +17,13 @@ use super::spring::Spring;
 pub struct Model {
     /// All bodies; index 0 is the fixed ground.
     pub bodies: Vec<Body>,
-    /// Joints, in scene order.
+    /// Joints: the scene's, in scene order, then the welds of the rigid groups that are rigid
+    /// now (see [`crate::sim::deformable::rigid_group`]).
     pub joints: Vec<Joint>,
+    /// How many of [`Self::joints`] are the scene's.
+    pub scene_joints: usize,
+    /// The rigid groups of deformable bodies' elements.
+    pub rigid_groups: Vec<RigidGroup>,
     /// Spring-dampers between body points.
     pub springs: Vec<Spring>,
     /// Named points the stylus may clip to.
@@ -67,7 +73,9 @@ impl Model {
         }
         Ok(Self {
             bodies,
+            scene_joints: joints.len(),
             joints,
+            rigid_groups: Vec::new(),
             springs,
             grab_points,
             gravity_in_world,

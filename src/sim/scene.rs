@@ -15,7 +15,7 @@
 //! points) and `forces` (force elements, [`super::force`]) turn the tables into the model;
 //! `supports` checks the visual `[[support]]` tables; `deformable` expands the
 //! `[[deformable]]` tables into element bodies, connections and pins
-//! ([`super::deformable`]).
+//! ([`super::deformable`]), and `rigid_groups` their `[[deformable.rigid_group]]` tables.
 
 pub(crate) mod array3;
 mod bodies;
@@ -26,6 +26,7 @@ mod elements;
 mod file;
 mod forces;
 mod joints;
+mod rigid_groups;
 mod supports;
 
 pub use supports::DESK_TOLERANCE_M;
@@ -81,6 +82,8 @@ pub struct Scene {
     pub contact: Option<super::contact::ContactModel>,
     /// The `[[support]]` tables in file order: drawn, never simulated.
     pub supports: Vec<super::support::Support>,
+    /// The rigid groups of the `[[deformable.rigid_group]]` tables, in file order.
+    pub rigid_groups: Vec<super::deformable::RigidGroup>,
 }
 
 impl Scene {
@@ -179,6 +182,7 @@ impl Scene {
             forces,
             contact,
             supports,
+            rigid_groups: expanded.rigid_groups,
         })
     }
 
@@ -208,6 +212,9 @@ impl Scene {
         }
         if let Some(c) = &self.contact {
             sim.set_contact_model(c.clone()).map_err(build_error)?;
+        }
+        for g in &self.rigid_groups {
+            sim.add_rigid_group(g.clone()).map_err(build_error)?;
         }
         Ok(sim)
     }

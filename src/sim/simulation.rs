@@ -88,7 +88,8 @@ impl Simulation {
     }
 
     /// Advances the simulation by one fixed step h (see [`solver`] for the stages and
-    /// [`solver::MAX_STEP_SPLITS`] for how a step that does not converge is split).
+    /// [`solver::MAX_STEP_SPLITS`] for how a step that does not converge is split), after the
+    /// rigid groups' switches that are due.
     ///
     /// # Errors
     /// [`SimError::StepFailed`] when the step cannot be taken: its state would not be finite,
@@ -96,6 +97,9 @@ impl Simulation {
     /// keeps the state before the step (its time does not advance), and the error names the
     /// time, the cause and the elements with the largest residuals.
     pub fn step(&mut self) -> Result<(), SimError> {
+        if !self.model.rigid_groups.is_empty() {
+            self.apply_due_group_switches()?;
+        }
         let mut step = self.step_view();
         let result = step.run();
         self.stylus_target = step.stylus_target;
@@ -126,9 +130,10 @@ impl Simulation {
         self.model.bodies[body].world_from_body()
     }
 
-    /// All joints, in scene order (the order of [`Simulation::joint_reactions`]).
+    /// The scene's joints, in scene order (the order of [`Simulation::joint_reactions`]);
+    /// the welds of rigid groups are not among them (they are in [`Model::joints`]).
     pub fn joints(&self) -> &[Joint] {
-        &self.model.joints
+        &self.model.joints[..self.model.scene_joints]
     }
 
     /// All springs.
@@ -138,7 +143,7 @@ impl Simulation {
 
     /// Joint reactions of the last step, in joint order.
     pub fn joint_reactions(&self) -> &[JointReaction] {
-        &self.solver.reactions
+        &self.solver.reactions[..self.model.scene_joints]
     }
 
     /// Named grab points, in scene order (the first is the scripted stylus's).
@@ -285,8 +290,9 @@ impl Simulation {
 
 /// Refuses, before allocating, a model whose coupled-solver factor (its storage follows the
 /// factor's pattern: linear for chains and trees of bounded degree, more when many elements
-/// couple through one body or loops fill it) would exceed [`crate::sim::block_cholesky::MAX_STORAGE_BYTES`].
-fn check_storage(model: &Model) -> Result<(), SimError> {
+/// couple through one body or loops fill it) would exceed
+/// [`crate::sim::block_cholesky::MAX_STORAGE_BYTES`].
+pub(crate) fn check_storage(model: &Model) -> Result<(), SimError> {
     use crate::sim::block_cholesky::{BlockCholesky, MAX_STORAGE_BYTES};
     let (_, rows, factor_blocks) =
         solver::block_layout(&model.bodies, &model.joints, &model.springs);

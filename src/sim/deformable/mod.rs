@@ -19,15 +19,22 @@
 //! Each element may feel a linear drag −c v of the medium ([`crate::sim::Body::drag_n_s_per_m`]),
 //! so that a deformable body settles: the connection dampers act only along the
 //! connections and leave a hanging chain's inextensional swinging undamped. [`fracture`]
-//! breaks overstretched connections.
+//! breaks overstretched connections. A [`rigid_group`] welds a subset of the elements into
+//! one rigid body, switchable at given times or on command, conserving momentum.
 //!
-//! Not yet: rigid groups and their switching, cloth, skinned drawing.
+//! The rig switches a group on a `SetGroupRigid` command (`make_rigid` / `make_deformable`,
+//! [`crate::rig::solver_commands`]).
+//!
+//! Not yet: cloth, skinned drawing, a sandbox key or HUD control that sends the rig's group
+//! command.
 
 pub mod fracture;
 pub mod lattice;
+pub mod rigid_group;
 pub mod rope;
 
 pub use fracture::Fracture;
+pub use rigid_group::{GroupSwitch, RigidGroup};
 
 use nalgebra::Vector3;
 

@@ -26,6 +26,8 @@
 //! spacing_m = 0.02
 //! diagonal_bracing = true        # both diagonals of every cell face (default false)
 //! clamp = "x-"                   # pins the nodes of this face to the ground (default none)
+//! [[deformable.rigid_group]]     # any number; see `super::rigid_groups`
+//! name = "tip"
 //! ```
 
 use std::collections::HashSet;
@@ -71,6 +73,8 @@ pub(super) struct DeformableDef {
     spacing_m: Option<Spanned<f64>>,
     diagonal_bracing: Option<Spanned<bool>>,
     clamp: Option<Spanned<String>>,
+    #[serde(default)]
+    rigid_group: Vec<super::rigid_groups::RigidGroupDef>,
 }
 
 /// What the `[[deformable]]` tables add besides their element bodies.
@@ -80,6 +84,8 @@ pub(super) struct Expanded {
     pub(super) joints: Vec<Joint>,
     /// Connected element pairs (smaller id first): they never collide.
     pub(super) excluded_pairs: Vec<(BodyId, BodyId)>,
+    /// The `[[deformable.rigid_group]]` tables' groups.
+    pub(super) rigid_groups: Vec<crate::sim::deformable::RigidGroup>,
 }
 
 /// Appends the elements of every `[[deformable]]` table to `bodies` and returns their
@@ -176,6 +182,14 @@ pub(super) fn expand(
             });
             out.excluded_pairs.push((b1.min(b2), b1.max(b2)));
         }
+        out.rigid_groups.extend(super::rigid_groups::rigid_groups(
+            ck,
+            i,
+            name,
+            &d.rigid_group,
+            first,
+            &network.nodes_in_world_m,
+        )?);
         for (n, (node, to)) in pins.into_iter().enumerate() {
             let element = first + node;
             let anchor = bodies[to]
