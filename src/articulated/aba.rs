@@ -84,13 +84,29 @@ impl Workspace {
     /// Pass 1: joint transforms, link velocities, velocity-product terms and world poses at
     /// (q, q̇).
     pub fn kinematics(&mut self, tree: &Tree, q: &[f64], qd: &[f64]) {
+        self.pass1(tree, q, qd, true);
+    }
+
+    /// Pass 1 without the world poses: all that [`Self::accelerations`] needs when no
+    /// external force acts (the intermediate stages of a Runge–Kutta step). The world poses
+    /// ([`Self::link_from_world`] and what derives from it) stay those of the last
+    /// [`Self::kinematics`].
+    pub fn kinematics_without_poses(&mut self, tree: &Tree, q: &[f64], qd: &[f64]) {
+        self.pass1(tree, q, qd, false);
+    }
+
+    #[inline]
+    fn pass1(&mut self, tree: &Tree, q: &[f64], qd: &[f64], world_poses: bool) {
         for (i, l) in tree.links().iter().enumerate() {
             let (iq, iv) = (l.q_offset, l.v_offset);
             let jc = &mut self.jc[i];
             let x_t = &l.parent_to_joint;
             let x_up = if let JointType::Revolute { axis } = l.joint {
                 // The common joint, written out: X_J is a rotation only, S = (axis, 0), c_J = 0.
-                let e_j = axis_angle_matrix(&axis, -q[iq]);
+                let e_j = match self.rotation_axis[i] {
+                    Some(k) => coordinate_rotation(k, -axis[k] * q[iq]),
+                    None => axis_angle_matrix(&axis, -q[iq]),
+                };
                 let zero = Vector3::zeros();
                 jc.x_j = Transform {
                     rot: e_j,
@@ -111,20 +127,30 @@ impl Workspace {
             } else {
                 let (nq, nv) = (l.joint.nq(), l.joint.nv());
                 l.joint.calc(&q[iq..iq + nq], &qd[iv..iv + nv], jc);
-                jc.x_j.compose(x_t)
+                if self.xt_translation_only[i] {
+                    // X_J X_T with E_T = 1: no matrix product.
+                    Transform {
+                        rot: jc.x_j.rot,
+                        trans: x_t.trans + jc.x_j.trans,
+                    }
+                } else {
+                    jc.x_j.compose(x_t)
+                }
             };
-            let (v, x_base) = match l.parent {
-                Some(p) => (
-                    x_up.apply_motion(&self.v[p]) + jc.v_j,
-                    x_up.compose(&self.x_base[p]),
-                ),
-                None => (jc.v_j, x_up),
+            let v = match l.parent {
+                Some(p) => x_up.apply_motion(&self.v[p]) + jc.v_j,
+                None => jc.v_j,
             };
+            if world_poses {
+                self.x_base[i] = match l.parent {
+                    Some(p) => x_up.compose(&self.x_base[p]),
+                    None => x_up,
+                };
+            }
             self.c[i] = jc.c_j + v.cross_motion(&jc.v_j);
             self.h[i] = l.inertia.mul_motion(&v);
             self.v[i] = v;
             self.x_up[i] = x_up;
-            self.x_base[i] = x_base;
         }
     }
 
@@ -217,13 +243,26 @@ impl Workspace {
         has_parent: bool,
     ) -> Option<()> {
         let ia = &mut self.ia[i];
-        let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
-        let dd = axis.dot(&uk.ang);
+        let (uk, dd, axis_pa) = match self.rotation_axis[i] {
+            // axis = ±e_k: U is ± column k of A and row k of B, D = A_kk, no products.
+            Some(k) => {
+                let sign = axis[k];
+                let uk = Force::new(
+                    ia.ang_ang.column(k) * sign,
+                    ia.ang_lin.row(k).transpose() * sign,
+                );
+                (uk, ia.ang_ang[(k, k)], sign * self.pa[i].ang[k])
+            }
+            None => {
+                let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
+                (uk, axis.dot(&uk.ang), axis.dot(&self.pa[i].ang))
+            }
+        };
         if !(dd.is_finite() && dd > 0.0) {
             return None;
         }
         let dinv = 1.0 / dd;
-        let uu = tau - axis.dot(&self.pa[i].ang);
+        let uu = tau - axis_pa;
         self.u_cols[i][0] = uk;
         self.dinv[i][0][0] = dinv;
         self.u[i][0] = uu;
@@ -371,6 +410,18 @@ impl Workspace {
     pub fn point_in_world(&self, i: usize, point_in_link: &Vector3<f64>) -> Vector3<f64> {
         let x = &self.x_base[i];
         x.trans + x.rot.tr_mul(point_in_link)
+    }
+}
+
+/// The rotation matrix of `angle` (rad) about the coordinate axis `k`: what
+/// [`axis_angle_matrix`] gives for e_k, without its products.
+#[inline]
+fn coordinate_rotation(k: usize, angle: f64) -> Matrix3<f64> {
+    let (s, c) = angle.sin_cos();
+    match k {
+        0 => Matrix3::new(1.0, 0.0, 0.0, 0.0, c, -s, 0.0, s, c),
+        1 => Matrix3::new(c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c),
+        _ => Matrix3::new(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0),
     }
 }
 
