@@ -84,13 +84,29 @@ impl Workspace {
     /// Pass 1: joint transforms, link velocities, velocity-product terms and world poses at
     /// (q, q̇).
     pub fn kinematics(&mut self, tree: &Tree, q: &[f64], qd: &[f64]) {
+        self.pass1(tree, q, qd, true);
+    }
+
+    /// Pass 1 without the world poses: all that [`Self::accelerations`] needs when no
+    /// external force acts (the intermediate stages of a Runge–Kutta step). The world poses
+    /// ([`Self::link_from_world`] and what derives from it) stay those of the last
+    /// [`Self::kinematics`].
+    pub fn kinematics_without_poses(&mut self, tree: &Tree, q: &[f64], qd: &[f64]) {
+        self.pass1(tree, q, qd, false);
+    }
+
+    #[inline]
+    fn pass1(&mut self, tree: &Tree, q: &[f64], qd: &[f64], world_poses: bool) {
         for (i, l) in tree.links().iter().enumerate() {
             let (iq, iv) = (l.q_offset, l.v_offset);
             let jc = &mut self.jc[i];
             let x_t = &l.parent_to_joint;
             let x_up = if let JointType::Revolute { axis } = l.joint {
                 // The common joint, written out: X_J is a rotation only, S = (axis, 0), c_J = 0.
-                let e_j = axis_angle_matrix(&axis, -q[iq]);
+                let e_j = match self.rotation_axis[i] {
+                    Some(k) => coordinate_rotation(k, -axis[k] * q[iq]),
+                    None => axis_angle_matrix(&axis, -q[iq]),
+                };
                 let zero = Vector3::zeros();
                 jc.x_j = Transform {
                     rot: e_j,
@@ -111,20 +127,30 @@ impl Workspace {
             } else {
                 let (nq, nv) = (l.joint.nq(), l.joint.nv());
                 l.joint.calc(&q[iq..iq + nq], &qd[iv..iv + nv], jc);
-                jc.x_j.compose(x_t)
+                if self.xt_translation_only[i] {
+                    // X_J X_T with E_T = 1: no matrix product.
+                    Transform {
+                        rot: jc.x_j.rot,
+                        trans: x_t.trans + jc.x_j.trans,
+                    }
+                } else {
+                    jc.x_j.compose(x_t)
+                }
             };
-            let (v, x_base) = match l.parent {
-                Some(p) => (
-                    x_up.apply_motion(&self.v[p]) + jc.v_j,
-                    x_up.compose(&self.x_base[p]),
-                ),
-                None => (jc.v_j, x_up),
+            let v = match l.parent {
+                Some(p) => x_up.apply_motion(&self.v[p]) + jc.v_j,
+                None => jc.v_j,
             };
+            if world_poses {
+                self.x_base[i] = match l.parent {
+                    Some(p) => x_up.compose(&self.x_base[p]),
+                    None => x_up,
+                };
+            }
             self.c[i] = jc.c_j + v.cross_motion(&jc.v_j);
             self.h[i] = l.inertia.mul_motion(&v);
             self.v[i] = v;
             self.x_up[i] = x_up;
-            self.x_base[i] = x_base;
         }
     }
 
@@ -140,18 +166,20 @@ impl Workspace {
         qdd: &mut [f64],
     ) -> Result<(), ArticulatedError> {
         let links = tree.links();
-        for i in 0..links.len() {
-            let v = &self.v[i];
+        let n = links.len();
+        // Slices of the link count: their indices by i < n need no bounds checks.
+        let (ia, rigid, pa) = (&mut self.ia[..n], &self.rigid[..n], &mut self.pa[..n]);
+        let (v, h, x_base) = (&self.v[..n], &self.h[..n], &self.x_base[..n]);
+        for i in 0..n {
             // Block by block: a whole-struct copy is a call to memcpy per link.
-            let (ia, rigid) = (&mut self.ia[i], &self.rigid[i]);
-            ia.ang_ang = rigid.ang_ang;
-            ia.ang_lin = rigid.ang_lin;
-            ia.lin_lin = rigid.lin_lin;
-            let mut p = v.cross_force(&self.h[i]);
+            ia[i].ang_ang = rigid[i].ang_ang;
+            ia[i].ang_lin = rigid[i].ang_lin;
+            ia[i].lin_lin = rigid[i].lin_lin;
+            let mut p = v[i].cross_force(&h[i]);
             if let Some(f) = f_ext_world.get(i) {
-                p -= self.x_base[i].apply_force(f);
+                p -= x_base[i].apply_force(f);
             }
-            self.pa[i] = p;
+            pa[i] = p;
         }
         // Each link turns its I^A, p^A into I^a = I^A − U D⁻¹ Uᵀ and p^A + U D⁻¹ u in place
         // (I^A and p^A are not needed after) and hands them to its parent; a root keeps only
@@ -176,32 +204,44 @@ impl Workspace {
             }
         }
         let a_base = Motion::new(Vector3::zeros(), -tree.gravity_in_world);
+        let (acc, x_up, c) = (&mut self.a[..n], &self.x_up[..n], &self.c[..n]);
+        let (dinv, u, u_cols) = (&self.dinv[..n], &self.u[..n], &self.u_cols[..n]);
         for (i, l) in links.iter().enumerate() {
             let iv = l.v_offset;
             let a_parent = match l.parent {
-                Some(p) => &self.a[p],
+                Some(p) => &acc[p],
                 None => &a_base,
             };
-            let mut a = self.x_up[i].apply_motion(a_parent) + self.c[i];
-            if let JointType::Revolute { axis } = l.joint {
-                let x = self.dinv[i][0][0] * (self.u[i][0] - a.dot(&self.u_cols[i][0]));
-                qdd[iv] = x;
-                a.ang += axis * x;
-                self.a[i] = a;
-                continue;
+            let mut a = x_up[i].apply_motion(a_parent) + c[i];
+            let (dinv, u, u_cols) = (&dinv[i], &u[i], &u_cols[i]);
+            match l.joint {
+                JointType::Revolute { axis } => {
+                    let x = dinv[0][0] * (u[0] - a.dot(&u_cols[0]));
+                    qdd[iv] = x;
+                    a.ang += axis * x;
+                }
+                // S = [1; 0]: q̈ is the angular part of a's increment.
+                JointType::Spherical => {
+                    let rhs = Vector3::from_fn(|k, _| u[k] - a.dot(&u_cols[k]));
+                    let x = Matrix3::from_fn(|r, k| dinv[r][k]) * rhs;
+                    qdd[iv..iv + 3].copy_from_slice(x.as_slice());
+                    a.ang += x;
+                }
+                j => {
+                    let nv = j.nv();
+                    let mut rhs = [0.0; MAX_DOF];
+                    for (k, r) in rhs.iter_mut().enumerate().take(nv) {
+                        *r = u[k] - a.dot(&u_cols[k]);
+                    }
+                    let s = &self.jc[i].s;
+                    for k in 0..nv {
+                        let x: f64 = (0..nv).map(|m| dinv[k][m] * rhs[m]).sum();
+                        qdd[iv + k] = x;
+                        a += s[k] * x;
+                    }
+                }
             }
-            let n = l.joint.nv();
-            let mut rhs = [0.0; MAX_DOF];
-            for (k, r) in rhs.iter_mut().enumerate().take(n) {
-                *r = self.u[i][k] - a.dot(&self.u_cols[i][k]);
-            }
-            let jc = &self.jc[i];
-            for k in 0..n {
-                let x: f64 = (0..n).map(|m| self.dinv[i][k][m] * rhs[m]).sum();
-                qdd[iv + k] = x;
-                a += jc.s[k] * x;
-            }
-            self.a[i] = a;
+            acc[i] = a;
         }
         Ok(())
     }
@@ -217,13 +257,26 @@ impl Workspace {
         has_parent: bool,
     ) -> Option<()> {
         let ia = &mut self.ia[i];
-        let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
-        let dd = axis.dot(&uk.ang);
+        let (uk, dd, axis_pa) = match self.rotation_axis[i] {
+            // axis = ±e_k: U is ± column k of A and row k of B, D = A_kk, no products.
+            Some(k) => {
+                let sign = axis[k];
+                let uk = Force::new(
+                    ia.ang_ang.column(k) * sign,
+                    ia.ang_lin.row(k).transpose() * sign,
+                );
+                (uk, ia.ang_ang[(k, k)], sign * self.pa[i].ang[k])
+            }
+            None => {
+                let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
+                (uk, axis.dot(&uk.ang), axis.dot(&self.pa[i].ang))
+            }
+        };
         if !(dd.is_finite() && dd > 0.0) {
             return None;
         }
         let dinv = 1.0 / dd;
-        let uu = tau - axis.dot(&self.pa[i].ang);
+        let uu = tau - axis_pa;
         self.u_cols[i][0] = uk;
         self.dinv[i][0][0] = dinv;
         self.u[i][0] = uu;
@@ -241,15 +294,19 @@ impl Workspace {
     fn spherical_backward(&mut self, i: usize, tau: &[f64], has_parent: bool) -> Option<()> {
         let ia = &mut self.ia[i];
         let (a, b) = (ia.ang_ang, ia.ang_lin);
-        let mut d = [[0.0; MAX_DOF]; MAX_DOF];
-        for (k, dk) in d.iter_mut().enumerate().take(3) {
-            dk[..3].copy_from_slice(a.column(k).as_slice());
-            self.u_cols[i][k] = Force::new(a.column(k).into(), b.row(k).transpose());
+        for (k, uk) in self.u_cols[i].iter_mut().enumerate().take(3) {
+            *uk = Force::new(a.column(k).into(), b.row(k).transpose());
         }
-        invert_spd(&mut d, 3)?;
-        let a_inv = Matrix3::from_fn(|r, c| d[r][c]);
+        // D = A is 3×3 symmetric: Cholesky tells positive definiteness and gives A⁻¹.
+        let a_inv = a.cholesky()?.inverse();
+        if !a_inv.iter().all(|x| x.is_finite()) {
+            return None;
+        }
+        let dinv = &mut self.dinv[i];
+        for (r, row) in dinv.iter_mut().enumerate().take(3) {
+            row[..3].copy_from_slice(a_inv.row(r).transpose().as_slice());
+        }
         let u = Vector3::new(tau[0], tau[1], tau[2]) - self.pa[i].ang;
-        self.dinv[i] = d;
         self.u[i][..3].copy_from_slice(u.as_slice());
         if has_parent {
             let bt_ainv = b.tr_mul(&a_inv);
@@ -371,6 +428,18 @@ impl Workspace {
     pub fn point_in_world(&self, i: usize, point_in_link: &Vector3<f64>) -> Vector3<f64> {
         let x = &self.x_base[i];
         x.trans + x.rot.tr_mul(point_in_link)
+    }
+}
+
+/// The rotation matrix of `angle` (rad) about the coordinate axis `k`: what
+/// [`axis_angle_matrix`] gives for e_k, without its products.
+#[inline]
+fn coordinate_rotation(k: usize, angle: f64) -> Matrix3<f64> {
+    let (s, c) = angle.sin_cos();
+    match k {
+        0 => Matrix3::new(1.0, 0.0, 0.0, 0.0, c, -s, 0.0, s, c),
+        1 => Matrix3::new(c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c),
+        _ => Matrix3::new(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0),
     }
 }
 

@@ -102,10 +102,16 @@ impl Dynamics {
     /// P_diss) (W), or `None` when no force acts (`f_ext` then holds nothing of this
     /// evaluation and is not to be read).
     fn forces(&mut self, t: f64, q: &[f64], qd: &[f64]) -> Option<(f64, f64)> {
+        let acting = self.has_external_forces();
         if !std::mem::take(&mut self.kinematics_current) {
-            self.ws.kinematics(&self.tree, q, qd);
+            // The world poses serve the forces and the loop rows only.
+            if acting || !self.loops.is_empty() {
+                self.ws.kinematics(&self.tree, q, qd);
+            } else {
+                self.ws.kinematics_without_poses(&self.tree, q, qd);
+            }
         }
-        if !self.has_external_forces() {
+        if !acting {
             return None;
         }
         self.f_ext.fill(Force::zero());

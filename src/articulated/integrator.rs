@@ -131,12 +131,22 @@ impl RkScratch {
         h: f64,
         f: &mut impl FnMut(f64, &[f64], &mut [f64]) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.stages(&RK4_A, &RK4_C, t, y, h, f)?;
-        for (i, yi) in y.iter_mut().enumerate() {
-            let mut d = 0.0;
-            for (s, b) in RK4_B.iter().enumerate() {
-                d += b * self.k[s][i];
+        // The tableau has one non-zero a per row: each stage's state is y + (h a) k_previous,
+        // one pass, and the first stage is y itself (no copy).
+        let n = y.len();
+        let (k, y_stage) = (&mut self.k, &mut self.y_stage[..n]);
+        f(t, y, &mut k[0])?;
+        for s in 1..4 {
+            let a = h * RK4_A[s][s - 1];
+            let (done, rest) = k.split_at_mut(s);
+            for ((ys, yi), kp) in y_stage.iter_mut().zip(y.iter()).zip(&done[s - 1]) {
+                *ys = yi + a * kp;
             }
+            f(t + RK4_C[s] * h, y_stage, &mut rest[0])?;
+        }
+        let (k0, k1, k2, k3) = (&k[0][..n], &k[1][..n], &k[2][..n], &k[3][..n]);
+        for (i, yi) in y.iter_mut().enumerate() {
+            let d = RK4_B[0] * k0[i] + RK4_B[1] * k1[i] + RK4_B[2] * k2[i] + RK4_B[3] * k3[i];
             *yi += h * d;
         }
         Ok(())
