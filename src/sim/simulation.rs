@@ -42,8 +42,7 @@ impl Simulation {
     ) -> Result<Self, SimError> {
         params.validate()?;
         let model = Model::new(bodies, joints, springs, grab_points, gravity_in_world)?;
-        check_storage(&model)?;
-        let solver = Solver::new(&model.bodies, &model.joints, &model.springs);
+        let solver = Solver::new(&model.bodies, &model.joints, &model.springs)?;
         let mut sim = Self {
             model,
             params,
@@ -286,24 +285,4 @@ impl Simulation {
     pub fn constraint_norm_m(&self) -> f64 {
         solver::constraint_norm_m(&self.model.bodies, &self.model.joints)
     }
-}
-
-/// Refuses, before allocating, a model whose coupled-solver factor (its storage follows the
-/// factor's pattern: linear for chains and trees of bounded degree, more when many elements
-/// couple through one body or loops fill it) would exceed
-/// [`crate::sim::block_cholesky::MAX_STORAGE_BYTES`].
-pub(crate) fn check_storage(model: &Model) -> Result<(), SimError> {
-    use crate::sim::block_cholesky::{BlockCholesky, MAX_STORAGE_BYTES};
-    let (_, rows, factor_blocks) =
-        solver::block_layout(&model.bodies, &model.joints, &model.springs);
-    let bytes = BlockCholesky::storage_bytes(rows, factor_blocks).unwrap_or(usize::MAX);
-    if bytes <= MAX_STORAGE_BYTES {
-        return Ok(());
-    }
-    Err(SimError::TooLarge {
-        elements: rows,
-        factor_blocks,
-        bytes,
-        limit: MAX_STORAGE_BYTES,
-    })
 }

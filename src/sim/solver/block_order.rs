@@ -135,26 +135,38 @@ fn children_first(bodies: &[Body], joints: &[Joint]) -> Vec<usize> {
     order
 }
 
-/// The joints' block order (see the module docs), the most blocks of the coupled system
-/// (every joint and spring, and the stylus) and a bound on its factor's stored blocks (with
-/// every element present; a step with fewer, a slack spring or no stylus, stores a subset).
-pub(crate) fn layout(
-    bodies: &[Body],
-    joints: &[Joint],
-    springs: &[Spring],
-) -> (Vec<usize>, usize, usize) {
+/// The coupled system's layout for a set of elements.
+pub(crate) struct Layout {
+    /// The joints' block order (see the module docs).
+    pub(crate) joint_order: Vec<usize>,
+    /// The most blocks of the coupled system: every joint and spring, and the stylus.
+    pub(crate) max_blocks: usize,
+    /// A bound on the factor's stored blocks, with every element present (a step with fewer,
+    /// a slack spring or no stylus, stores a subset).
+    pub(crate) pattern_blocks: usize,
+    /// Whether the joints close a loop (see [`super::direct::joints_close_a_loop`]).
+    pub(crate) closes_loop: bool,
+}
+
+/// The layout of the coupled system of these elements.
+pub(crate) fn layout(bodies: &[Body], joints: &[Joint], springs: &[Spring]) -> Layout {
     let scene: Vec<usize> = (0..joints.len()).collect();
-    let mut order = scene.clone();
-    let mut blocks = pattern_with(bodies, joints, springs, &scene);
-    if !super::direct::joints_close_a_loop(bodies, joints) {
+    let mut joint_order = scene.clone();
+    let mut pattern_blocks = pattern_with(bodies, joints, springs, &scene);
+    let closes_loop = super::direct::joints_close_a_loop(bodies, joints);
+    if !closes_loop {
         let tree = children_first(bodies, joints);
         let tree_blocks = pattern_with(bodies, joints, springs, &tree);
-        if tree_blocks < blocks {
-            (order, blocks) = (tree, tree_blocks);
+        if tree_blocks < pattern_blocks {
+            (joint_order, pattern_blocks) = (tree, tree_blocks);
         }
     }
-    let max_blocks = joints.len() + springs.len() + 1;
-    (order, max_blocks, blocks)
+    Layout {
+        joint_order,
+        max_blocks: joints.len() + springs.len() + 1,
+        pattern_blocks,
+        closes_loop,
+    }
 }
 
 #[cfg(test)]
@@ -173,12 +185,17 @@ mod tests {
     #[test]
     fn chains_keep_the_scene_order_and_mobiles_store_under_three_blocks_per_joint() {
         let m = model(&chain_toml(100).unwrap());
-        let (order, _, _) = layout(&m.bodies, &m.joints, &m.springs);
+        let order = layout(&m.bodies, &m.joints, &m.springs).joint_order;
         assert!(order.iter().enumerate().all(|(k, &i)| k == i));
         for depth in 4..=9 {
             let m = model(&mobile_toml(depth).unwrap());
             let n = m.joints.len();
-            let (order, max_blocks, bound) = layout(&m.bodies, &m.joints, &m.springs);
+            let Layout {
+                joint_order: order,
+                max_blocks,
+                pattern_blocks: bound,
+                ..
+            } = layout(&m.bodies, &m.joints, &m.springs);
             assert_eq!(max_blocks, n + 1);
             // The elements' blocks, without the stylus's full row.
             let stored = bound - (n + 1);

@@ -7,14 +7,15 @@ use nalgebra::{Matrix3, Vector3};
 use super::impulses::{add_joint_impulses, add_row_impulses, add_stylus_impulse};
 use super::{larger, Step};
 use crate::sim::block::{mul_skew, skew_mul};
-use crate::sim::block_cholesky::{BlockCholesky, Lanes, BLOCK};
+use crate::sim::block_cholesky::{BlockCholesky, Lanes, BLOCK, MAX_STORAGE_BYTES};
 use crate::sim::body::{Body, BodyId, GROUND};
 use crate::sim::coupled::{assemble, start_block, BlockOwner, GlobalBlock};
+use crate::sim::error::SimError;
 use crate::sim::joint::Joint;
 use crate::sim::joint::Row;
 use crate::sim::spring::Spring;
 
-use super::block_order::{layout, BodyBlocks};
+use super::block_order::{layout, BodyBlocks, Layout};
 
 // Row loops index several parallel fixed-size arrays (rows, impulses, block entries).
 #[allow(clippy::needless_range_loop)]
@@ -200,10 +201,10 @@ impl Step<'_> {
             direct
                 .body_blocks
                 .build(bodies, nb, |a| direct.pattern_pairs[a]);
-            let (map, blocks) = (&direct.body_blocks, &direct.blocks);
+            let (map, pairs, blocks) = (&direct.body_blocks, &direct.pattern_pairs, &direct.blocks);
             direct.dense.begin(
                 nb,
-                |a, add| map.coupled(bodies, [blocks[a].b1, blocks[a].b2], add),
+                |a, add| map.coupled(bodies, pairs[a], add),
                 |a| blocks[a].rows,
             );
         }
@@ -284,11 +285,34 @@ impl DirectSolver {
     /// Room for the coupled system of these elements (see [`super::block_order::layout`];
     /// nothing is allocated later), regularised for the joints' topology (see
     /// [`joints_close_a_loop`]).
-    pub(crate) fn new(bodies: &[Body], joints: &[Joint], springs: &[Spring]) -> Self {
-        let (joint_order, max_blocks, pattern_blocks) = layout(bodies, joints, springs);
+    ///
+    /// # Errors
+    /// [`SimError::TooLarge`], before allocating, when the factor's storage (it follows the
+    /// factor's pattern: linear for chains and trees of bounded degree, more when many
+    /// elements couple through one body or loops fill it) would exceed [`MAX_STORAGE_BYTES`].
+    pub(crate) fn new(
+        bodies: &[Body],
+        joints: &[Joint],
+        springs: &[Spring],
+    ) -> Result<Self, SimError> {
+        let Layout {
+            joint_order,
+            max_blocks,
+            pattern_blocks,
+            closes_loop,
+        } = layout(bodies, joints, springs);
+        let bytes = BlockCholesky::storage_bytes(max_blocks, pattern_blocks).unwrap_or(usize::MAX);
+        if bytes > MAX_STORAGE_BYTES {
+            return Err(SimError::TooLarge {
+                elements: max_blocks,
+                factor_blocks: pattern_blocks,
+                bytes,
+                limit: MAX_STORAGE_BYTES,
+            });
+        }
         let n_bodies = bodies.len();
-        Self {
-            regularisation: if joints_close_a_loop(bodies, joints) {
+        Ok(Self {
+            regularisation: if closes_loop {
                 LOOP_REGULARISATION
             } else {
                 FOREST_REGULARISATION
@@ -302,6 +326,6 @@ impl DirectSolver {
             body_blocks: BodyBlocks::with_capacity(n_bodies, max_blocks),
             pattern_pairs: Vec::with_capacity(max_blocks),
             body_weight: vec![Matrix3::zeros(); n_bodies],
-        }
+        })
     }
 }

@@ -118,6 +118,7 @@ mod velocity;
 #[cfg(test)]
 mod tests;
 
+use crate::sim::error::SimError;
 use nalgebra::{Matrix3, Vector3};
 
 use crate::sim::block::BlockVector;
@@ -138,7 +139,6 @@ pub use joint_rows::JointReaction;
 pub use params::{SolverMethod, SolverParams};
 pub use split::MAX_STEP_SPLITS;
 
-pub(crate) use block_order::layout as block_layout;
 use direct::DirectSolver;
 use joint_rows::JointRows;
 use newton::NewtonGain;
@@ -233,18 +233,24 @@ pub(crate) struct Solver {
 }
 
 impl Solver {
-    /// Scratch for these bodies and element counts.
-    pub(crate) fn new(bodies: &[Body], joints: &[Joint], springs: &[Spring]) -> Self {
+    /// Scratch for these bodies and element counts, or [`SimError::TooLarge`] (see
+    /// [`DirectSolver::new`]) before anything large is allocated.
+    pub(crate) fn new(
+        bodies: &[Body],
+        joints: &[Joint],
+        springs: &[Spring],
+    ) -> Result<Self, SimError> {
         let n = bodies.len();
         let n_joints = joints.len();
         let n_springs = springs.len();
-        Self {
+        let direct = DirectSolver::new(bodies, joints, springs)?;
+        Ok(Self {
             body: BodyScratch::new(bodies),
             joint: JointRows::new(n_joints),
             spring_rows: vec![SoftRow::default(); n_springs],
             stylus_block: StylusBlock::default(),
             newton: NewtonGain::new(n),
-            direct: DirectSolver::new(bodies, joints, springs),
+            direct,
             loads: ExternalLoads {
                 force: vec![Vector3::zeros(); n],
                 torque: vec![Vector3::zeros(); n],
@@ -259,7 +265,7 @@ impl Solver {
             time_secs: 0.0,
             contact: contact_rows::ContactScratch::default(),
             fractures: Vec::new(),
-        }
+        })
     }
 }
 
