@@ -8,6 +8,7 @@ use ar_calibration::csv_write::{CsvWriter, Row};
 use nalgebra::{Isometry3, Point3, Vector3};
 
 use super::error::SimError;
+use super::grab::GrabPoint;
 use super::script::StylusScript;
 use super::simulation::Simulation;
 use super::stylus::{StylusAttachment, StylusTarget};
@@ -26,8 +27,8 @@ pub trait ScriptedSim {
     fn time_secs(&self) -> f64;
     /// Where grab point `index` is now, if the scene has it.
     fn grab_point_in_world(&self, index: usize) -> Option<Point3<f64>>;
-    /// The attachment that grab point `index` makes with this spring, if the scene has it.
-    fn grab_attachment(&self, index: usize, spring: StylusSpring) -> Option<StylusAttachment>;
+    /// The scene's grab points.
+    fn grab_points(&self) -> &[GrabPoint];
     /// Clips the stylus spring.
     fn attach_stylus(&mut self, attachment: StylusAttachment) -> Result<(), Self::Error>;
     /// Releases it.
@@ -51,7 +52,7 @@ pub trait ScriptedSim {
 }
 
 /// Implements [`ScriptedSim`] for a simulation type whose own calls have the trait's names
-/// (`dt_secs`, `attach_stylus`, `step`, …, and `grab_points`, `stylus_attachment`): both
+/// (`dt_secs`, `grab_points`, `attach_stylus`, `step`, …, and `stylus_attachment`): both
 /// methods' simulations. `$unknown` makes the error for a missing grab point from its index.
 macro_rules! scripted_sim_by_its_own_calls {
     ($sim:ty, $error:ty, $unknown:expr) => {
@@ -69,12 +70,8 @@ macro_rules! scripted_sim_by_its_own_calls {
             fn grab_point_in_world(&self, index: usize) -> Option<nalgebra::Point3<f64>> {
                 <$sim>::grab_point_in_world(self, index)
             }
-            fn grab_attachment(
-                &self,
-                index: usize,
-                spring: $crate::sim::scripted::StylusSpring,
-            ) -> Option<$crate::sim::stylus::StylusAttachment> {
-                $crate::sim::scripted::grab_attachment(self.grab_points(), index, spring)
+            fn grab_points(&self) -> &[$crate::sim::GrabPoint] {
+                <$sim>::grab_points(self)
             }
             fn attach_stylus(
                 &mut self,
@@ -115,20 +112,6 @@ pub(crate) use scripted_sim_by_its_own_calls;
 scripted_sim_by_its_own_calls!(Simulation, SimError, |index| SimError::UnknownGrabPoint {
     index
 });
-
-/// The attachment of grab point `index` of `grab_points` with `spring`.
-pub fn grab_attachment(
-    grab_points: &[super::GrabPoint],
-    index: usize,
-    spring: StylusSpring,
-) -> Option<StylusAttachment> {
-    grab_points.get(index).map(|g| StylusAttachment {
-        body: g.body,
-        point_in_body: g.point_in_body,
-        stiffness_n_per_m: spring.stiffness_n_per_m,
-        damping_n_s_per_m: spring.damping_n_s_per_m,
-    })
-}
 
 /// Seconds after clipping before the grab point must follow the stylus closely.
 pub const SETTLE_SECS: f64 = 0.2;
@@ -219,10 +202,17 @@ pub fn run_scripted_with<S: ScriptedSim>(
     let steps = (duration_secs / h).round().max(0.0) as usize;
     let origin = sim.grab_point_in_world(0).unwrap_or_else(Point3::origin);
     let grab = match script {
-        Some(_) => Some(
-            sim.grab_attachment(0, spring)
-                .ok_or_else(|| S::unknown_grab_point(0))?,
-        ),
+        Some(_) => {
+            let g = sim
+                .grab_points()
+                .first()
+                .ok_or_else(|| S::unknown_grab_point(0))?;
+            Some(StylusAttachment::at_grab_point(
+                g,
+                spring.stiffness_n_per_m,
+                spring.damping_n_s_per_m,
+            ))
+        }
         None => None,
     };
     let mut summary = RunSummary::default();

@@ -13,6 +13,7 @@ use nalgebra::{Point3, Vector3};
 
 use super::body::BodyId;
 use super::error::SimError;
+use super::grab::GrabPoint;
 use super::simulation::Simulation;
 
 /// Default stylus stiffness (N/m).
@@ -35,6 +36,16 @@ pub struct StylusAttachment {
 }
 
 impl StylusAttachment {
+    /// The spring clipped to grab point `grab`.
+    pub fn at_grab_point(grab: &GrabPoint, stiffness_n_per_m: f64, damping_n_s_per_m: f64) -> Self {
+        Self {
+            body: grab.body,
+            point_in_body: grab.point_in_body,
+            stiffness_n_per_m,
+            damping_n_s_per_m,
+        }
+    }
+
     /// Checks the spring: a positive, finite stiffness and a finite damping ≥ 0.
     pub fn check_spring(&self) -> Result<(), SimError> {
         if !(self.stiffness_n_per_m > 0.0 && self.stiffness_n_per_m.is_finite()) {
@@ -152,12 +163,7 @@ impl Simulation {
             .grab_points
             .get(grab_index)
             .ok_or(SimError::UnknownGrabPoint { index: grab_index })?;
-        let attachment = StylusAttachment {
-            body: g.body,
-            point_in_body: g.point_in_body,
-            stiffness_n_per_m,
-            damping_n_s_per_m,
-        };
+        let attachment = StylusAttachment::at_grab_point(g, stiffness_n_per_m, damping_n_s_per_m);
         self.attach_stylus(attachment)
     }
 
