@@ -13,14 +13,20 @@ fn bin() -> Command {
 
 /// `simulate --csv` used to lose the rows still in its buffer on SIGTERM or Ctrl-C (all of
 /// them for a short run); now the run stops after the step, flushes, says so, exits 130.
+/// Both methods.
 #[test]
 fn simulate_keeps_its_csv_rows_on_sigterm_and_ctrl_c() {
-    for signal in [libc::SIGTERM, libc::SIGINT] {
+    let methods = [["--method", "default"], ["--method", "articulated"]];
+    for (method, signal) in methods
+        .iter()
+        .flat_map(|m| [(m, libc::SIGTERM), (m, libc::SIGINT)])
+    {
         let dir = tempfile::tempdir().unwrap();
         let csv = dir.path().join("run.csv");
         let child = bin()
             .args(["simulate", "ten_pendula", "--duration", "1000000", "--csv"])
             .arg(&csv)
+            .args(method)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -44,7 +50,11 @@ fn simulate_keeps_its_csv_rows_on_sigterm_and_ctrl_c() {
         assert!(stderr.contains("rows so far kept in"), "{stderr}");
         let text = std::fs::read_to_string(&csv).unwrap();
         // Every step's row is there, complete: header + one line per step, ending in '\n'.
-        assert_eq!(text.lines().count(), steps + 1, "signal {signal}");
+        assert_eq!(
+            text.lines().count(),
+            steps + 1,
+            "{method:?}, signal {signal}"
+        );
         assert!(text.ends_with('\n'));
     }
 }

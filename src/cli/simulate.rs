@@ -4,8 +4,6 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -22,7 +20,7 @@ const DISSIPATION_REVERSED_NOTE_REL: f64 = 1.0e-6;
 const DISSIPATION_REVERSED_FLOOR_J: f64 = 1.0e-9;
 use super::simulate_articulated::{IntegratorArg, Method};
 use super::simulate_contacts::{contact_rows, ContactSummary, CONTACTS_HEADER};
-use super::simulate_output::{CsvStream, COLUMNS_HELP};
+use super::simulate_output::{finish_all, CsvStream, RunWatch, COLUMNS_HELP};
 use super::simulate_plot::{plot, Series};
 use ar_multibody::sim::contact::InequalityMethod;
 use ar_multibody::sim::wind::{LevelSchedule, WindElement, WindSettings};
@@ -291,16 +289,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             *max_force = max_force.max(element.last_total_force().norm());
         }
     };
-    // Ctrl-C or SIGTERM ends the run after the current step with the rows written so far
-    // flushed (they used to sit in the 64 KiB buffer and be lost with the process).
-    let interrupted = Arc::new(AtomicBool::new(false));
-    {
-        let flag = interrupted.clone();
-        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-            .context("installing the Ctrl-C / SIGTERM handler")?;
-    }
-    let planned_steps = (args.duration / sim.dt_secs()).round().max(0.0) as u64;
-    let progress = super::progress::bar(Some(planned_steps), "steps");
+    let watch = RunWatch::start(planned_steps(&args, sim.dt_secs()))?;
     let started = Instant::now();
     let result = run_scripted_with(
         &mut sim,
@@ -310,7 +299,6 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         before_step,
         |sim| {
             steps_done += 1;
-            progress.set_position(steps_done as u64);
             if let Some(out) = csv.as_mut() {
                 out.write_rows(|w| scripted::csv_row(sim, w));
             }
@@ -327,18 +315,12 @@ pub fn run(args: SimulateArgs) -> Result<()> {
             if let Some(out) = contacts.as_mut() {
                 out.write_rows(|rows| contact_rows(sim, rows));
             }
-            if interrupted.load(Ordering::SeqCst) {
-                progress.finish_and_clear();
-                let kept = finish_all([csv.take(), poses.take(), contacts.take()]);
-                eprintln!(
-                    "interrupted at t = {:.3} s after {steps_done} steps{kept}",
-                    sim.time_secs()
-                );
-                std::process::exit(130);
-            }
+            watch.after_step(steps_done, sim.time_secs(), || {
+                [csv.take(), poses.take(), contacts.take()]
+            });
         },
     );
-    progress.finish_and_clear();
+    watch.finish();
     let summary = match result {
         Ok(summary) => summary,
         Err(e) => {
@@ -448,16 +430,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     Ok(())
 }
 
-/// Flushes the CSV streams of an interrupted or failed run; says where the rows are (or why
-/// they could not be kept), e.g. "; rows so far kept in out.csv".
-fn finish_all(streams: [Option<CsvStream>; 3]) -> String {
-    let mut text = String::new();
-    for stream in streams.into_iter().flatten() {
-        let path = stream.path().display().to_string();
-        match stream.finish() {
-            Ok(()) => text.push_str(&format!("; rows so far kept in {path}")),
-            Err(e) => text.push_str(&format!("; {e:#}")),
-        }
-    }
-    text
+/// The steps a run of `--duration` at step `dt_secs` plans (for the progress bar).
+pub(super) fn planned_steps(args: &SimulateArgs, dt_secs: f64) -> u64 {
+    (args.duration / dt_secs).round().max(0.0) as u64
 }

@@ -5,7 +5,7 @@
 //!
 //! `--stylus` and `--wind` drive it through the default method's scripted loop
 //! ([`ar_multibody::sim::run_scripted_with`]): the same script sampling, clip and release, and
-//! run summary. Not with this method: the default method's solver flags (`--iterations`,
+//! run summary; the same progress bar and Ctrl-C handling (the rows so far are flushed). Not with this method: the default method's solver flags (`--iterations`,
 //! `--beta`, `--row-refreshes`, `--gauss-seidel`); they are refused, not ignored. Joint
 //! reactions are not computed, so the CSV has no reaction columns.
 
@@ -17,7 +17,7 @@ use ar_calibration::csv_write::CsvWriter;
 use clap::ValueEnum;
 
 use super::simulate::SimulateArgs;
-use super::simulate_output::CsvStream;
+use super::simulate_output::{finish_all, CsvStream, RunWatch};
 use super::simulate_plot::{plot, Series};
 use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
 use ar_multibody::sim::{run_scripted_with, scripted, Scene};
@@ -103,6 +103,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     let mut wind = super::simulate::wind_of(args, &scene)?;
     let mut max_psi_m = sim.diagnostics().constraint_norm_m;
     let mut steps_done = 0usize;
+    let watch = RunWatch::start(super::simulate::planned_steps(args, sim.dt_secs()))?;
     let started = Instant::now();
     let result = run_scripted_with(
         &mut sim,
@@ -130,16 +131,17 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
             if let Some(series) = series.as_mut() {
                 series.push(sim.diagnostics());
             }
+            watch.after_step(steps_done, sim.time_secs(), || [csv.take(), poses.take()]);
         },
     );
+    watch.finish();
     let summary = match result {
         Ok(summary) => summary,
         Err(e) => {
-            // The rows up to the failed step are the evidence: keep them.
-            csv.map(CsvStream::finish).transpose()?;
-            poses.map(CsvStream::finish).transpose()?;
+            // The rows up to the failed step are the evidence: flush them.
+            let kept = finish_all([csv.take(), poses.take()]);
             return Err(anyhow::Error::new(e).context(format!(
-                "scene {}: simulation stopped after {steps_done} steps",
+                "scene {}: simulation stopped after {steps_done} steps{kept}",
                 args.scene
             )));
         }

@@ -1,5 +1,6 @@
-//! The CSV files `simulate` writes as the run goes (`--csv`, `--poses`), and the long help
-//! that documents their columns.
+//! The CSV files `simulate` writes as the run goes (`--csv`, `--poses`, `--contacts`), the
+//! long help that documents their columns, and the run's progress bar and Ctrl-C handling
+//! (both methods).
 //!
 //! Rows are streamed through the workspace's CSV writer (`ar_calibration::csv_write`) opened
 //! before the run, not collected in memory:
@@ -8,9 +9,12 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use ar_calibration::csv_write::CsvWriter;
+use indicatif::ProgressBar;
 
 /// Long help of `simulate` (`--help`): the columns of both CSV files.
 pub const COLUMNS_HELP: &str = "\
@@ -50,8 +54,8 @@ t_s has 9 decimals, i.e. rounded to 1 ns, as the solver's clock is n·h accumula
 A point p given in the body frame is at x + R(q)·p in the world.
 
 With --method articulated the main CSV has the same columns up to grab_z and no reaction
-columns: constraint_norm_m is 0 (joints are exact in reduced coordinates), user_work_j and
-clipped are 0 and the stylus columns NaN (no stylus yet); the poses CSV is the same.";
+columns: constraint_norm_m is the loop-closing joints' ‖ψ‖ (0 for a tree: its joints are
+exact in reduced coordinates); the poses CSV is the same.";
 
 /// A CSV file written row by row during the run. The first write error is kept (the run's
 /// step callback cannot stop the run) and returned, naming the file, by [`Self::finish`].
@@ -98,4 +102,61 @@ impl CsvStream {
         };
         result.with_context(|| format!("cannot write {}", self.path.display()))
     }
+}
+
+/// A run's progress bar (on stderr when it is a terminal) and its Ctrl-C / SIGTERM handling:
+/// an interrupted run ends after the current step with the rows written so far flushed.
+pub struct RunWatch {
+    progress: ProgressBar,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl RunWatch {
+    /// Installs the handler and starts the bar over `planned_steps`.
+    pub fn start(planned_steps: u64) -> Result<Self> {
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let flag = interrupted.clone();
+        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+            .context("installing the Ctrl-C / SIGTERM handler")?;
+        Ok(Self {
+            progress: super::progress::bar(Some(planned_steps), "steps"),
+            interrupted,
+        })
+    }
+
+    /// After each step: moves the bar; after a Ctrl-C, flushes the streams `take` hands over,
+    /// says where their rows are and exits with status 130.
+    pub fn after_step<const N: usize>(
+        &self,
+        steps_done: usize,
+        time_secs: f64,
+        take: impl FnOnce() -> [Option<CsvStream>; N],
+    ) {
+        self.progress.set_position(steps_done as u64);
+        if self.interrupted.load(Ordering::SeqCst) {
+            self.progress.finish_and_clear();
+            let kept = finish_all(take());
+            eprintln!("interrupted at t = {time_secs:.3} s after {steps_done} steps{kept}");
+            std::process::exit(130);
+        }
+    }
+
+    /// Clears the bar at the end of the run.
+    pub fn finish(&self) {
+        self.progress.finish_and_clear();
+    }
+}
+
+/// Flushes the CSV streams of an interrupted or failed run; says where the rows are (or why
+/// they could not be kept), e.g. "; rows so far kept in out.csv".
+pub fn finish_all<const N: usize>(streams: [Option<CsvStream>; N]) -> String {
+    let mut text = String::new();
+    for stream in streams.into_iter().flatten() {
+        let path = stream.path().display().to_string();
+        match stream.finish() {
+            Ok(()) => text.push_str(&format!("; rows so far kept in {path}")),
+            Err(e) => text.push_str(&format!("; {e:#}")),
+        }
+    }
+    text
 }
