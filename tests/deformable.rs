@@ -380,7 +380,46 @@ element_radius_m = 0.01
 stiffness_n_per_m = 100.0
 "#;
     for (extra, field, words) in [
-        ("kind = \"cloth\"", "deformable[0].kind", "expected rope or lattice"),
+        (
+            "kind = \"sheet\"",
+            "deformable[0].kind",
+            "expected rope, lattice or cloth",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nnodes = [3, 3]",
+            "deformable[0].edge2_m",
+            "needs `edge2_m`",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.2, 0.0, 0.0]\nnodes = [3, 3]",
+            "deformable[0].edge2_m",
+            "parallel",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3, 0]",
+            "deformable[0].nodes",
+            "at least 2 nodes along each edge",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3]",
+            "deformable[0].nodes",
+            "expected 2 numbers",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3, 3]\npinned_nodes = [[0, 3]]",
+            "deformable[0].pinned_nodes",
+            "outside the 3 × 3 grid",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3, 3]\nshear = \"two\"",
+            "deformable[0].shear",
+            "expected none, one or both",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3, 3]\nclamp = \"x-\"",
+            "deformable[0].clamp",
+            "belongs to kind = \"lattice\", not \"cloth\"",
+        ),
         (
             "kind = \"rope\"\nend1_m = [0.0, 0.0, 0.0]\nelements = 3",
             "deformable[0].end2_m",
