@@ -24,10 +24,9 @@
 //! one rigid body, switchable at given times or on command, conserving momentum.
 //!
 //! The rig switches a group on a `SetGroupRigid` command (`make_rigid` / `make_deformable`,
-//! [`crate::rig::solver_commands`]).
+//! [`crate::rig::solver_commands`]); the sandbox's `G` key sends it.
 //!
-//! Not yet: skinned drawing, a sandbox key or HUD control that sends the rig's group
-//! command.
+//! Not yet: skinned drawing (elements are drawn as their spheres).
 
 pub mod cloth;
 pub mod fracture;
