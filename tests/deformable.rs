@@ -369,6 +369,58 @@ clamp = "x-"
     assert!(worst < 0.01 * u_max);
 }
 
+/// A cloth curtain pinned at its two top corners (`pinned_nodes`) settles hanging from them:
+/// the pins' reactions on the corner elements carry the whole weight, M g, and hold the
+/// corners apart against the sagging top edge with equal and opposite forces.
+#[test]
+fn a_cloth_pinned_at_two_corners_hangs_from_them() {
+    let mass_kg = 0.02;
+    let mut sim = build(&format!(
+        r#"
+[[deformable]]
+name = "curtain"
+kind = "cloth"
+mass_kg = {mass_kg}
+element_radius_m = 0.003
+stiffness_n_per_m = 200.0
+damping_n_s_per_m = 0.01
+drag_n_s_per_m = 0.04
+corner_m = [0.0, 0.0, 0.5]
+edge1_m = [0.2, 0.0, 0.0]
+edge2_m = [0.0, 0.0, -0.2]
+nodes = [5, 5]
+shear = "both"
+bend = true
+pinned_nodes = [[0, 0], [4, 0]]
+"#
+    ));
+    assert_eq!(sim.bodies().len(), 1 + 25);
+    // 40 structural, 32 diagonals, 30 skip-one.
+    assert_eq!(sim.springs().len(), 40 + 32 + 30);
+    assert_eq!(sim.joints().len(), 2);
+    for _ in 0..300 {
+        sim.step().expect("step");
+    }
+    let r = sim.joint_reactions();
+    let lift_n = r[0].force_in_world.z + r[1].force_in_world.z;
+    let weight_n = mass_kg * 9.81;
+    let sideways_n = (r[0].force_in_world.x, r[1].force_in_world.x);
+    println!(
+        "pinned curtain: pins carry {lift_n:.9} N of the weight {weight_n:.9} N, hold the corners out with {:.6} and {:.6} N, \
+         fastest element {:.2e} m/s",
+        sideways_n.0,
+        sideways_n.1,
+        max_speed(&sim)
+    );
+    assert!(max_speed(&sim) < 1e-4, "not at rest");
+    // Measured 6e-7, with the elements still moving at 4 µm/s.
+    assert!((lift_n / weight_n - 1.0).abs() < 1e-5, "{lift_n} N");
+    assert!(
+        sideways_n.0 < 0.0 && (sideways_n.0 + sideways_n.1).abs() < 1e-5 * weight_n,
+        "{sideways_n:?}"
+    );
+}
+
 /// Bad `[[deformable]]` tables are refused with the table's field named.
 #[test]
 fn bad_deformable_tables_name_their_field() {
