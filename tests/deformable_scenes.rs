@@ -44,7 +44,7 @@ fn build(text: &str, name: &str) -> Simulation {
         .expect("builds")
 }
 
-/// Element `k`'s position (the body after the ground and the scene's `[[body]]` tables).
+/// The named element's position (world, m).
 fn element(sim: &Simulation, name: &str) -> Vector3<f64> {
     sim.bodies()[sim.body_id(name).expect(name)].position_in_world
 }
