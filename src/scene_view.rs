@@ -23,6 +23,16 @@ pub struct BodyView {
     pub world_from_body: Isometry3<f64>,
 }
 
+/// A deformable body's rigid group (see [`crate::sim::deformable::rigid_group`]) and whether
+/// it is rigid now: what the sandbox's `G` key toggles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RigidGroupView {
+    /// The group's name, `<deformable>.<group>` (shared: snapshots are cloned every frame).
+    pub name: Arc<str>,
+    /// Rigid now (true) or deformable.
+    pub rigid: bool,
+}
+
 /// The reaction force of one joint on its second body, or a contact's normal force (see
 /// [`crate::rig::Simulation::contacts`]).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -369,6 +369,58 @@ clamp = "x-"
     assert!(worst < 0.01 * u_max);
 }
 
+/// A cloth curtain pinned at its two top corners (`pinned_nodes`) settles hanging from them:
+/// the pins' reactions on the corner elements carry the whole weight, M g, and hold the
+/// corners apart against the sagging top edge with equal and opposite forces.
+#[test]
+fn a_cloth_pinned_at_two_corners_hangs_from_them() {
+    let mass_kg = 0.02;
+    let mut sim = build(&format!(
+        r#"
+[[deformable]]
+name = "curtain"
+kind = "cloth"
+mass_kg = {mass_kg}
+element_radius_m = 0.003
+stiffness_n_per_m = 200.0
+damping_n_s_per_m = 0.01
+drag_n_s_per_m = 0.04
+corner_m = [0.0, 0.0, 0.5]
+edge1_m = [0.2, 0.0, 0.0]
+edge2_m = [0.0, 0.0, -0.2]
+nodes = [5, 5]
+shear = "both"
+bend = true
+pinned_nodes = [[0, 0], [4, 0]]
+"#
+    ));
+    assert_eq!(sim.bodies().len(), 1 + 25);
+    // 40 structural, 32 diagonals, 30 skip-one.
+    assert_eq!(sim.springs().len(), 40 + 32 + 30);
+    assert_eq!(sim.joints().len(), 2);
+    for _ in 0..300 {
+        sim.step().expect("step");
+    }
+    let r = sim.joint_reactions();
+    let lift_n = r[0].force_in_world.z + r[1].force_in_world.z;
+    let weight_n = mass_kg * 9.81;
+    let sideways_n = (r[0].force_in_world.x, r[1].force_in_world.x);
+    println!(
+        "pinned curtain: pins carry {lift_n:.9} N of the weight {weight_n:.9} N, hold the corners out with {:.6} and {:.6} N, \
+         fastest element {:.2e} m/s",
+        sideways_n.0,
+        sideways_n.1,
+        max_speed(&sim)
+    );
+    assert!(max_speed(&sim) < 1e-4, "not at rest");
+    // Measured 6e-7, with the elements still moving at 4 µm/s.
+    assert!((lift_n / weight_n - 1.0).abs() < 1e-5, "{lift_n} N");
+    assert!(
+        sideways_n.0 < 0.0 && (sideways_n.0 + sideways_n.1).abs() < 1e-5 * weight_n,
+        "{sideways_n:?}"
+    );
+}
+
 /// Bad `[[deformable]]` tables are refused with the table's field named.
 #[test]
 fn bad_deformable_tables_name_their_field() {
@@ -380,7 +432,46 @@ element_radius_m = 0.01
 stiffness_n_per_m = 100.0
 "#;
     for (extra, field, words) in [
-        ("kind = \"cloth\"", "deformable[0].kind", "expected rope or lattice"),
+        (
+            "kind = \"sheet\"",
+            "deformable[0].kind",
+            "expected rope, lattice or cloth",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nnodes = [3, 3]",
+            "deformable[0].edge2_m",
+            "needs `edge2_m`",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.2, 0.0, 0.0]\nnodes = [3, 3]",
+            "deformable[0].edge2_m",
+            "parallel",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3, 0]",
+            "deformable[0].nodes",
+            "at least 2 nodes along each edge",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3]",
+            "deformable[0].nodes",
+            "expected 2 numbers",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3, 3]\npinned_nodes = [[0, 3]]",
+            "deformable[0].pinned_nodes",
+            "outside the 3 × 3 grid",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3, 3]\nshear = \"two\"",
+            "deformable[0].shear",
+            "expected none, one or both",
+        ),
+        (
+            "kind = \"cloth\"\ncorner_m = [0.0, 0.0, 0.0]\nedge1_m = [0.1, 0.0, 0.0]\nedge2_m = [0.0, 0.1, 0.0]\nnodes = [3, 3]\nclamp = \"x-\"",
+            "deformable[0].clamp",
+            "belongs to kind = \"lattice\", not \"cloth\"",
+        ),
         (
             "kind = \"rope\"\nend1_m = [0.0, 0.0, 0.0]\nelements = 3",
             "deformable[0].end2_m",

@@ -1,8 +1,8 @@
 //! `sandbox [SCENE]`: a scene in a window without any device — the desk and the printed
 //! marker seen by a virtual camera the mouse orbits, pans and zooms, bodies grabbed with the
 //! mouse through the stylus spring, keys to pause, step, reset, switch the scene, show the
-//! forces and blow wind (see `ar_multibody::sandbox`). It runs the same rig as `demo` and
-//! `run`, so `--record DIR` records it for `replay`.
+//! forces, switch the rigid groups and blow wind (see `ar_multibody::sandbox`). It runs the
+//! same rig as `demo` and `run`, so `--record DIR` records it for `replay`.
 
 use super::demo::{display_available, stop_on_ctrl_c};
 use ar_multibody::compositor::frames::FrameWriter;
@@ -124,7 +124,7 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
     )?;
     eprintln!(
         "sandbox: {} (left drag grabs, right drag orbits, middle drag pans, wheel zooms; \
-         P pause, N step, R reset, F forces, Tab next scene, Space wind, Esc quit)",
+         P pause, N step, R reset, F forces, Tab next scene, G rigid groups, Space wind, Esc quit)",
         args.scene
     );
     let loop_config = DisplayLoopConfig {

@@ -5,7 +5,7 @@
 
 use super::messages::{CameraUpdate, MicLevel, SimDiagnostics, StylusSample};
 use crate::interaction::{GrabPoint, SpringAttachment};
-use crate::scene_view::{BodyView, ReactionView, Support};
+use crate::scene_view::{BodyView, ReactionView, RigidGroupView, Support};
 use nalgebra::{Isometry3, Point3};
 use std::sync::Arc;
 
@@ -88,6 +88,11 @@ pub trait Simulation: Send {
     }
     /// Diagnostics of the last step.
     fn diagnostics(&self) -> SimDiagnostics;
+    /// The rigid groups of the scene's deformable bodies and their state now (none by
+    /// default).
+    fn rigid_groups(&self) -> Vec<RigidGroupView> {
+        Vec::new()
+    }
     /// Makes the named rigid group of a deformable body rigid (`true`) or deformable
     /// (`false`) now, conserving momentum; an error names why not (by default: this
     /// simulation has no rigid groups).

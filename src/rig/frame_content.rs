@@ -142,6 +142,7 @@ mod tests {
             diagnostics: SimDiagnostics::default(),
             scene_name: Arc::from("test"),
             grabbed_body: None,
+            rigid_groups: Vec::new(),
             stylus_sampled_at: None,
             arm_status: None,
             mic_rms: None,

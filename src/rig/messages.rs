@@ -1,7 +1,7 @@
 //! The messages that flow between the rig's threads. Every one carries the monotonic time at
 //! which its device produced it, so the compositor can show end-to-end latencies.
 
-use crate::scene_view::{BodyView, ReactionView, Support};
+use crate::scene_view::{BodyView, ReactionView, RigidGroupView, Support};
 use ar_drivers::arm::kinematics::ArmLinkage;
 use nalgebra::{Isometry3, Point3};
 use std::sync::Arc;
@@ -115,6 +115,8 @@ pub struct SimSnapshot {
     pub diagnostics: SimDiagnostics,
     /// The scene's name (its file stem), for the HUD.
     pub scene_name: Arc<str>,
+    /// The rigid groups of the scene's deformable bodies and their state (empty without).
+    pub rigid_groups: Vec<RigidGroupView>,
     /// The name of the body the stylus is clipped to, while clipped.
     pub grabbed_body: Option<Arc<str>>,
     /// Sample time of the newest stylus sample this snapshot reflects.

@@ -19,7 +19,7 @@ use super::scene_common::{
 };
 use super::wind_log::WindLog;
 use crate::interaction::{GrabPoint, SpringAttachment};
-use crate::scene_view::{BodyView, ReactionView, Support};
+use crate::scene_view::{BodyView, ReactionView, RigidGroupView, Support};
 use crate::sim::wind::WindElement;
 use crate::sim::Scene;
 use nalgebra::{Isometry3, Point3};
@@ -35,6 +35,9 @@ pub struct SceneSimulation {
     wind: MicWind,
     /// The bodies' names, shared by every snapshot.
     names: Vec<Arc<str>>,
+    /// The rigid groups' names (a scene's groups are fixed when it is built), shared by every
+    /// snapshot.
+    group_names: Vec<Arc<str>>,
     /// The scene's supports, shared by every snapshot.
     supports: Arc<[Support]>,
     /// The scene's name (file stem), shared by every snapshot.
@@ -101,8 +104,14 @@ impl SceneSimulation {
             .iter()
             .map(|b| Arc::from(b.name.as_str()))
             .collect();
+        let group_names = sim
+            .rigid_groups()
+            .iter()
+            .map(|g| Arc::from(g.name.as_str()))
+            .collect();
         Self {
             names,
+            group_names,
             sim,
             stylus: RigStylus::default(),
             wind: MicWind::default(),
@@ -209,6 +218,18 @@ impl Simulation for SceneSimulation {
 
     fn name(&self) -> Arc<str> {
         self.name.clone()
+    }
+
+    fn rigid_groups(&self) -> Vec<RigidGroupView> {
+        self.sim
+            .rigid_groups()
+            .iter()
+            .zip(&self.group_names)
+            .map(|(g, name)| RigidGroupView {
+                name: name.clone(),
+                rigid: g.rigid,
+            })
+            .collect()
     }
 
     fn set_group_rigid(&mut self, name: &str, rigid: bool) -> Result<(), SimulationError> {

@@ -512,6 +512,7 @@ impl SolverLoop {
         SimSnapshot {
             scene_name: self.sim.name(),
             grabbed_body,
+            rigid_groups: self.sim.rigid_groups(),
             sim_time_s: stepper.steps_taken() as f64 * self.config.dt_secs,
             real_time_factor: stepper.real_time_factor(Instant::now()),
             skipped_steps: stepper.steps_skipped(),

@@ -1,7 +1,8 @@
 //! The sandbox's controller: turns the user's inputs ([`SandboxInput`]) into view changes
 //! (orbit, pan, zoom of an [`OrbitView`]) and into actions on the simulation — a grab through
 //! the stylus spring at the picked point, the spring's target dragged in the plane through
-//! that point facing the camera, its release, and the keys' commands. It holds no window and
+//! that point facing the camera, its release, and the keys' commands (among them the switch
+//! of the scene's rigid groups). It holds no window and
 //! no simulation: the bodies it picks from are the newest snapshot's, passed in.
 
 use super::input::{PointerButton, SandboxInput, SandboxKey};
@@ -42,6 +43,8 @@ pub enum SandboxAction {
     ShowReactions(bool),
     /// The user's wind level, or `None` when they stop blowing.
     Wind(Option<f64>),
+    /// The scene's rigid groups switch: all rigid if any is deformable, else all deformable.
+    ToggleRigidGroups,
     /// The session ends.
     Quit,
 }
@@ -79,6 +82,8 @@ pub struct SandboxController {
     paused: bool,
     show_reactions: bool,
     blowing: bool,
+    /// `G` is held: its repeats do not switch the groups back and forth.
+    groups_key_held: bool,
 }
 
 impl SandboxController {
@@ -91,6 +96,7 @@ impl SandboxController {
             paused: false,
             show_reactions: false,
             blowing: false,
+            groups_key_held: false,
         }
     }
 
@@ -167,6 +173,10 @@ impl SandboxController {
                 self.blowing = false;
                 Some(SandboxAction::Wind(None))
             }
+            SandboxInput::KeyReleased(SandboxKey::RigidGroups) => {
+                self.groups_key_held = false;
+                None
+            }
             SandboxInput::KeyReleased(_) => None,
         }
     }
@@ -198,6 +208,12 @@ impl SandboxController {
             SandboxKey::Wind => {
                 self.blowing = true;
                 Some(SandboxAction::Wind(Some(SPACE_BAR_WIND_LEVEL)))
+            }
+            // One switch per press, however long the key is held.
+            SandboxKey::RigidGroups if self.groups_key_held => None,
+            SandboxKey::RigidGroups => {
+                self.groups_key_held = true;
+                Some(SandboxAction::ToggleRigidGroups)
             }
             SandboxKey::Quit => Some(SandboxAction::Quit),
         }

@@ -218,3 +218,25 @@ fn pause_step_reset_and_wind_keys() {
         Some(SandboxAction::ShowReactions(true))
     );
 }
+
+#[test]
+fn the_g_key_switches_the_rigid_groups_once_per_press() {
+    let Fixture {
+        mut controller,
+        bodies,
+        ..
+    } = ten_pendula();
+    let press = SandboxInput::KeyPressed(SandboxKey::RigidGroups);
+    let release = SandboxInput::KeyReleased(SandboxKey::RigidGroups);
+    assert_eq!(
+        controller.handle(press, &bodies),
+        Some(SandboxAction::ToggleRigidGroups)
+    );
+    // A held key repeats its press: no switching back and forth.
+    assert_eq!(controller.handle(press, &bodies), None);
+    assert_eq!(controller.handle(release, &bodies), None);
+    assert_eq!(
+        controller.handle(press, &bodies),
+        Some(SandboxAction::ToggleRigidGroups)
+    );
+}

@@ -27,6 +27,9 @@ pub enum SandboxKey {
     Reactions,
     /// The next shipped scene (`Tab`).
     NextScene,
+    /// Switch the scene's rigid groups: all rigid if any is deformable, else all deformable
+    /// (`G`; the rig's `make_rigid` / `make_deformable`).
+    RigidGroups,
     /// Blow while held (space bar).
     Wind,
     /// End the session (`Esc`).
@@ -35,12 +38,13 @@ pub enum SandboxKey {
 
 impl SandboxKey {
     /// Every key, in the order the help line names them.
-    pub const ALL: [SandboxKey; 7] = [
+    pub const ALL: [SandboxKey; 8] = [
         SandboxKey::Pause,
         SandboxKey::Step,
         SandboxKey::Reset,
         SandboxKey::Reactions,
         SandboxKey::NextScene,
+        SandboxKey::RigidGroups,
         SandboxKey::Wind,
         SandboxKey::Quit,
     ];
@@ -53,6 +57,7 @@ impl SandboxKey {
             SandboxKey::Reset => "R",
             SandboxKey::Reactions => "F",
             SandboxKey::NextScene => "Tab",
+            SandboxKey::RigidGroups => "G",
             SandboxKey::Wind => "Space",
             SandboxKey::Quit => "Esc",
         }
@@ -66,6 +71,7 @@ impl SandboxKey {
             SandboxKey::Reset => "reset",
             SandboxKey::Reactions => "forces",
             SandboxKey::NextScene => "scene",
+            SandboxKey::RigidGroups => "rigid groups",
             SandboxKey::Wind => "wind (hold)",
             SandboxKey::Quit => "quit",
         }
@@ -145,7 +151,7 @@ mod tests {
         assert!(mouse.contains("wheel: zoom"), "{mouse}");
         assert_eq!(
             keys,
-            "P pause  N step  R reset  F forces  Tab scene  Space wind (hold)  Esc quit"
+            "P pause  N step  R reset  F forces  Tab scene  G rigid groups  Space wind (hold)  Esc quit"
         );
     }
 }

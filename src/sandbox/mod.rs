@@ -1,8 +1,9 @@
 //! `sandbox`: a scene in a window without any device. The mouse orbits, pans and zooms the
 //! view and grabs bodies through the stylus spring; keys pause, step, reset, switch the scene,
-//! show the forces and blow wind. The input is plain data ([`input`]) turned into view changes
-//! and simulation actions by a controller that needs no window ([`controller`]); the window's
-//! events are mapped into it ([`window_input`]) and [`session`] runs it on the rig.
+//! show the forces, switch the rigid groups and blow wind. The input is plain data
+//! ([`input`]) turned into view changes and simulation actions by a controller that needs no
+//! window ([`controller`]); the window's events are mapped into it ([`window_input`]) and
+//! [`session`] runs it on the rig.
 //!
 //! - [`input`]: what the user does (pointer, wheel, keys) and the HUD's help lines.
 //! - [`orbit`]: the orbiting view.

@@ -1,5 +1,6 @@
 //! The sandbox on the rig: a [`FrameControl`] that feeds the window's events through the
-//! [`SandboxController`], sends the pointer's spring, pause, steps and wind to the solver
+//! [`SandboxController`], sends the pointer's spring, pause, steps, wind and the rigid groups'
+//! switches (`make_rigid` / `make_deformable`, the rig's own command) to the solver
 //! thread ([`SolverCommand`]), moves the virtual camera's view ([`ViewHandle`]), reloads or
 //! switches the scene, and says what happened on standard output, one line each (`t = … s:`
 //! with the session's wall time), so that a script or a test can follow the session.
@@ -16,7 +17,7 @@ use crate::rig::live::DisplayLoopConfig;
 use crate::rig::messages::SimSnapshot;
 use crate::rig::solver_commands::SolverCommand;
 use crate::rig::view_camera::ViewHandle;
-use crate::scene_view::BodyView;
+use crate::scene_view::{BodyView, RigidGroupView};
 use crossbeam_channel::Sender;
 use kiss3d::event::WindowEvent;
 use nalgebra::{Point3, Vector3};
@@ -85,7 +86,21 @@ pub struct SandboxSession {
     watched: Option<Watched>,
     watched_now: Option<Point3<f64>>,
     blowing: bool,
+    /// The scene's rigid groups as the newest snapshot shows them, with the switches sent
+    /// since.
+    rigid_groups: Vec<RigidGroupView>,
     start: Instant,
+}
+
+/// What the `G` key asks for, given the groups' states: every group rigid if any is
+/// deformable, else every group deformable; one (name, rigid) per group to switch.
+pub fn rigid_group_switches(groups: &[RigidGroupView]) -> Vec<(String, bool)> {
+    let rigid = groups.iter().any(|g| !g.rigid);
+    groups
+        .iter()
+        .filter(|g| g.rigid != rigid)
+        .map(|g| (g.name.to_string(), rigid))
+        .collect()
 }
 
 impl SandboxSession {
@@ -110,6 +125,7 @@ impl SandboxSession {
             watched: None,
             watched_now: None,
             blowing: false,
+            rigid_groups: Vec::new(),
             start: Instant::now(),
         }
     }
@@ -117,6 +133,12 @@ impl SandboxSession {
     /// The controller (its view, pause state).
     pub fn controller(&self) -> &SandboxController {
         &self.controller
+    }
+
+    /// The scene's rigid groups as shown now (from each snapshot).
+    pub fn update_rigid_groups(&mut self, groups: &[RigidGroupView]) {
+        self.rigid_groups.clear();
+        self.rigid_groups.extend_from_slice(groups);
     }
 
     /// Feeds one input with the bodies as shown; false when the user asked to quit.
@@ -164,6 +186,7 @@ impl SandboxSession {
                 self.blowing = level.is_some();
                 self.send(SolverCommand::Wind(level));
             }
+            SandboxAction::ToggleRigidGroups => self.switch_rigid_groups(),
             SandboxAction::Quit => return false,
         }
         true
@@ -195,6 +218,27 @@ impl SandboxSession {
             p.z,
             (p - w.grabbed_at_in_world).norm() * 1e2
         ))
+    }
+
+    fn switch_rigid_groups(&mut self) {
+        let switches = rigid_group_switches(&self.rigid_groups);
+        if switches.is_empty() {
+            self.say("no rigid groups in this scene".into());
+        }
+        for (name, rigid) in switches {
+            let what = if rigid {
+                "make_rigid"
+            } else {
+                "make_deformable"
+            };
+            self.say(format!("{what} {name}"));
+            // Shown switched at once, so that a second press before the next snapshot
+            // switches back rather than repeating.
+            if let Some(g) = self.rigid_groups.iter_mut().find(|g| *g.name == *name) {
+                g.rigid = rigid;
+            }
+            self.send(SolverCommand::SetGroupRigid { name, rigid });
+        }
     }
 
     fn say(&self, line: String) {
@@ -246,6 +290,9 @@ impl FrameControl for SandboxSession {
         config: &mut DisplayLoopConfig,
     ) -> FrameDecision {
         let bodies = snapshot.map_or(&[][..], |s| &s.bodies[..]);
+        if let Some(s) = snapshot {
+            self.update_rigid_groups(&s.rigid_groups);
+        }
         let mut quit = false;
         for event in events {
             if let Some(input) = self.mapper.map(event) {
@@ -265,7 +312,26 @@ impl FrameControl for SandboxSession {
             (false, false) => None,
         };
         hud_lines.extend(state.map(str::to_owned));
+        if !self.rigid_groups.is_empty() {
+            let groups = self
+                .rigid_groups
+                .iter()
+                .map(|g| {
+                    format!(
+                        "{} {}",
+                        g.name,
+                        if g.rigid { "rigid" } else { "deformable" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            hud_lines.push(format!("rigid groups: {groups}"));
+        }
         hud_lines.extend(help_lines());
         FrameDecision { hud_lines, quit }
     }
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

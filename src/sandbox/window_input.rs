@@ -21,6 +21,7 @@ fn sandbox_key(key: Key) -> Option<SandboxKey> {
         Key::R => SandboxKey::Reset,
         Key::F => SandboxKey::Reactions,
         Key::Tab => SandboxKey::NextScene,
+        Key::G => SandboxKey::RigidGroups,
         Key::Space => SandboxKey::Wind,
         Key::Escape => SandboxKey::Quit,
         _ => return None,
@@ -99,6 +100,10 @@ mod tests {
         assert_eq!(
             m.map(&WindowEvent::Key(Key::Space, Action::Release, none)),
             Some(SandboxInput::KeyReleased(SandboxKey::Wind))
+        );
+        assert_eq!(
+            m.map(&WindowEvent::Key(Key::G, Action::Press, none)),
+            Some(SandboxInput::KeyPressed(SandboxKey::RigidGroups))
         );
         assert_eq!(m.map(&WindowEvent::Key(Key::Z, Action::Press, none)), None);
     }

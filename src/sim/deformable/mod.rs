@@ -12,8 +12,9 @@
 //! connections attach at centres and apply no torque.
 //!
 //! A scene's `[[deformable]]` table ([`crate::sim::scene`]) expands through a generator into
-//! such a [`Network`] of nodes and connections: [`rope`] (a chain between two end points) and
-//! [`lattice`] (a box of nodes with axis connections and optional face-diagonal bracing).
+//! such a [`Network`] of nodes and connections: [`rope`] (a chain between two end points),
+//! [`lattice`] (a box of nodes with axis connections and optional face-diagonal bracing) and
+//! [`cloth`] (a sheet of nodes with structural, shear and optional bend connections).
 //! Pinned nodes are joined to the ground or a named body by ball joints.
 //!
 //! Each element may feel a linear drag −c v of the medium ([`crate::sim::Body::drag_n_s_per_m`]),
@@ -23,11 +24,11 @@
 //! one rigid body, switchable at given times or on command, conserving momentum.
 //!
 //! The rig switches a group on a `SetGroupRigid` command (`make_rigid` / `make_deformable`,
-//! [`crate::rig::solver_commands`]).
+//! [`crate::rig::solver_commands`]); the sandbox's `G` key sends it.
 //!
-//! Not yet: cloth, skinned drawing, a sandbox key or HUD control that sends the rig's group
-//! command.
+//! Not yet: skinned drawing (elements are drawn as their spheres).
 
+pub mod cloth;
 pub mod fracture;
 pub mod lattice;
 pub mod rigid_group;

@@ -1,12 +1,13 @@
 //! The `[[deformable]]` tables: a generator ([`crate::sim::deformable`]) makes the nodes and
 //! connections, this module turns them into element bodies (appended after the `[[body]]`
 //! tables and a mobile's parts), springs, ball joints for pinned nodes, and the element pairs
-//! that must not collide.
+//! that must not collide. Its `generators` submodule checks the kind's fields and runs the
+//! generator.
 //!
 //! ```toml
 //! [[deformable]]
 //! name = "rope"                  # elements `rope.e0`.., connections `rope.c0`.., pins `rope.pin0`..
-//! kind = "rope"                  # rope | lattice
+//! kind = "rope"                  # rope | lattice | cloth
 //! mass_kg = 0.1                  # total, shared equally by the elements
 //! element_radius_m = 0.005       # each element a sphere (inertia 2/5 m r², contact shape)
 //! stiffness_n_per_m = 2000.0     # of every connection
@@ -26,6 +27,14 @@
 //! spacing_m = 0.02
 //! diagonal_bracing = true        # both diagonals of every cell face (default false)
 //! clamp = "x-"                   # pins the nodes of this face to the ground (default none)
+//! # kind = "cloth":
+//! corner_m = [-0.1, -0.1, 0.2]   # node [0, 0]
+//! edge1_m = [0.2, 0.0, 0.0]      # from the corner to node [n1 - 1, 0]
+//! edge2_m = [0.0, 0.2, 0.0]      # from the corner to node [0, n2 - 1]
+//! nodes = [21, 21]               # n1, n2: at least 2 each
+//! shear = "one"                  # none | one | both diagonals per cell (default one)
+//! bend = false                   # skip-one connections along both directions (default false)
+//! pinned_nodes = [[0, 0]]        # grid nodes [i, j] pinned to the ground (default none)
 //! [[deformable.rigid_group]]     # any number; see `super::rigid_groups`
 //! name = "tip"
 //! ```
@@ -37,14 +46,14 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::checker::{name_problem, Checker};
-use crate::sim::body::{Body, BodyId, GROUND};
-use crate::sim::deformable::lattice::{lattice, Face};
-use crate::sim::deformable::rope::rope;
-use crate::sim::deformable::{sphere_inertia_kg_m2, Network};
+use crate::sim::body::{Body, BodyId};
+use crate::sim::deformable::sphere_inertia_kg_m2;
 use crate::sim::error::SceneError;
 use crate::sim::joint::{Joint, JointKind};
 use crate::sim::shape::Shape;
 use crate::sim::spring::Spring;
+
+mod generators;
 
 /// A `[[deformable]]` table (see the module docs).
 #[derive(Deserialize)]
@@ -73,6 +82,16 @@ pub(super) struct DeformableDef {
     spacing_m: Option<Spanned<f64>>,
     diagonal_bracing: Option<Spanned<bool>>,
     clamp: Option<Spanned<String>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    corner_m: Option<Spanned<[f64; 3]>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    edge1_m: Option<Spanned<[f64; 3]>>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    edge2_m: Option<Spanned<[f64; 3]>>,
+    nodes: Option<Spanned<Vec<usize>>>,
+    shear: Option<Spanned<String>>,
+    bend: Option<Spanned<bool>>,
+    pinned_nodes: Option<Spanned<Vec<Vec<usize>>>>,
     #[serde(default)]
     rigid_group: Vec<super::rigid_groups::RigidGroupDef>,
 }
@@ -102,7 +121,7 @@ pub(super) fn expand(
     for (i, d) in defs.iter().enumerate() {
         let f = |name: &str| format!("deformable[{i}].{name}");
         ck.name(&d.name, f("name"), "deformable", &["ground"], &mut names)?;
-        let (network, pins) = generate(ck, d, &f, bodies, gravity_in_world)?;
+        let (network, pins) = generators::generate(ck, d, &f, bodies, gravity_in_world)?;
         let mass = ck.positive(&d.mass_kg, &f("mass_kg"))?;
         let radius = ck.positive(&d.element_radius_m, &f("element_radius_m"))?;
         let stiffness = ck.non_negative(&d.stiffness_n_per_m, &f("stiffness_n_per_m"))?;
@@ -210,129 +229,4 @@ pub(super) fn expand(
         }
     }
     Ok(out)
-}
-
-/// Runs the table's generator; returns the network and its pins (node, body it is pinned to).
-fn generate(
-    ck: &Checker,
-    d: &DeformableDef,
-    f: &dyn Fn(&str) -> String,
-    bodies: &[Body],
-    gravity_in_world: Vector3<f64>,
-) -> Result<(Network, Vec<(usize, BodyId)>), SceneError> {
-    let kind = d.kind.get_ref().as_str();
-    let need = |present: bool, field: &str| {
-        if present {
-            Ok(())
-        } else {
-            Err(ck.err(
-                d.kind.span(),
-                f(field),
-                format!("kind = \"{kind}\" needs `{field}`"),
-            ))
-        }
-    };
-    let refuse = |span: Option<std::ops::Range<usize>>, field: &str, owner: &str| match span {
-        Some(s) => Err(ck.err(
-            s,
-            f(field),
-            format!("`{field}` belongs to kind = \"{owner}\", not \"{kind}\""),
-        )),
-        None => Ok(()),
-    };
-    let span3 = |v: &Option<Spanned<[f64; 3]>>| v.as_ref().map(Spanned::span);
-    match kind {
-        "rope" => {
-            refuse(span3(&d.origin_m), "origin_m", "lattice")?;
-            refuse(span3(&d.size_m), "size_m", "lattice")?;
-            refuse(
-                d.spacing_m.as_ref().map(Spanned::span),
-                "spacing_m",
-                "lattice",
-            )?;
-            refuse(
-                d.diagonal_bracing.as_ref().map(Spanned::span),
-                "diagonal_bracing",
-                "lattice",
-            )?;
-            refuse(d.clamp.as_ref().map(Spanned::span), "clamp", "lattice")?;
-            need(d.end1_m.is_some(), "end1_m")?;
-            need(d.end2_m.is_some(), "end2_m")?;
-            need(d.elements.is_some(), "elements")?;
-            let (Some(e1), Some(e2), Some(count)) = (&d.end1_m, &d.end2_m, &d.elements) else {
-                unreachable!("checked just above");
-            };
-            let end1 = ck.finite3(e1, &f("end1_m"))?;
-            let end2 = ck.finite3(e2, &f("end2_m"))?;
-            let length = d
-                .length_m
-                .as_ref()
-                .map(|l| ck.positive(l, &f("length_m")))
-                .transpose()?;
-            let net =
-                rope(end1, end2, *count.get_ref(), length, gravity_in_world).map_err(|e| {
-                    let (span, field) = match e {
-                        crate::sim::deformable::rope::RopeError::TooFewElements(_) => {
-                            (count.span(), "elements")
-                        }
-                        crate::sim::deformable::rope::RopeError::SameEnds => (e2.span(), "end2_m"),
-                        crate::sim::deformable::rope::RopeError::TooShort { .. } => (
-                            d.length_m.as_ref().map_or(e2.span(), Spanned::span),
-                            "length_m",
-                        ),
-                    };
-                    ck.err(span, f(field), e.to_string())
-                })?;
-            let last = net.nodes_in_world_m.len() - 1;
-            let mut pins = Vec::new();
-            for (pin, node, field) in [(&d.pin1, 0, "pin1"), (&d.pin2, last, "pin2")] {
-                if let Some(p) = pin {
-                    pins.push((node, ck.body(bodies, p, &f(field))?));
-                }
-            }
-            Ok((net, pins))
-        }
-        "lattice" => {
-            refuse(span3(&d.end1_m), "end1_m", "rope")?;
-            refuse(span3(&d.end2_m), "end2_m", "rope")?;
-            refuse(d.elements.as_ref().map(Spanned::span), "elements", "rope")?;
-            refuse(d.length_m.as_ref().map(Spanned::span), "length_m", "rope")?;
-            refuse(d.pin1.as_ref().map(Spanned::span), "pin1", "rope")?;
-            refuse(d.pin2.as_ref().map(Spanned::span), "pin2", "rope")?;
-            need(d.origin_m.is_some(), "origin_m")?;
-            need(d.size_m.is_some(), "size_m")?;
-            need(d.spacing_m.is_some(), "spacing_m")?;
-            let (Some(o), Some(s), Some(sp)) = (&d.origin_m, &d.size_m, &d.spacing_m) else {
-                unreachable!("checked just above");
-            };
-            let origin = ck.finite3(o, &f("origin_m"))?;
-            let size = ck.finite3(s, &f("size_m"))?;
-            if size.iter().any(|&x| x < 0.0) {
-                return Err(ck.err(s.span(), f("size_m"), "sizes must be zero or positive"));
-            }
-            let spacing = ck.positive(sp, &f("spacing_m"))?;
-            let clamp = d
-                .clamp
-                .as_ref()
-                .map(|c| {
-                    Face::parse(c.get_ref()).ok_or_else(|| {
-                        ck.err(
-                            c.span(),
-                            f("clamp"),
-                            format!("`{}`: expected x-, x+, y-, y+, z- or z+", c.get_ref()),
-                        )
-                    })
-                })
-                .transpose()?;
-            let braced = d.diagonal_bracing.as_ref().is_some_and(|b| *b.get_ref());
-            let (net, clamped) = lattice(origin, size, spacing, braced, clamp)
-                .map_err(|e| ck.err(s.span(), f("size_m"), e.to_string()))?;
-            Ok((net, clamped.into_iter().map(|n| (n, GROUND)).collect()))
-        }
-        other => Err(ck.err(
-            d.kind.span(),
-            f("kind"),
-            format!("`{other}`: expected rope or lattice"),
-        )),
-    }
 }
