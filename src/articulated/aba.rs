@@ -16,6 +16,8 @@
 //! nothing. Pass 1 is separate so that force elements that depend on the poses and velocities
 //! (springs, the stylus) can be evaluated between the passes.
 
+mod about_axis;
+
 use nalgebra::{Matrix3, Vector3};
 
 use super::error::ArticulatedError;
@@ -31,8 +33,8 @@ pub struct Workspace {
     /// Whether X_T of the link is a pure translation (then X_J X_T needs no matrix product).
     xt_translation_only: Vec<bool>,
     /// The coordinate axis k when the link's X_up = X_J X_T rotates about it (a revolute
-    /// joint about ±e_k and X_T a translation): its inertia moves to the parent in the
-    /// cheaper form of [`Transform::add_inertia_to_parent`].
+    /// joint about ±e_k and X_T a translation): pass 2 takes the written-out form of
+    /// [`about_axis`] there.
     rotation_axis: Vec<Option<usize>>,
     jc: Vec<JointCalc>,
     x_up: Vec<Transform>,
@@ -187,20 +189,30 @@ impl Workspace {
         for (i, l) in links.iter().enumerate().rev() {
             let has_parent = l.parent.is_some();
             let iv = l.v_offset;
-            let solved = match l.joint {
-                JointType::Revolute { axis } => {
-                    self.revolute_backward(i, &axis, tau[iv], has_parent)
+            let solved = match (l.joint, self.rotation_axis[i]) {
+                // These hand their I^a and p^a to the parent themselves.
+                (JointType::Revolute { axis }, Some(k)) => {
+                    let (sign, tau) = (axis[k], tau[iv]);
+                    match k {
+                        0 => self.revolute_about_axis_backward::<0>(i, sign, tau, l.parent),
+                        1 => self.revolute_about_axis_backward::<1>(i, sign, tau, l.parent),
+                        _ => self.revolute_about_axis_backward::<2>(i, sign, tau, l.parent),
+                    }
                 }
-                JointType::Spherical => self.spherical_backward(i, &tau[iv..iv + 3], has_parent),
-                j => self.general_backward(i, &tau[iv..iv + j.nv()], has_parent),
+                (JointType::Revolute { axis }, None) => self
+                    .revolute_backward(i, &axis, tau[iv], has_parent)
+                    .map(|()| self.pass_to_parent(i, l.parent)),
+                (JointType::Spherical, _) => self
+                    .spherical_backward(i, &tau[iv..iv + 3], has_parent)
+                    .map(|()| self.pass_to_parent(i, l.parent)),
+                (j, _) => self
+                    .general_backward(i, &tau[iv..iv + j.nv()], has_parent)
+                    .map(|()| self.pass_to_parent(i, l.parent)),
             };
             if solved.is_none() {
                 return Err(ArticulatedError::SingularJoint {
                     link: l.name.clone(),
                 });
-            }
-            if let Some(parent) = l.parent {
-                self.pass_to_parent(i, parent);
             }
         }
         let a_base = Motion::new(Vector3::zeros(), -tree.gravity_in_world);
@@ -257,21 +269,8 @@ impl Workspace {
         has_parent: bool,
     ) -> Option<()> {
         let ia = &mut self.ia[i];
-        let (uk, dd, axis_pa) = match self.rotation_axis[i] {
-            // axis = ±e_k: U is ± column k of A and row k of B, D = A_kk, no products.
-            Some(k) => {
-                let sign = axis[k];
-                let uk = Force::new(
-                    ia.ang_ang.column(k) * sign,
-                    ia.ang_lin.row(k).transpose() * sign,
-                );
-                (uk, ia.ang_ang[(k, k)], sign * self.pa[i].ang[k])
-            }
-            None => {
-                let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
-                (uk, axis.dot(&uk.ang), axis.dot(&self.pa[i].ang))
-            }
-        };
+        let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
+        let (dd, axis_pa) = (axis.dot(&uk.ang), axis.dot(&self.pa[i].ang));
         if !(dd.is_finite() && dd > 0.0) {
             return None;
         }
@@ -357,15 +356,18 @@ impl Workspace {
     }
 
     /// Adds link `i`'s I^a and p^a + I^a c (from I^a and p^A + U D⁻¹ u in its slots) to
-    /// its parent's, in the parent's frame.
+    /// its parent's, in the parent's frame (nothing for a root).
     #[inline]
-    fn pass_to_parent(&mut self, i: usize, parent: usize) {
+    fn pass_to_parent(&mut self, i: usize, parent: Option<usize>) {
+        let Some(parent) = parent else {
+            return;
+        };
         // A tree lists each parent before its children.
         let (before, from_i) = self.ia.split_at_mut(i);
         let ia = &from_i[0];
         let x = &self.x_up[i];
         let pa = self.pa[i] + ia.mul_motion(&self.c[i]);
-        x.add_inertia_to_parent(self.rotation_axis[i], ia, &mut before[parent]);
+        x.add_inertia_to_parent(ia, &mut before[parent]);
         self.pa[parent] += x.inv_apply_force(&pa);
     }
 
