@@ -1,18 +1,29 @@
-//! Pass 2 of the articulated-body algorithm at a revolute joint about a coordinate axis of
-//! its link, X_T a translation (the hinges of chains whose bodies share their orientation),
-//! written out. The general step forms I^a = I^A − U D⁻¹ Uᵀ, rotates and shifts it to the
-//! parent and passes p^a + I^a c; here two facts halve its products:
+//! The articulated-body algorithm at a revolute joint about a coordinate axis e_K of its
+//! link, X_T a translation (the hinges of chains whose bodies share their orientation),
+//! written out. Two facts cut the products of the general forms:
 //!
+//! - X_up's rotation E turns about e_K: it mixes the other two coordinates only (passes 1
+//!   and 3 move velocities and accelerations with it, and pass 1 the world poses);
 //! - S = ±e_K (angular), and I^a S = 0: row and column K of I^a's angular block and row K of
-//!   its coupling block are zero, so they are neither formed nor rotated, and the velocity
-//!   product c (zero in the K components) meets a 5×5 block;
-//! - X_up's rotation E turns about e_K: it mixes the other two coordinates only.
+//!   its coupling block are zero, so pass 2 neither forms nor rotates them, and the velocity
+//!   product c = v × S q̇ (zero in the K components) meets a 5×5 block.
 
 use nalgebra::{Matrix3, Vector3};
 
-use super::Workspace;
+use super::{coordinate_rotation, Workspace};
 use crate::articulated::inertia::{add_shifted, congruence_symmetric_about_axis};
-use crate::articulated::spatial::{ArticulatedInertia, Force};
+use crate::articulated::spatial::{ArticulatedInertia, Force, Motion, Transform};
+use crate::articulated::tree::Link;
+
+/// `E v` for a rotation E about the coordinate axis `K`.
+#[inline]
+fn rotate<const K: usize>(e: &Matrix3<f64>, v: &Vector3<f64>) -> Vector3<f64> {
+    let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+    let mut out = *v;
+    out[j] = e[(j, j)] * v[j] + e[(j, l)] * v[l];
+    out[l] = e[(l, j)] * v[j] + e[(l, l)] * v[l];
+    out
+}
 
 /// `Eᵀ v` for a rotation E about the coordinate axis `K`.
 #[inline]
@@ -24,7 +35,73 @@ pub(super) fn rotate_back<const K: usize>(e: &Matrix3<f64>, v: &Vector3<f64>) ->
     out
 }
 
+/// `X m` ([`Transform::apply_motion`]) for X's rotation about the coordinate axis `K`.
+#[inline]
+pub(super) fn apply_motion<const K: usize>(x: &Transform, m: &Motion) -> Motion {
+    Motion::new(
+        rotate::<K>(&x.rot, &m.ang),
+        rotate::<K>(&x.rot, &(m.lin - x.trans.cross(&m.ang))),
+    )
+}
+
 impl Workspace {
+    /// Pass 1 at link `i`, revolute about `sign` e_K at angle `q` and rate `qd`.
+    #[inline]
+    pub(super) fn revolute_about_axis_kinematics<const K: usize>(
+        &mut self,
+        i: usize,
+        link: &Link,
+        sign: f64,
+        q: f64,
+        qd: f64,
+        world_poses: bool,
+    ) {
+        let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+        let x_up = Transform {
+            rot: coordinate_rotation(K, -sign * q),
+            trans: link.parent_to_joint.trans,
+        };
+        // v_J = w e_K.
+        let w = sign * qd;
+        let mut v = match link.parent {
+            Some(p) => apply_motion::<K>(&x_up, &self.v[p]),
+            None => Motion::zero(),
+        };
+        v.ang[K] += w;
+        if world_poses {
+            self.x_base[i] = match link.parent {
+                Some(p) => {
+                    // E (parent's rotation): rows J and L mixed, row K kept.
+                    let (e, base) = (&x_up.rot, &self.x_base[p]);
+                    let mut rot = base.rot;
+                    rot.set_row(
+                        j,
+                        &(base.rot.row(j) * e[(j, j)] + base.rot.row(l) * e[(j, l)]),
+                    );
+                    rot.set_row(
+                        l,
+                        &(base.rot.row(j) * e[(l, j)] + base.rot.row(l) * e[(l, l)]),
+                    );
+                    Transform {
+                        rot,
+                        trans: base.trans + base.rot.tr_mul(&x_up.trans),
+                    }
+                }
+                None => x_up,
+            };
+        }
+        // c = v × v_J = w (ω × e_K, v_O × e_K), and x × e_K = (x_L, −x_J) on (J, L).
+        let mut c = Motion::zero();
+        c.ang[j] = w * v.ang[l];
+        c.ang[l] = -w * v.ang[j];
+        c.lin[j] = w * v.lin[l];
+        c.lin[l] = -w * v.lin[j];
+        self.c[i] = c;
+        self.h[i] = link.inertia.mul_motion(&v);
+        self.v[i] = v;
+        self.x_up[i] = x_up;
+    }
+
     /// Pass 2 at link `i`, revolute about `sign` e_K: U, D⁻¹ and u for pass 3 and, for a
     /// link with a parent, I^a and p^a + I^a c added to the parent's in its frame. `None`
     /// if D is not positive.
