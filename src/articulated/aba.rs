@@ -16,6 +16,8 @@
 //! nothing. Pass 1 is separate so that force elements that depend on the poses and velocities
 //! (springs, the stylus) can be evaluated between the passes.
 
+mod about_axis;
+
 use nalgebra::{Matrix3, Vector3};
 
 use super::error::ArticulatedError;
@@ -31,10 +33,12 @@ pub struct Workspace {
     /// Whether X_T of the link is a pure translation (then X_J X_T needs no matrix product).
     xt_translation_only: Vec<bool>,
     /// The coordinate axis k when the link's X_up = X_J X_T rotates about it (a revolute
-    /// joint about ±e_k and X_T a translation): its inertia moves to the parent in the
-    /// cheaper form of [`Transform::add_inertia_to_parent`].
+    /// joint about ±e_k and X_T a translation): the passes take the written-out forms of
+    /// [`about_axis`] there.
     rotation_axis: Vec<Option<usize>>,
-    jc: Vec<JointCalc>,
+    /// Each link's motion subspace S (its first nv columns): constant for revolute joints,
+    /// whose pass 1 is written out, and set by [`JointType::calc`] for the others.
+    s: Vec<[Motion; MAX_DOF]>,
     x_up: Vec<Transform>,
     x_base: Vec<Transform>,
     v: Vec<Motion>,
@@ -66,7 +70,7 @@ impl Workspace {
                 .map(|l| l.parent_to_joint.rot == Matrix3::identity())
                 .collect(),
             rotation_axis: tree.links().iter().map(rotation_axis).collect(),
-            jc: vec![JointCalc::default(); n],
+            s: tree.links().iter().map(constant_subspace).collect(),
             x_up: vec![Transform::identity(); n],
             x_base: vec![Transform::identity(); n],
             v: vec![Motion::zero(); n],
@@ -99,59 +103,78 @@ impl Workspace {
     fn pass1(&mut self, tree: &Tree, q: &[f64], qd: &[f64], world_poses: bool) {
         for (i, l) in tree.links().iter().enumerate() {
             let (iq, iv) = (l.q_offset, l.v_offset);
-            let jc = &mut self.jc[i];
-            let x_t = &l.parent_to_joint;
-            let x_up = if let JointType::Revolute { axis } = l.joint {
-                // The common joint, written out: X_J is a rotation only, S = (axis, 0), c_J = 0.
-                let e_j = match self.rotation_axis[i] {
-                    Some(k) => coordinate_rotation(k, -axis[k] * q[iq]),
-                    None => axis_angle_matrix(&axis, -q[iq]),
-                };
-                let zero = Vector3::zeros();
-                jc.x_j = Transform {
-                    rot: e_j,
-                    trans: zero,
-                };
-                jc.s[0] = Motion::new(axis, zero);
-                jc.dof = 1;
-                jc.v_j = Motion::new(axis * qd[iv], zero);
-                jc.c_j = Motion::zero();
+            match (l.joint, self.rotation_axis[i]) {
+                (JointType::Revolute { axis }, Some(k)) => {
+                    let (sign, q, qd) = (axis[k], q[iq], qd[iv]);
+                    match k {
+                        0 => {
+                            self.revolute_about_axis_kinematics::<0>(i, l, sign, q, qd, world_poses)
+                        }
+                        1 => {
+                            self.revolute_about_axis_kinematics::<1>(i, l, sign, q, qd, world_poses)
+                        }
+                        _ => {
+                            self.revolute_about_axis_kinematics::<2>(i, l, sign, q, qd, world_poses)
+                        }
+                    }
+                }
+                _ => self.joint_kinematics(i, l, q, qd, world_poses),
+            }
+        }
+    }
+
+    /// Pass 1 at link `i` for any joint (q, q̇ the whole tree's).
+    #[inline]
+    fn joint_kinematics(&mut self, i: usize, l: &Link, q: &[f64], qd: &[f64], world_poses: bool) {
+        let (iq, iv) = (l.q_offset, l.v_offset);
+        let x_t = &l.parent_to_joint;
+        let (x_up, v_j, c_j) = if let JointType::Revolute { axis } = l.joint {
+            // X_J is a rotation only, S = (axis, 0) (set once), c_J = 0.
+            let e_j = axis_angle_matrix(&axis, -q[iq]);
+            let rot = if self.xt_translation_only[i] {
+                e_j
+            } else {
+                e_j * x_t.rot
+            };
+            let x_up = Transform {
+                rot,
+                trans: x_t.trans,
+            };
+            (
+                x_up,
+                Motion::new(axis * qd[iv], Vector3::zeros()),
+                Motion::zero(),
+            )
+        } else {
+            let (nq, nv) = (l.joint.nq(), l.joint.nv());
+            let mut jc = JointCalc::default();
+            l.joint.calc(&q[iq..iq + nq], &qd[iv..iv + nv], &mut jc);
+            self.s[i][..nv].copy_from_slice(&jc.s[..nv]);
+            let x_up = if self.xt_translation_only[i] {
+                // X_J X_T with E_T = 1: no matrix product.
                 Transform {
-                    rot: if self.xt_translation_only[i] {
-                        e_j
-                    } else {
-                        e_j * x_t.rot
-                    },
-                    trans: x_t.trans,
+                    rot: jc.x_j.rot,
+                    trans: x_t.trans + jc.x_j.trans,
                 }
             } else {
-                let (nq, nv) = (l.joint.nq(), l.joint.nv());
-                l.joint.calc(&q[iq..iq + nq], &qd[iv..iv + nv], jc);
-                if self.xt_translation_only[i] {
-                    // X_J X_T with E_T = 1: no matrix product.
-                    Transform {
-                        rot: jc.x_j.rot,
-                        trans: x_t.trans + jc.x_j.trans,
-                    }
-                } else {
-                    jc.x_j.compose(x_t)
-                }
+                jc.x_j.compose(x_t)
             };
-            let v = match l.parent {
-                Some(p) => x_up.apply_motion(&self.v[p]) + jc.v_j,
-                None => jc.v_j,
+            (x_up, jc.v_j, jc.c_j)
+        };
+        let v = match l.parent {
+            Some(p) => x_up.apply_motion(&self.v[p]) + v_j,
+            None => v_j,
+        };
+        if world_poses {
+            self.x_base[i] = match l.parent {
+                Some(p) => x_up.compose(&self.x_base[p]),
+                None => x_up,
             };
-            if world_poses {
-                self.x_base[i] = match l.parent {
-                    Some(p) => x_up.compose(&self.x_base[p]),
-                    None => x_up,
-                };
-            }
-            self.c[i] = jc.c_j + v.cross_motion(&jc.v_j);
-            self.h[i] = l.inertia.mul_motion(&v);
-            self.v[i] = v;
-            self.x_up[i] = x_up;
         }
+        self.c[i] = c_j + v.cross_motion(&v_j);
+        self.h[i] = l.inertia.mul_motion(&v);
+        self.v[i] = v;
+        self.x_up[i] = x_up;
     }
 
     /// Passes 2 and 3: the joint accelerations `qdd` (nv) for joint forces `tau` (nv) and
@@ -187,20 +210,30 @@ impl Workspace {
         for (i, l) in links.iter().enumerate().rev() {
             let has_parent = l.parent.is_some();
             let iv = l.v_offset;
-            let solved = match l.joint {
-                JointType::Revolute { axis } => {
-                    self.revolute_backward(i, &axis, tau[iv], has_parent)
+            let solved = match (l.joint, self.rotation_axis[i]) {
+                // These hand their I^a and p^a to the parent themselves.
+                (JointType::Revolute { axis }, Some(k)) => {
+                    let (sign, tau) = (axis[k], tau[iv]);
+                    match k {
+                        0 => self.revolute_about_axis_backward::<0>(i, sign, tau, l.parent),
+                        1 => self.revolute_about_axis_backward::<1>(i, sign, tau, l.parent),
+                        _ => self.revolute_about_axis_backward::<2>(i, sign, tau, l.parent),
+                    }
                 }
-                JointType::Spherical => self.spherical_backward(i, &tau[iv..iv + 3], has_parent),
-                j => self.general_backward(i, &tau[iv..iv + j.nv()], has_parent),
+                (JointType::Revolute { axis }, None) => self
+                    .revolute_backward(i, &axis, tau[iv], has_parent)
+                    .map(|()| self.pass_to_parent(i, l.parent)),
+                (JointType::Spherical, _) => self
+                    .spherical_backward(i, &tau[iv..iv + 3], has_parent)
+                    .map(|()| self.pass_to_parent(i, l.parent)),
+                (j, _) => self
+                    .general_backward(i, &tau[iv..iv + j.nv()], has_parent)
+                    .map(|()| self.pass_to_parent(i, l.parent)),
             };
             if solved.is_none() {
                 return Err(ArticulatedError::SingularJoint {
                     link: l.name.clone(),
                 });
-            }
-            if let Some(parent) = l.parent {
-                self.pass_to_parent(i, parent);
             }
         }
         let a_base = Motion::new(Vector3::zeros(), -tree.gravity_in_world);
@@ -212,7 +245,14 @@ impl Workspace {
                 Some(p) => &acc[p],
                 None => &a_base,
             };
-            let mut a = x_up[i].apply_motion(a_parent) + c[i];
+            // A revolute joint about a link axis (the only joints with a rotation axis).
+            let moved = match self.rotation_axis[i] {
+                Some(0) => about_axis::apply_motion::<0>(&x_up[i], a_parent),
+                Some(1) => about_axis::apply_motion::<1>(&x_up[i], a_parent),
+                Some(_) => about_axis::apply_motion::<2>(&x_up[i], a_parent),
+                None => x_up[i].apply_motion(a_parent),
+            };
+            let mut a = moved + c[i];
             let (dinv, u, u_cols) = (&dinv[i], &u[i], &u_cols[i]);
             match l.joint {
                 JointType::Revolute { axis } => {
@@ -233,7 +273,7 @@ impl Workspace {
                     for (k, r) in rhs.iter_mut().enumerate().take(nv) {
                         *r = u[k] - a.dot(&u_cols[k]);
                     }
-                    let s = &self.jc[i].s;
+                    let s = &self.s[i];
                     for k in 0..nv {
                         let x: f64 = (0..nv).map(|m| dinv[k][m] * rhs[m]).sum();
                         qdd[iv + k] = x;
@@ -257,21 +297,8 @@ impl Workspace {
         has_parent: bool,
     ) -> Option<()> {
         let ia = &mut self.ia[i];
-        let (uk, dd, axis_pa) = match self.rotation_axis[i] {
-            // axis = ±e_k: U is ± column k of A and row k of B, D = A_kk, no products.
-            Some(k) => {
-                let sign = axis[k];
-                let uk = Force::new(
-                    ia.ang_ang.column(k) * sign,
-                    ia.ang_lin.row(k).transpose() * sign,
-                );
-                (uk, ia.ang_ang[(k, k)], sign * self.pa[i].ang[k])
-            }
-            None => {
-                let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
-                (uk, axis.dot(&uk.ang), axis.dot(&self.pa[i].ang))
-            }
-        };
+        let uk = Force::new(ia.ang_ang * axis, ia.ang_lin.tr_mul(axis));
+        let (dd, axis_pa) = (axis.dot(&uk.ang), axis.dot(&self.pa[i].ang));
         if !(dd.is_finite() && dd > 0.0) {
             return None;
         }
@@ -325,16 +352,16 @@ impl Workspace {
     /// `None` if D is not positive definite.
     fn general_backward(&mut self, i: usize, tau: &[f64], has_parent: bool) -> Option<()> {
         let n = tau.len();
-        let jc = &self.jc[i];
+        let s = &self.s[i];
         let ia = &mut self.ia[i];
         let mut d = [[0.0; MAX_DOF]; MAX_DOF];
         let mut u = [0.0; MAX_DOF];
         for k in 0..n {
-            let uk = ia.mul_motion(&jc.s[k]);
+            let uk = ia.mul_motion(&s[k]);
             self.u_cols[i][k] = uk;
-            u[k] = tau[k] - jc.s[k].dot(&self.pa[i]);
+            u[k] = tau[k] - s[k].dot(&self.pa[i]);
             for (m, dm) in d[k].iter_mut().enumerate().take(n) {
-                *dm = jc.s[m].dot(&uk);
+                *dm = s[m].dot(&uk);
             }
         }
         invert_spd(&mut d, n)?;
@@ -357,22 +384,25 @@ impl Workspace {
     }
 
     /// Adds link `i`'s I^a and p^a + I^a c (from I^a and p^A + U D⁻¹ u in its slots) to
-    /// its parent's, in the parent's frame.
+    /// its parent's, in the parent's frame (nothing for a root).
     #[inline]
-    fn pass_to_parent(&mut self, i: usize, parent: usize) {
+    fn pass_to_parent(&mut self, i: usize, parent: Option<usize>) {
+        let Some(parent) = parent else {
+            return;
+        };
         // A tree lists each parent before its children.
         let (before, from_i) = self.ia.split_at_mut(i);
         let ia = &from_i[0];
         let x = &self.x_up[i];
         let pa = self.pa[i] + ia.mul_motion(&self.c[i]);
-        x.add_inertia_to_parent(self.rotation_axis[i], ia, &mut before[parent]);
+        x.add_inertia_to_parent(ia, &mut before[parent]);
         self.pa[parent] += x.inv_apply_force(&pa);
     }
 
-    /// X_J, S, v_J and c_J of link `i`'s joint at the last [`Self::kinematics`].
+    /// S of link `i`'s joint (its nv motion columns) at the last [`Self::kinematics`].
     #[inline]
-    pub fn joint_calc(&self, i: usize) -> &JointCalc {
-        &self.jc[i]
+    pub fn motion_subspace(&self, i: usize, nv: usize) -> &[Motion] {
+        &self.s[i][..nv]
     }
 
     /// `i_X_λ(i)`: link `i`'s frame from its parent's (or the world's, for a root) at the
@@ -441,6 +471,15 @@ fn coordinate_rotation(k: usize, angle: f64) -> Matrix3<f64> {
         1 => Matrix3::new(c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c),
         _ => Matrix3::new(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0),
     }
+}
+
+/// S of a revolute joint (constant); zeros for the others, whose pass 1 sets it.
+fn constant_subspace(link: &Link) -> [Motion; MAX_DOF] {
+    let mut s = [Motion::zero(); MAX_DOF];
+    if let JointType::Revolute { axis } = link.joint {
+        s[0] = Motion::new(axis, Vector3::zeros());
+    }
+    s
 }
 
 /// The coordinate axis k if `link`'s joint is revolute about ±e_k and its X_T a translation.

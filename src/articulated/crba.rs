@@ -70,9 +70,9 @@ impl MassMatrix {
         let links = tree.links();
         for (i, l) in links.iter().enumerate() {
             let world_from_link = ws.link_from_world(i);
-            let jc = ws.joint_calc(i);
-            for k in 0..l.joint.nv() {
-                self.s_world[l.v_offset + k] = world_from_link.inv_apply_motion(&jc.s[k]);
+            let s = ws.motion_subspace(i, l.joint.nv());
+            for (k, sk) in s.iter().enumerate() {
+                self.s_world[l.v_offset + k] = world_from_link.inv_apply_motion(sk);
             }
             self.composite[i] = world_from_link.inertia_to_parent(&l.inertia.to_articulated());
         }

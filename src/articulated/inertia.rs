@@ -3,7 +3,8 @@
 //! [`ArticulatedInertia`] that the articulated-body algorithm builds, with the transform
 //! `Xᵀ I X` that moves an articulated inertia to the parent's frame
 //! ([`Transform::inertia_to_parent`]): the most costly operation of the algorithm, so it
-//! computes symmetric blocks once and has a form for rotations about a coordinate axis.
+//! computes symmetric blocks once (and the pieces that the algorithm's written-out step at
+//! a joint about a link axis, `aba::about_axis`, uses).
 
 use nalgebra::{Matrix3, Matrix6, Vector3};
 
@@ -17,71 +18,36 @@ impl Transform {
     #[inline]
     pub fn inertia_to_parent(&self, inertia: &ArticulatedInertia) -> ArticulatedInertia {
         let mut moved = ArticulatedInertia::zero();
-        self.add_inertia_to_parent(None, inertia, &mut moved);
+        self.add_inertia_to_parent(inertia, &mut moved);
         moved
     }
 
     /// `parent += Xᵀ I X` ([`Self::inertia_to_parent`] added in place, the step of the
-    /// articulated-body algorithm). `axis`: `Some(k)` when E is a rotation about the
-    /// coordinate axis k (row and column k of E those of the identity, and not read), as for
-    /// a revolute joint about a link axis: E then mixes two coordinates only, and the
-    /// rotation takes about a third of the products.
+    /// articulated-body algorithm).
     #[inline]
     pub fn add_inertia_to_parent(
         &self,
-        axis: Option<usize>,
         inertia: &ArticulatedInertia,
         parent: &mut ArticulatedInertia,
     ) {
         let e = &self.rot;
-        let rotated = match axis {
-            Some(0) => rotated_about_axis::<0>(e, inertia),
-            Some(1) => rotated_about_axis::<1>(e, inertia),
-            Some(_) => rotated_about_axis::<2>(e, inertia),
-            None => ArticulatedInertia {
-                ang_ang: congruence_symmetric(e, &inertia.ang_ang),
-                ang_lin: e.tr_mul(&(inertia.ang_lin * e)),
-                lin_lin: congruence_symmetric(e, &inertia.lin_lin),
-            },
+        let rotated = ArticulatedInertia {
+            ang_ang: congruence_symmetric(e, &inertia.ang_ang),
+            ang_lin: e.tr_mul(&(inertia.ang_lin * e)),
+            lin_lin: congruence_symmetric(e, &inertia.lin_lin),
         };
         add_shifted(&rotated, &self.trans, parent);
-    }
-}
-
-/// `Eᵀ I E` blockwise for a rotation E about the coordinate axis `K`.
-#[inline]
-fn rotated_about_axis<const K: usize>(
-    e: &Matrix3<f64>,
-    inertia: &ArticulatedInertia,
-) -> ArticulatedInertia {
-    let b = &inertia.ang_lin;
-    // The other two axes, J and L, and E's 2×2 block on them.
-    let (j, l) = ((K + 1) % 3, (K + 2) % 3);
-    let (ejj, ejl, elj, ell) = (e[(j, j)], e[(j, l)], e[(l, j)], e[(l, l)]);
-    // (Eᵀ B E) on the block, with T = B E restricted to it.
-    let t = |q: usize, n: usize| b[(q, j)] * e[(j, n)] + b[(q, l)] * e[(l, n)];
-    let (tjj, tjl, tlj, tll) = (t(j, j), t(j, l), t(l, j), t(l, l));
-    let mut ang_lin = Matrix3::zeros();
-    ang_lin[(K, K)] = b[(K, K)];
-    ang_lin[(K, j)] = b[(K, j)] * ejj + b[(K, l)] * elj;
-    ang_lin[(K, l)] = b[(K, j)] * ejl + b[(K, l)] * ell;
-    ang_lin[(j, K)] = ejj * b[(j, K)] + elj * b[(l, K)];
-    ang_lin[(l, K)] = ejl * b[(j, K)] + ell * b[(l, K)];
-    ang_lin[(j, j)] = ejj * tjj + elj * tlj;
-    ang_lin[(j, l)] = ejj * tjl + elj * tll;
-    ang_lin[(l, j)] = ejl * tjj + ell * tlj;
-    ang_lin[(l, l)] = ejl * tjl + ell * tll;
-    ArticulatedInertia {
-        ang_ang: congruence_symmetric_about_axis::<K>(e, &inertia.ang_ang),
-        ang_lin,
-        lin_lin: congruence_symmetric_about_axis::<K>(e, &inertia.lin_lin),
     }
 }
 
 /// `target += Tᵀ I T` with T = [1 0; −r× 1]: the inertia `I` about a point r moved to the
 /// origin (axes unchanged), `[A − B r× + r× Bᵀ − r× C r×, B + r× C; ·, C]`.
 #[inline]
-fn add_shifted(inertia: &ArticulatedInertia, r: &Vector3<f64>, target: &mut ArticulatedInertia) {
+pub(super) fn add_shifted(
+    inertia: &ArticulatedInertia,
+    r: &Vector3<f64>,
+    target: &mut ArticulatedInertia,
+) {
     let (a, b, c) = (&inertia.ang_ang, &inertia.ang_lin, &inertia.lin_lin);
     // W = r× C column by column; r× C r× = W r× is symmetric, so the upper left block is
     // A − (N r×) − (N r×)ᵀ with N = B + W/2 (one product with r× instead of two).
@@ -122,10 +88,10 @@ fn congruence_symmetric(e: &Matrix3<f64>, s: &Matrix3<f64>) -> Matrix3<f64> {
     Matrix3::new(d(0, 0), m01, m02, m01, d(1, 1), m12, m02, m12, d(2, 2))
 }
 
-/// [`congruence_symmetric`] for a rotation E about the coordinate axis `K` (see
-/// [`Transform::add_inertia_to_parent`]).
+/// [`congruence_symmetric`] for a rotation E about the coordinate axis `K`: row and column
+/// K of E are those of the identity (and not read), E mixes the other two coordinates only.
 #[inline]
-fn congruence_symmetric_about_axis<const K: usize>(
+pub(super) fn congruence_symmetric_about_axis<const K: usize>(
     e: &Matrix3<f64>,
     s: &Matrix3<f64>,
 ) -> Matrix3<f64> {
@@ -335,20 +301,26 @@ mod tests {
             // Rotations about a coordinate axis (either sign) by the specialised form.
             let angle = rng.random_range(-3.0..3.0);
             let sign = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
-            for k in 0..3 {
-                let about = Transform {
-                    rot: *Rotation3::from_scaled_axis(Vector3::ith(k, sign * angle)).matrix(),
-                    trans: v3(&mut rng),
-                };
-                let mut ia = i.to_articulated();
-                ia.sub_outer_symmetric(&force(&mut rng), 0.3);
-                let mut moved = ArticulatedInertia::zero();
-                about.add_inertia_to_parent(Some(k), &ia, &mut moved);
-                let (xm, iam) = (about.motion_matrix(), ia.matrix());
-                assert!(close66(&moved.matrix(), &(xm.transpose() * iam * xm)));
-                let general = about.inertia_to_parent(&ia).matrix();
-                assert!(close66(&general, &(xm.transpose() * iam * xm)));
-            }
+            let mut ia = i.to_articulated();
+            ia.sub_outer_symmetric(&force(&mut rng), 0.3);
+            let s = ia.lin_lin;
+            let about =
+                |k: usize| *Rotation3::from_scaled_axis(Vector3::ith(k, sign * angle)).matrix();
+            let (e0, e1, e2) = (about(0), about(1), about(2));
+            let close =
+                |a: Matrix3<f64>, b: Matrix3<f64>| (a - b).amax() < 1e-12 * (1.0 + b.amax());
+            assert!(close(
+                congruence_symmetric_about_axis::<0>(&e0, &s),
+                e0.transpose() * s * e0
+            ));
+            assert!(close(
+                congruence_symmetric_about_axis::<1>(&e1, &s),
+                e1.transpose() * s * e1
+            ));
+            assert!(close(
+                congruence_symmetric_about_axis::<2>(&e2, &s),
+                e2.transpose() * s * e2
+            ));
         }
     }
 }

@@ -1,0 +1,200 @@
+//! The articulated-body algorithm at a revolute joint about a coordinate axis e_K of its
+//! link, X_T a translation (the hinges of chains whose bodies share their orientation),
+//! written out. Two facts cut the products of the general forms:
+//!
+//! - X_up's rotation E turns about e_K: it mixes the other two coordinates only (passes 1
+//!   and 3 move velocities and accelerations with it, and pass 1 the world poses);
+//! - S = ±e_K (angular), and I^a S = 0: row and column K of I^a's angular block and row K of
+//!   its coupling block are zero, so pass 2 neither forms nor rotates them, and the velocity
+//!   product c = v × S q̇ (zero in the K components) meets a 5×5 block.
+
+use nalgebra::{Matrix3, Vector3};
+
+use super::{coordinate_rotation, Workspace};
+use crate::articulated::inertia::{add_shifted, congruence_symmetric_about_axis};
+use crate::articulated::spatial::{ArticulatedInertia, Force, Motion, Transform};
+use crate::articulated::tree::Link;
+
+/// `E v` for a rotation E about the coordinate axis `K`.
+#[inline]
+fn rotate<const K: usize>(e: &Matrix3<f64>, v: &Vector3<f64>) -> Vector3<f64> {
+    let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+    let mut out = *v;
+    out[j] = e[(j, j)] * v[j] + e[(j, l)] * v[l];
+    out[l] = e[(l, j)] * v[j] + e[(l, l)] * v[l];
+    out
+}
+
+/// `Eᵀ v` for a rotation E about the coordinate axis `K`.
+#[inline]
+pub(super) fn rotate_back<const K: usize>(e: &Matrix3<f64>, v: &Vector3<f64>) -> Vector3<f64> {
+    let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+    let mut out = *v;
+    out[j] = e[(j, j)] * v[j] + e[(l, j)] * v[l];
+    out[l] = e[(j, l)] * v[j] + e[(l, l)] * v[l];
+    out
+}
+
+/// `X m` ([`Transform::apply_motion`]) for X's rotation about the coordinate axis `K`.
+#[inline]
+pub(super) fn apply_motion<const K: usize>(x: &Transform, m: &Motion) -> Motion {
+    Motion::new(
+        rotate::<K>(&x.rot, &m.ang),
+        rotate::<K>(&x.rot, &(m.lin - x.trans.cross(&m.ang))),
+    )
+}
+
+impl Workspace {
+    /// Pass 1 at link `i`, revolute about `sign` e_K at angle `q` and rate `qd`.
+    #[inline]
+    pub(super) fn revolute_about_axis_kinematics<const K: usize>(
+        &mut self,
+        i: usize,
+        link: &Link,
+        sign: f64,
+        q: f64,
+        qd: f64,
+        world_poses: bool,
+    ) {
+        let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+        let x_up = Transform {
+            rot: coordinate_rotation(K, -sign * q),
+            trans: link.parent_to_joint.trans,
+        };
+        // v_J = w e_K.
+        let w = sign * qd;
+        let mut v = match link.parent {
+            Some(p) => apply_motion::<K>(&x_up, &self.v[p]),
+            None => Motion::zero(),
+        };
+        v.ang[K] += w;
+        if world_poses {
+            self.x_base[i] = match link.parent {
+                Some(p) => {
+                    // E (parent's rotation): rows J and L mixed, row K kept.
+                    let (e, base) = (&x_up.rot, &self.x_base[p]);
+                    let mut rot = base.rot;
+                    rot.set_row(
+                        j,
+                        &(base.rot.row(j) * e[(j, j)] + base.rot.row(l) * e[(j, l)]),
+                    );
+                    rot.set_row(
+                        l,
+                        &(base.rot.row(j) * e[(l, j)] + base.rot.row(l) * e[(l, l)]),
+                    );
+                    Transform {
+                        rot,
+                        trans: base.trans + base.rot.tr_mul(&x_up.trans),
+                    }
+                }
+                None => x_up,
+            };
+        }
+        // c = v × v_J = w (ω × e_K, v_O × e_K), and x × e_K = (x_L, −x_J) on (J, L).
+        let mut c = Motion::zero();
+        c.ang[j] = w * v.ang[l];
+        c.ang[l] = -w * v.ang[j];
+        c.lin[j] = w * v.lin[l];
+        c.lin[l] = -w * v.lin[j];
+        self.c[i] = c;
+        self.h[i] = link.inertia.mul_motion(&v);
+        self.v[i] = v;
+        self.x_up[i] = x_up;
+    }
+
+    /// Pass 2 at link `i`, revolute about `sign` e_K: U, D⁻¹ and u for pass 3 and, for a
+    /// link with a parent, I^a and p^a + I^a c added to the parent's in its frame. `None`
+    /// if D is not positive.
+    #[inline]
+    pub(super) fn revolute_about_axis_backward<const K: usize>(
+        &mut self,
+        i: usize,
+        sign: f64,
+        tau: f64,
+        parent: Option<usize>,
+    ) -> Option<()> {
+        let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+        let (before, from_i) = self.ia.split_at_mut(i);
+        let ia = &from_i[0];
+        let (am, bm, cm) = (&ia.ang_ang, &ia.ang_lin, &ia.lin_lin);
+        // U = ±(A e_K, Bᵀ e_K) = ±(a, b), D = A_KK.
+        let a: Vector3<f64> = am.column(K).into();
+        let b: Vector3<f64> = bm.row(K).transpose();
+        let d = a[K];
+        if !(d.is_finite() && d > 0.0) {
+            return None;
+        }
+        let dinv = 1.0 / d;
+        let p = self.pa[i];
+        let u = tau - sign * p.ang[K];
+        self.u_cols[i][0] = Force::new(a * sign, b * sign);
+        self.dinv[i][0][0] = dinv;
+        self.u[i][0] = u;
+        let Some(parent) = parent else {
+            return Some(());
+        };
+        // I^a = I^A − (a, b)(a, b)ᵀ/D: A's block on J, L; B's rows J, L; all of C.
+        let (wa, wb) = (a * dinv, b * dinv);
+        let a_jj = am[(j, j)] - a[j] * wa[j];
+        let a_jl = am[(j, l)] - a[j] * wa[l];
+        let a_ll = am[(l, l)] - a[l] * wa[l];
+        let b_j = bm.row(j).transpose() - wb * a[j];
+        let b_l = bm.row(l).transpose() - wb * a[l];
+        let (c01, c02, c12) = (
+            cm.m12 - b.x * wb.y,
+            cm.m13 - b.x * wb.z,
+            cm.m23 - b.y * wb.z,
+        );
+        let c_a = Matrix3::new(
+            cm.m11 - b.x * wb.x,
+            c01,
+            c02,
+            c01,
+            cm.m22 - b.y * wb.y,
+            c12,
+            c02,
+            c12,
+            cm.m33 - b.z * wb.z,
+        );
+        // p^a + I^a c with p^a = p^A + U D⁻¹ u; c's K components are zero (c = v × S q̇).
+        let cv = &self.c[i];
+        let (cj, cl) = (cv.ang[j], cv.ang[l]);
+        let g = sign * u * dinv;
+        let mut f_ang = p.ang + a * g;
+        f_ang[j] += a_jj * cj + a_jl * cl + b_j.dot(&cv.lin);
+        f_ang[l] += a_jl * cj + a_ll * cl + b_l.dot(&cv.lin);
+        let f_lin = p.lin + b * g + b_j * cj + b_l * cl + c_a * cv.lin;
+        // To the parent: X* = [Eᵀ  r× Eᵀ; 0  Eᵀ] on forces.
+        let x = &self.x_up[i];
+        let e = &x.rot;
+        let lin = rotate_back::<K>(e, &f_lin);
+        let ang = rotate_back::<K>(e, &f_ang) + x.trans.cross(&lin);
+        self.pa[parent] += Force::new(ang, lin);
+        // Eᵀ I^a E: A's J, L block by the 2×2 block G of E (T = A G, then Gᵀ T), B's rows
+        // J, L as Eᵀ (Eᵀ B) row by row, C by the symmetric form.
+        let (ejj, ejl, elj, ell) = (e[(j, j)], e[(j, l)], e[(l, j)], e[(l, l)]);
+        let (t_jj, t_jl) = (a_jj * ejj + a_jl * elj, a_jj * ejl + a_jl * ell);
+        let (t_lj, t_ll) = (a_jl * ejj + a_ll * elj, a_jl * ejl + a_ll * ell);
+        let mut ang_ang = Matrix3::zeros();
+        ang_ang[(j, j)] = ejj * t_jj + elj * t_lj;
+        ang_ang[(j, l)] = ejj * t_jl + elj * t_ll;
+        ang_ang[(l, j)] = ang_ang[(j, l)];
+        ang_ang[(l, l)] = ejl * t_jl + ell * t_ll;
+        let mut ang_lin = Matrix3::zeros();
+        ang_lin.set_row(
+            j,
+            &rotate_back::<K>(e, &(b_j * ejj + b_l * elj)).transpose(),
+        );
+        ang_lin.set_row(
+            l,
+            &rotate_back::<K>(e, &(b_j * ejl + b_l * ell)).transpose(),
+        );
+        let rotated = ArticulatedInertia {
+            ang_ang,
+            ang_lin,
+            lin_lin: congruence_symmetric_about_axis::<K>(e, &c_a),
+        };
+        add_shifted(&rotated, &x.trans, &mut before[parent]);
+        Some(())
+    }
+}
