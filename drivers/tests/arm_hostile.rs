@@ -59,8 +59,15 @@ struct Verdict {
     samples: usize,
     /// Identical to a packet the arm sent intact.
     exact: usize,
-    /// Not identical, but within one count per joint of the truth of the packet it came from.
+    /// Not identical, but within one count per joint of the truth of the packet it came from,
+    /// with its buttons, or with the buttons of the intact packet one timer tick before or
+    /// after it (a button edge moved by one packet: see `edge_shifts`).
     near: usize,
+    /// Of `near`, the samples whose counts are exact and whose buttons are those of an intact
+    /// neighbour packet, not their own: a corrupted button bit next to a real press or release
+    /// makes the edge one packet early or late, which no check without a checksum can see
+    /// (the plausibility filter's documented limit).
+    edge_shifts: usize,
     /// Further than the precision from the truth.
     wrong: usize,
     /// Matching no packet the arm sent around that time.
@@ -93,6 +100,8 @@ fn judge(samples: &[StylusSample], sim: &SimArmHandle) -> Verdict {
     for s in samples {
         let timer = s.device_timer_ticks.unwrap_or(0);
         let mut best: Option<(u16, f64, bool, u16)> = None;
+        // The buttons of the intact packets one tick either side, with their counts.
+        let mut neighbour_buttons = Vec::new();
         for dtimer in 0..=3u16 {
             let candidates = [timer.wrapping_add(dtimer), timer.wrapping_sub(dtimer)]
                 .into_iter()
@@ -105,6 +114,9 @@ fn judge(samples: &[StylusSample], sim: &SimArmHandle) -> Verdict {
                 }
                 let exact =
                     *is_intact && t.counts == s.counts && t.buttons == s.buttons && dtimer == 0;
+                if *is_intact && dtimer == 1 {
+                    neighbour_buttons.push(t.buttons);
+                }
                 let err = (s.tip_in_arm - t.tip_in_arm).norm();
                 let counts_off = if t.buttons == s.buttons {
                     (0..6)
@@ -126,6 +138,12 @@ fn judge(samples: &[StylusSample], sim: &SimArmHandle) -> Verdict {
                 v.wrong += 1;
             }
             Some((_, _, true, _)) => v.exact += 1,
+            Some((0, err, false, u16::MAX))
+                if err == 0.0 && neighbour_buttons.contains(&s.buttons) =>
+            {
+                v.near += 1;
+                v.edge_shifts += 1;
+            }
             Some((_, err, false, counts_off)) => {
                 v.worst_m = v.worst_m.max(err);
                 v.worst_counts = v.worst_counts.max(counts_off);
