@@ -248,7 +248,7 @@ impl ArticulatedInertia {
 
 /// `m −= u wᵀ` for w parallel to u, on and above the diagonal, mirrored.
 #[inline]
-fn sub_symmetric_outer(m: &mut Matrix3<f64>, u: &Vector3<f64>, w: &Vector3<f64>) {
+pub(crate) fn sub_symmetric_outer(m: &mut Matrix3<f64>, u: &Vector3<f64>, w: &Vector3<f64>) {
     let (m01, m02, m12) = (m.m12 - u.x * w.y, m.m13 - u.x * w.z, m.m23 - u.y * w.z);
     *m = Matrix3::new(
         m.m11 - u.x * w.x,

@@ -11,7 +11,9 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::{coordinate_rotation, Workspace};
-use crate::articulated::inertia::{add_shifted, congruence_symmetric_about_axis};
+use crate::articulated::inertia::{
+    add_shifted, congruence_symmetric_about_axis, sub_symmetric_outer,
+};
 use crate::articulated::spatial::{ArticulatedInertia, Force, Motion, Transform};
 use crate::articulated::tree::Link;
 
@@ -140,22 +142,8 @@ impl Workspace {
         let a_ll = am[(l, l)] - a[l] * wa[l];
         let b_j = bm.row(j).transpose() - wb * a[j];
         let b_l = bm.row(l).transpose() - wb * a[l];
-        let (c01, c02, c12) = (
-            cm.m12 - b.x * wb.y,
-            cm.m13 - b.x * wb.z,
-            cm.m23 - b.y * wb.z,
-        );
-        let c_a = Matrix3::new(
-            cm.m11 - b.x * wb.x,
-            c01,
-            c02,
-            c01,
-            cm.m22 - b.y * wb.y,
-            c12,
-            c02,
-            c12,
-            cm.m33 - b.z * wb.z,
-        );
+        let mut c_a = *cm;
+        sub_symmetric_outer(&mut c_a, &b, &wb);
         // p^a + I^a c with p^a = p^A + U D⁻¹ u; c's K components are zero (c = v × S q̇).
         let cv = &self.c[i];
         let (cj, cl) = (cv.ang[j], cv.ang[l]);
