@@ -36,24 +36,23 @@ pub(super) fn generate(
         ));
     }
     refuse_other_kinds(ck, d, f)?;
-    let need = |present: bool, field: &str| {
-        if present {
-            Ok(())
-        } else {
-            Err(ck.err(
-                d.kind.span(),
-                f(field),
-                format!("kind = \"{kind}\" needs `{field}`"),
-            ))
-        }
+    let missing = |field: &str| {
+        ck.err(
+            d.kind.span(),
+            f(field),
+            format!("kind = \"{kind}\" needs `{field}`"),
+        )
     };
     match kind {
         "rope" => {
-            need(d.end1_m.is_some(), "end1_m")?;
-            need(d.end2_m.is_some(), "end2_m")?;
-            need(d.elements.is_some(), "elements")?;
-            let (Some(e1), Some(e2), Some(count)) = (&d.end1_m, &d.end2_m, &d.elements) else {
-                unreachable!("checked just above");
+            let Some(e1) = &d.end1_m else {
+                return Err(missing("end1_m"));
+            };
+            let Some(e2) = &d.end2_m else {
+                return Err(missing("end2_m"));
+            };
+            let Some(count) = &d.elements else {
+                return Err(missing("elements"));
             };
             let end1 = ck.finite3(e1, &f("end1_m"))?;
             let end2 = ck.finite3(e2, &f("end2_m"))?;
@@ -84,11 +83,14 @@ pub(super) fn generate(
             Ok((net, pins))
         }
         "lattice" => {
-            need(d.origin_m.is_some(), "origin_m")?;
-            need(d.size_m.is_some(), "size_m")?;
-            need(d.spacing_m.is_some(), "spacing_m")?;
-            let (Some(o), Some(s), Some(sp)) = (&d.origin_m, &d.size_m, &d.spacing_m) else {
-                unreachable!("checked just above");
+            let Some(o) = &d.origin_m else {
+                return Err(missing("origin_m"));
+            };
+            let Some(s) = &d.size_m else {
+                return Err(missing("size_m"));
+            };
+            let Some(sp) = &d.spacing_m else {
+                return Err(missing("spacing_m"));
             };
             let origin = ck.finite3(o, &f("origin_m"))?;
             let size = ck.finite3(s, &f("size_m"))?;
@@ -114,7 +116,7 @@ pub(super) fn generate(
                 .map_err(|e| ck.err(s.span(), f("size_m"), e.to_string()))?;
             Ok((net, clamped.into_iter().map(|n| (n, GROUND)).collect()))
         }
-        _ => generate_cloth(ck, d, f, &need),
+        _ => generate_cloth(ck, d, f, &missing),
     }
 }
 
@@ -123,15 +125,19 @@ fn generate_cloth(
     ck: &Checker,
     d: &DeformableDef,
     f: &dyn Fn(&str) -> String,
-    need: &dyn Fn(bool, &str) -> Result<(), SceneError>,
+    missing: &dyn Fn(&str) -> SceneError,
 ) -> Result<(Network, Vec<(usize, BodyId)>), SceneError> {
-    need(d.corner_m.is_some(), "corner_m")?;
-    need(d.edge1_m.is_some(), "edge1_m")?;
-    need(d.edge2_m.is_some(), "edge2_m")?;
-    need(d.nodes.is_some(), "nodes")?;
-    let (Some(c), Some(e1), Some(e2), Some(n)) = (&d.corner_m, &d.edge1_m, &d.edge2_m, &d.nodes)
-    else {
-        unreachable!("checked just above");
+    let Some(c) = &d.corner_m else {
+        return Err(missing("corner_m"));
+    };
+    let Some(e1) = &d.edge1_m else {
+        return Err(missing("edge1_m"));
+    };
+    let Some(e2) = &d.edge2_m else {
+        return Err(missing("edge2_m"));
+    };
+    let Some(n) = &d.nodes else {
+        return Err(missing("nodes"));
     };
     let corner = ck.finite3(c, &f("corner_m"))?;
     let edge1 = ck.finite3(e1, &f("edge1_m"))?;
