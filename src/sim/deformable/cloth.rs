@@ -83,17 +83,17 @@ pub fn cloth(
     if area_m2 <= 1e-9 * edge1_m.norm() * edge2_m.norm() {
         return Err(ClothError::Degenerate(area_m2));
     }
+    let index = |i: usize, j: usize| i + n1 * j;
     let pins = pinned
         .iter()
         .map(|&[i, j]| {
             if i < n1 && j < n2 {
-                Ok(i + n1 * j)
+                Ok(index(i, j))
             } else {
                 Err(ClothError::PinOutside(i, j, n1, n2))
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let index = |i: usize, j: usize| i + n1 * j;
     let (step1, step2) = (edge1_m / (n1 - 1) as f64, edge2_m / (n2 - 1) as f64);
     let mut net = Network::default();
     for j in 0..n2 {
@@ -102,16 +102,20 @@ pub fn cloth(
                 .push(corner_m + step1 * i as f64 + step2 * j as f64);
         }
     }
-    for j in 0..n2 {
-        for i in 0..n1 {
-            if i + 1 < n1 {
-                net.connect(index(i, j), index(i + 1, j));
-            }
-            if j + 1 < n2 {
-                net.connect(index(i, j), index(i, j + 1));
+    // Every node to the one `skip` further along each grid direction.
+    let along_grid = |net: &mut Network, skip: usize| {
+        for j in 0..n2 {
+            for i in 0..n1 {
+                if i + skip < n1 {
+                    net.connect(index(i, j), index(i + skip, j));
+                }
+                if j + skip < n2 {
+                    net.connect(index(i, j), index(i, j + skip));
+                }
             }
         }
-    }
+    };
+    along_grid(&mut net, 1);
     if shear != Shear::None {
         for j in 0..n2 - 1 {
             for i in 0..n1 - 1 {
@@ -123,16 +127,7 @@ pub fn cloth(
         }
     }
     if bend {
-        for j in 0..n2 {
-            for i in 0..n1 {
-                if i + 2 < n1 {
-                    net.connect(index(i, j), index(i + 2, j));
-                }
-                if j + 2 < n2 {
-                    net.connect(index(i, j), index(i, j + 2));
-                }
-            }
-        }
+        along_grid(&mut net, 2);
     }
     Ok((net, pins))
 }
