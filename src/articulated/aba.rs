@@ -24,6 +24,7 @@ use super::error::ArticulatedError;
 use super::joint::{axis_angle_matrix, invert_spd, JointCalc, JointType, MAX_DOF};
 use super::spatial::{ArticulatedInertia, Force, Motion, Transform};
 use super::tree::{Link, Tree};
+use crate::sim::block::spd_inverse3;
 
 /// Scratch memory and per-link results of the algorithm for one tree.
 #[derive(Clone, Debug)]
@@ -36,6 +37,9 @@ pub struct Workspace {
     /// joint about ±e_k and X_T a translation): the passes take the written-out forms of
     /// [`about_axis`] there.
     rotation_axis: Vec<Option<usize>>,
+    /// The coordinate axis M when X_T's translation is ρ e_M (links along a frame axis): pass
+    /// 2 then moves I^a to the parent by the two-entry r× of [`about_axis`].
+    offset_axis: Vec<Option<usize>>,
     /// Each link's motion subspace S (its first nv columns): constant for revolute joints,
     /// whose pass 1 is written out, and set by [`JointType::calc`] for the others.
     s: Vec<[Motion; MAX_DOF]>,
@@ -70,6 +74,11 @@ impl Workspace {
                 .map(|l| l.parent_to_joint.rot == Matrix3::identity())
                 .collect(),
             rotation_axis: tree.links().iter().map(rotation_axis).collect(),
+            offset_axis: tree
+                .links()
+                .iter()
+                .map(|l| coordinate_axis_of(&l.parent_to_joint.trans))
+                .collect(),
             s: tree.links().iter().map(constant_subspace).collect(),
             x_up: vec![Transform::identity(); n],
             x_base: vec![Transform::identity(); n],
@@ -324,11 +333,8 @@ impl Workspace {
         for (k, uk) in self.u_cols[i].iter_mut().enumerate().take(3) {
             *uk = Force::new(a.column(k).into(), b.row(k).transpose());
         }
-        // D = A is 3×3 symmetric: Cholesky tells positive definiteness and gives A⁻¹.
-        let a_inv = a.cholesky()?.inverse();
-        if !a_inv.iter().all(|x| x.is_finite()) {
-            return None;
-        }
+        // D = A is 3×3 symmetric positive definite (else the joint is singular).
+        let a_inv = spd_inverse3(&a).filter(|m| m.iter().all(|x| x.is_finite()))?;
         let dinv = &mut self.dinv[i];
         for (r, row) in dinv.iter_mut().enumerate().take(3) {
             row[..3].copy_from_slice(a_inv.row(r).transpose().as_slice());
@@ -465,7 +471,8 @@ impl Workspace {
 /// [`axis_angle_matrix`] gives for e_k, without its products.
 #[inline]
 fn coordinate_rotation(k: usize, angle: f64) -> Matrix3<f64> {
-    let (s, c) = angle.sin_cos();
+    // libm (a port of musl) rather than the platform's: the same bits on every machine.
+    let (s, c) = libm::sincos(angle);
     match k {
         0 => Matrix3::new(1.0, 0.0, 0.0, 0.0, c, -s, 0.0, s, c),
         1 => Matrix3::new(c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c),
@@ -491,6 +498,11 @@ fn rotation_axis(link: &Link) -> Option<usize> {
         return None;
     }
     (0..3).find(|&k| axis[k].abs() == 1.0 && axis.iter().filter(|&&x| x == 0.0).count() == 2)
+}
+
+/// The coordinate axis M if `r` = ρ e_M (its other two components exactly zero).
+fn coordinate_axis_of(r: &Vector3<f64>) -> Option<usize> {
+    (0..3).find(|&m| (0..3).all(|k| k == m || r[k] == 0.0))
 }
 
 /// A force `force_in_world` (N) acting at `point_in_world` (m) as a spatial force in world

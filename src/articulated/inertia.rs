@@ -79,6 +79,49 @@ pub(super) fn add_shifted(
     target.lin_lin += c;
 }
 
+/// [`add_shifted`] for r = ρ e_M along the coordinate axis `M` (the link offset of a chain
+/// whose links lie along a frame axis): r× has two entries, so W = r× C is two rows of C
+/// and the upper left block needs six entries of N = B + W/2.
+#[inline(always)]
+pub(super) fn add_shifted_along<const M: usize>(
+    inertia: &ArticulatedInertia,
+    rho: f64,
+    target: &mut ArticulatedInertia,
+) {
+    let (p, q) = ((M + 1) % 3, (M + 2) % 3);
+    // Column-major arrays (`x[col][row]`): indices known at compile time, no checks.
+    let a = &inertia.ang_ang.data.0;
+    let b = &inertia.ang_lin.data.0;
+    let c = &inertia.lin_lin.data.0;
+    // e_M × x = x_P e_Q − x_Q e_P: W's row M is zero, row P is −ρ C_Q·, row Q is ρ C_P·;
+    // row i of N r× is ρ (N_iQ e_P − N_iP e_Q).
+    let half = 0.5 * rho;
+    let n_pq = b[q][p] - half * c[q][q];
+    let n_qp = b[p][q] + half * c[p][p];
+    let n_pp = b[p][p] - half * c[p][q];
+    let n_qq = b[q][q] + half * c[q][p];
+    let a_mp = a[p][M] - rho * b[q][M];
+    let a_mq = a[q][M] + rho * b[p][M];
+    let a_pq = a[q][p] + rho * (n_pp - n_qq);
+    let t = &mut target.ang_ang.data.0;
+    t[M][M] += a[M][M];
+    t[p][p] += a[p][p] - 2.0 * rho * n_pq;
+    t[q][q] += a[q][q] + 2.0 * rho * n_qp;
+    t[p][M] += a_mp;
+    t[M][p] += a_mp;
+    t[q][M] += a_mq;
+    t[M][q] += a_mq;
+    t[q][p] += a_pq;
+    t[p][q] += a_pq;
+    let t = &mut target.ang_lin.data.0;
+    for (tk, (bk, ck)) in t.iter_mut().zip(b.iter().zip(c)) {
+        tk[M] += bk[M];
+        tk[p] += bk[p] - rho * ck[q];
+        tk[q] += bk[q] + rho * ck[p];
+    }
+    target.lin_lin += inertia.lin_lin;
+}
+
 /// Eᵀ S E for a symmetric S: the six entries on and above the diagonal, mirrored.
 #[inline]
 fn congruence_symmetric(e: &Matrix3<f64>, s: &Matrix3<f64>) -> Matrix3<f64> {
@@ -270,6 +313,41 @@ mod tests {
     use nalgebra::{Rotation3, SymmetricEigen};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// The shift along a coordinate axis equals the general shift.
+    #[test]
+    fn shift_along_an_axis_is_the_general_shift() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..20 {
+            let mut ia = RigidInertia::new(
+                0.7,
+                v3(&mut rng),
+                Matrix3::from_diagonal(&Vector3::new(0.3, 0.4, 0.5)),
+            )
+            .to_articulated();
+            ia.sub_outer_symmetric(&force(&mut rng), 0.2);
+            let start = RigidInertia::new(1.1, v3(&mut rng), Matrix3::identity()).to_articulated();
+            let rho = rng.random_range(-1.0..1.0);
+            let check = |m: usize, along: &ArticulatedInertia| {
+                let mut general = start;
+                add_shifted(&ia, &Vector3::ith(m, rho), &mut general);
+                let diff = (along.matrix() - general.matrix()).amax();
+                assert!(
+                    diff < 1e-14 * (1.0 + general.matrix().amax()),
+                    "axis {m}: {diff}"
+                );
+            };
+            let mut along = start;
+            add_shifted_along::<0>(&ia, rho, &mut along);
+            check(0, &along);
+            let mut along = start;
+            add_shifted_along::<1>(&ia, rho, &mut along);
+            check(1, &along);
+            let mut along = start;
+            add_shifted_along::<2>(&ia, rho, &mut along);
+            check(2, &along);
+        }
+    }
 
     /// The spatial inertia is symmetric positive definite, its kinetic energy is
     /// ½ m v_c² + ½ ωᵀ Ī_c ω, and the factored Xᵀ I X equals the matrix product (in general

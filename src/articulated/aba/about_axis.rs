@@ -12,7 +12,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::{coordinate_rotation, Workspace};
 use crate::articulated::inertia::{
-    add_shifted, congruence_symmetric_about_axis, sub_symmetric_outer,
+    add_shifted, add_shifted_along, congruence_symmetric_about_axis, sub_symmetric_outer,
 };
 use crate::articulated::spatial::{ArticulatedInertia, Force, Motion, Transform};
 use crate::articulated::tree::Link;
@@ -182,7 +182,13 @@ impl Workspace {
             ang_lin,
             lin_lin: congruence_symmetric_about_axis::<K>(e, &c_a),
         };
-        add_shifted(&rotated, &x.trans, &mut before[parent]);
+        let target = &mut before[parent];
+        match self.offset_axis[i] {
+            Some(0) => add_shifted_along::<0>(&rotated, x.trans[0], target),
+            Some(1) => add_shifted_along::<1>(&rotated, x.trans[1], target),
+            Some(_) => add_shifted_along::<2>(&rotated, x.trans[2], target),
+            None => add_shifted(&rotated, &x.trans, target),
+        }
         Some(())
     }
 }
