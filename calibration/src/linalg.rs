@@ -49,6 +49,10 @@ fn jacobi_svd_tall(a: &DMatrix<f64>) -> Option<ThinSvd> {
     // Columns whose squared norm is under this are numerically zero: rotating them against
     // each other only shuffles rounding noise and could keep the sweep from terminating.
     let negligible = (f64::EPSILON * a.norm()).powi(2);
+    // Two columns count as orthogonal when their cosine is at rounding level for a dot
+    // product of m terms: √m ε, as LAPACK's dgesvj. With ε alone, the rounding that a
+    // rotation leaves behind can keep a pair above the bar sweep after sweep.
+    let orthogonal_cosine = (m as f64).sqrt().max(1.0) * f64::EPSILON;
     let mut converged = false;
     for _ in 0..JACOBI_MAX_SWEEPS {
         let mut rotated = false;
@@ -60,7 +64,7 @@ fn jacobi_svd_tall(a: &DMatrix<f64>) -> Option<ThinSvd> {
                 if alpha <= negligible || beta <= negligible {
                     continue;
                 }
-                if gamma.abs() <= f64::EPSILON * (alpha * beta).sqrt() {
+                if gamma.abs() <= orthogonal_cosine * (alpha * beta).sqrt() {
                     continue;
                 }
                 rotated = true;
@@ -239,6 +243,33 @@ mod tests {
                 let rank = 1 + rank_seed % rows.min(cols);
                 dmatrix(rows, cols, rank, &values)
             })
+    }
+
+    /// A 5×2 matrix the property test found (CI, 2026-11-27): its Jacobi sweeps stopped at
+    /// the cap because the orthogonality left by a rotation, rounding in a dot product of
+    /// five terms, stayed above ε √(αβ).
+    #[test]
+    fn svd_of_a_found_five_by_two_matrix_converges() {
+        let a = DMatrix::from_column_slice(
+            5,
+            2,
+            &[
+                -3.0259973065195016,
+                1.1368319394472046,
+                -2.1693788495853674,
+                -3.271378854491733,
+                7.948890928185002,
+                6.44143112627164,
+                -0.5724740393144025,
+                12.369679618179532,
+                4.300876524477153,
+                -10.000714712469714,
+            ],
+        );
+        let d = svd(&a).expect("Jacobi converges");
+        assert!((d.recompose() - &a).norm() <= 1e-13 * a.norm());
+        assert!(d.u.column(0).dot(&d.u.column(1)).abs() <= 1e-14);
+        assert!(d.v.column(0).dot(&d.v.column(1)).abs() <= 1e-15);
     }
 
     proptest! {
