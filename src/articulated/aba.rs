@@ -38,7 +38,8 @@ pub struct Workspace {
     /// [`about_axis`] there.
     rotation_axis: Vec<Option<usize>>,
     /// The coordinate axis M when X_T's translation is ρ e_M (links along a frame axis): pass
-    /// 2 then moves I^a to the parent by the two-entry r× of [`about_axis`].
+    /// 2 of [`about_axis`] then moves I^a to the parent with the two-entry r× of
+    /// `inertia::add_shifted_along`.
     offset_axis: Vec<Option<usize>>,
     /// Each link's motion subspace S (its first nv columns): constant for revolute joints,
     /// whose pass 1 is written out, and set by [`JointType::calc`] for the others.
