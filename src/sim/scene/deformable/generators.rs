@@ -45,15 +45,9 @@ pub(super) fn generate(
     };
     match kind {
         "rope" => {
-            let Some(e1) = &d.end1_m else {
-                return Err(missing("end1_m"));
-            };
-            let Some(e2) = &d.end2_m else {
-                return Err(missing("end2_m"));
-            };
-            let Some(count) = &d.elements else {
-                return Err(missing("elements"));
-            };
+            let e1 = d.end1_m.as_ref().ok_or_else(|| missing("end1_m"))?;
+            let e2 = d.end2_m.as_ref().ok_or_else(|| missing("end2_m"))?;
+            let count = d.elements.as_ref().ok_or_else(|| missing("elements"))?;
             let end1 = ck.finite3(e1, &f("end1_m"))?;
             let end2 = ck.finite3(e2, &f("end2_m"))?;
             let length = d
@@ -83,15 +77,9 @@ pub(super) fn generate(
             Ok((net, pins))
         }
         "lattice" => {
-            let Some(o) = &d.origin_m else {
-                return Err(missing("origin_m"));
-            };
-            let Some(s) = &d.size_m else {
-                return Err(missing("size_m"));
-            };
-            let Some(sp) = &d.spacing_m else {
-                return Err(missing("spacing_m"));
-            };
+            let o = d.origin_m.as_ref().ok_or_else(|| missing("origin_m"))?;
+            let s = d.size_m.as_ref().ok_or_else(|| missing("size_m"))?;
+            let sp = d.spacing_m.as_ref().ok_or_else(|| missing("spacing_m"))?;
             let origin = ck.finite3(o, &f("origin_m"))?;
             let size = ck.finite3(s, &f("size_m"))?;
             if size.iter().any(|&x| x < 0.0) {
@@ -127,18 +115,10 @@ fn generate_cloth(
     f: &dyn Fn(&str) -> String,
     missing: &dyn Fn(&str) -> SceneError,
 ) -> Result<(Network, Vec<(usize, BodyId)>), SceneError> {
-    let Some(c) = &d.corner_m else {
-        return Err(missing("corner_m"));
-    };
-    let Some(e1) = &d.edge1_m else {
-        return Err(missing("edge1_m"));
-    };
-    let Some(e2) = &d.edge2_m else {
-        return Err(missing("edge2_m"));
-    };
-    let Some(n) = &d.nodes else {
-        return Err(missing("nodes"));
-    };
+    let c = d.corner_m.as_ref().ok_or_else(|| missing("corner_m"))?;
+    let e1 = d.edge1_m.as_ref().ok_or_else(|| missing("edge1_m"))?;
+    let e2 = d.edge2_m.as_ref().ok_or_else(|| missing("edge2_m"))?;
+    let n = d.nodes.as_ref().ok_or_else(|| missing("nodes"))?;
     let corner = ck.finite3(c, &f("corner_m"))?;
     let edge1 = ck.finite3(e1, &f("edge1_m"))?;
     let edge2 = ck.finite3(e2, &f("edge2_m"))?;
