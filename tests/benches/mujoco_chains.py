@@ -29,6 +29,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 PENDULUM_LENGTH_M = 0.05
@@ -130,6 +131,12 @@ def main():
     args = parser.parse_args()
     ensure_mujoco()
     import mujoco
+
+    # MuJoCo appends its warnings (the unstable runs' bad accelerations) to MUJOCO_LOG.TXT in
+    # the working directory: run in a scratch directory so that nothing lands in the clone.
+    if args.ar_csv:
+        args.ar_csv = os.path.abspath(args.ar_csv)
+    os.chdir(tempfile.mkdtemp(prefix="mujoco-chains-"))
 
     ar_us = {}
     if args.ar_csv:
