@@ -271,12 +271,36 @@ fn ten_pendula_desk_keeps_joints_and_contacts_closed_together() {
     assert!(pen <= 1e-9, "penetration {pen:e} m");
 }
 
+/// The chain comes down onto the desk and stays there: after the first 2 s its kinetic energy
+/// stays under 1e-2 J, and the dissipation runs backwards by under 0.03 J in all over 20 s.
+/// Measured: at most 4.0e-3 J after 2 s, 1.6e-2 J backwards. Before an impact's joint rows
+/// were taken at the start poses (they were the previous step's midpoint rows, whose row
+/// velocities are of order h ω v) and before an approaching contact's midpoint target was
+/// kept from bouncing it back, the joint impulses of the impacts did work: the chain flew up
+/// again with up to 0.96 J, 1063 of 2000 steps split, and the dissipation ran backwards by 10 J.
+#[test]
+fn ten_pendula_desk_chain_stays_down_on_the_desk() {
+    let mut sim = scene("ten_pendula_desk.toml").build().unwrap();
+    let (mut kinetic_after_2s, mut backwards, mut last_dissipated) = (0.0f64, 0.0f64, 0.0f64);
+    for step in 0..2000 {
+        sim.step().unwrap();
+        let d = sim.diagnostics();
+        backwards += (last_dissipated - d.dissipated_j).max(0.0);
+        last_dissipated = d.dissipated_j;
+        if step >= 200 {
+            kinetic_after_2s = kinetic_after_2s.max(sim.kinetic_energy_j());
+        }
+    }
+    println!("ten_pendula_desk 20 s: largest kinetic energy after 2 s {kinetic_after_2s:e} J, dissipation backwards {backwards:e} J");
+    assert!(kinetic_after_2s < 1e-2, "{kinetic_after_2s:e} J");
+    assert!(backwards < 0.03, "{backwards:e} J");
+}
+
 /// Acceptance 6 of issue 15, NOT met yet: ‖ψ‖ and penetration stay under 1e-10 m and the
-/// balance closes within 0.6 % (the ledger books every impulse's work), but the chain does
-/// not come to rest: the joints' velocity stage and the contact rows are solved one after the
-/// other, and the impulses of the impacts and of the contact rows then do positive work at
-/// times (over 20 s the dissipated energy runs backwards by ~2 J and the kinetic energy grows
-/// to ~0.6 J; `simulate` warns of it). Run with `--ignored` to see the figures.
+/// chain lies on the desk, but it keeps ~1e-3 J of kinetic energy and the balance is off by
+/// 13 % of E_ref after 10 s: the active set of an impact on the chain can fail to settle, and
+/// the projection lifts the links out of what such an impact leaves; that potential energy is
+/// not booked (see `sim::solver::contact_rows`). Run with `--ignored` to see the figures.
 #[test]
 #[ignore = "acceptance 6 of issue 15 is not met yet (see the doc comment)"]
 fn ten_pendula_desk_chain_lies_on_the_desk() {

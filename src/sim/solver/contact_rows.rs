@@ -8,7 +8,9 @@
 //!   as dissipated.
 //! - **Contact rows** (after the joints' velocity stage): the start-pose contact rows, each
 //!   handled normal row closing its gap at the end of the step (target velocity
-//!   −2 gap / h − u_start for the midpoint integrator: a resting contact does no work), with
+//!   −2 gap / h − u_start for the midpoint integrator: a resting contact does no work; a
+//!   contact that still approaches at the start, an impact the impact stage left, is instead
+//!   kept from separating, since the midpoint target would bounce it back elastically), with
 //!   Coulomb friction, the active set by [`InequalityMethod`]. The impulses' work Σ λ ū is
 //!   booked as dissipated.
 //! - **Projection** (after integration, `right` only): penetration left by an impact is
@@ -16,16 +18,23 @@
 //!   joints (see [`super::contact_projection`]); velocities are not changed.
 //! - **Report**: the contacts at the end pose give the gaps and the largest penetration.
 //!
-//! With joints, the contact solves keep the joints' row velocities (the last midpoint rows in
-//! the contact rows, the previous step's in the impacts), and the projection closes ψ and the
-//! gaps together; but the joints' velocity stage and the contact rows are still solved one
-//! after the other, not as one nonlinear problem, and the impulses of both stages can then do
-//! positive work (a chain lying on the desk gains energy; `simulate` warns when the
-//! dissipated energy decreases).
+//! With joints, the contact rows keep the joints' row velocities (their last midpoint rows,
+//! whose midpoint velocity is what makes joint impulses workless in this integrator); an
+//! impact's joint rows are those of the start poses with zero row velocity as the target
+//! (the instantaneous impulse problem; the previous step's midpoint rows there have row
+//! velocities of order h ω v, against which joint impulses would do work). The projection
+//! closes ψ and the gaps together. The joints' velocity stage and the contact rows are still
+//! solved one after the other, not as one nonlinear problem, and the active set of an impact
+//! on a chain can fail to settle (Alg. 3's insertions and the safeguard's releases run out);
+//! what such an impact leaves becomes penetration that the projection lifts out, and that
+//! lift's potential energy is not booked: a chain lying on the desk jitters with ~1e-3 J of
+//! kinetic energy and the balance drifts by a few hundredths of a joule per second
+//! (`tests/contact.rs`, `ten_pendula_desk`).
 
 use nalgebra::{Vector2, Vector3};
 
 use super::Step;
+use crate::sim::block::MAX_ROWS;
 use crate::sim::body::Pose;
 use crate::sim::contact::lcp::{
     self, Bilateral, ContactImpulse, ContactRows, Insertion, InverseMass, Row,
@@ -270,8 +279,8 @@ impl Step<'_> {
         if !self.joints.is_empty() {
             // With joints, the impact is one simultaneous system of the contact impulses and
             // the joints' attachment impulses (the virtual-mobile paper's §6, after Moore),
-            // the active set by Alg. 3 as for the contact rows; the joints keep their row
-            // velocities (their last rows: the previous step's midpoint rows).
+            // the active set by Alg. 3 as for the contact rows; the joints' rows are those of
+            // the start poses, their target zero row velocity (see the module docs).
             let impacting = |k: usize, p: &ContactPoint| {
                 let u = row_velocities(&rows[k], &v, &w);
                 u[0] < -v_imp && p.gap_m + h * u[0] < 0.0
@@ -293,13 +302,18 @@ impl Step<'_> {
                         slip_start: Vector2::new(u0[1], u0[2]),
                     });
                 }
-                self.s.contact.bilateral.clear();
-                for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
-                    for row in &blk.rows[..j.rows()] {
-                        self.s.contact.bilateral.push(bilateral_of(j, row, 0.0));
+                let c = &mut self.s.contact;
+                c.bilateral.clear();
+                let mut joint_rows = [JointRow::default(); MAX_ROWS];
+                for j in self.joints {
+                    let g = j.geometry(&c.poses[j.body1], &c.poses[j.body2]);
+                    j.rows_of(&g, &g, &mut joint_rows);
+                    for row in &joint_rows[..j.rows()] {
+                        let mut b = bilateral_of(j, row, 0.0);
+                        b.change = -b.row.velocity(&v, &w);
+                        c.bilateral.push(b);
                     }
                 }
-                let c = &mut self.s.contact;
                 c.handled.clear();
                 c.handled.resize(n, false);
                 lcp::solve(
@@ -384,6 +398,7 @@ impl Step<'_> {
             return;
         };
         let method = model.method;
+        let v_imp = model.impact_speed_m_per_s;
         let h = self.ctx.h;
         let (v, w) = self.contact_velocities(false);
         let (v_start, w_start) = self.contact_velocities(true);
@@ -396,10 +411,19 @@ impl Step<'_> {
             let rows = rows_of(p, &c.poses);
             let u0 = row_velocities(&rows, &v, &w);
             let us = row_velocities(&rows, &v_start, &w_start);
+            // The midpoint target closes the gap at the end of the step with no work from a
+            // contact at rest; for a contact that approaches at the start (an impact the impact
+            // stage did not resolve) it would reverse the approach, an elastic bounce: the end
+            // velocity is kept from separating (a plastic impact; the projection removes what
+            // penetration is left).
+            let mut target = -2.0 * p.gap_m / h - us[0];
+            if us[0] < -v_imp {
+                target = target.min((-2.0 * p.gap_m / h).max(0.0));
+            }
             c.rows.push(ContactRows {
                 rows,
                 u0,
-                target: -2.0 * p.gap_m / h - us[0],
+                target,
                 mu: p.material.friction,
                 slip_start: Vector2::new(us[1], us[2]),
             });
