@@ -32,9 +32,14 @@
 //! repeat until no insertion. `platt` and `tendency` ([`InequalityMethod`]) are the paper's
 //! Alg. 1 and 2, which keep the handled set across steps, for teaching and as tests that the
 //! corner example discriminates.
+//! With joints, `right` solves the contacts through the mechanism instead ([`through_joints`]:
+//! the joints eliminated exactly, the contacts' complementarity problem by projected
+//! Gauss–Seidel), since a chain lying on the desk makes the coupled system too redundant for
+//! the active set to settle.
 
 pub mod geometry;
 pub mod lcp;
+pub mod through_joints;
 
 use nalgebra::{Isometry3, Vector3};
 

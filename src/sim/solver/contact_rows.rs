@@ -22,14 +22,11 @@
 //! whose midpoint velocity is what makes joint impulses workless in this integrator); an
 //! impact's joint rows are those of the start poses with zero row velocity as the target
 //! (the instantaneous impulse problem; the previous step's midpoint rows there have row
-//! velocities of order h ω v, against which joint impulses would do work). The projection
-//! closes ψ and the gaps together. The joints' velocity stage and the contact rows are still
-//! solved one after the other, not as one nonlinear problem, and the active set of an impact
-//! on a chain can fail to settle (Alg. 3's insertions and the safeguard's releases run out);
-//! what such an impact leaves becomes penetration that the projection lifts out, and that
-//! lift's potential energy is not booked: a chain lying on the desk jitters with ~1e-3 J of
-//! kinetic energy and the balance drifts by a few hundredths of a joule per second
-//! (`tests/contact.rs`, `ten_pendula_desk`).
+//! velocities of order h ω v, against which joint impulses would do work). With joints and
+//! the `right` method both solves eliminate the joints and solve the contacts by projected
+//! Gauss–Seidel ([`through_joints`]), which settles where Alg. 3's insertions and releases
+//! do not on a chain lying on the desk; `platt` and `tendency` keep their fixed handled sets
+//! in [`lcp::solve`]. The projection closes ψ and the gaps together.
 
 use nalgebra::{Vector2, Vector3};
 
@@ -39,7 +36,9 @@ use crate::sim::body::Pose;
 use crate::sim::contact::lcp::{
     self, Bilateral, ContactImpulse, ContactRows, Insertion, InverseMass, Row,
 };
-use crate::sim::contact::{geometry, ContactModel, ContactPoint, ContactReport, InequalityMethod};
+use crate::sim::contact::{
+    geometry, through_joints, ContactModel, ContactPoint, ContactReport, InequalityMethod,
+};
 use crate::sim::joint::{Joint, Row as JointRow};
 
 /// The contact stages' scratch and their results of the last step.
@@ -278,9 +277,10 @@ impl Step<'_> {
         let mut any_impact = false;
         if !self.joints.is_empty() {
             // With joints, the impact is one simultaneous system of the contact impulses and
-            // the joints' attachment impulses (the virtual-mobile paper's §6, after Moore),
-            // the active set by Alg. 3 as for the contact rows; the joints' rows are those of
-            // the start poses, their target zero row velocity (see the module docs).
+            // the joints' attachment impulses (the virtual-mobile paper's §6, after Moore):
+            // the joints' rows are those of the start poses, their target zero row velocity
+            // (see the module docs), eliminated exactly, and the contacts solved through them
+            // by projected Gauss–Seidel (see `through_joints`).
             let impacting = |k: usize, p: &ContactPoint| {
                 let u = row_velocities(&rows[k], &v, &w);
                 u[0] < -v_imp && p.gap_m + h * u[0] < 0.0
@@ -314,14 +314,10 @@ impl Step<'_> {
                         c.bilateral.push(b);
                     }
                 }
-                c.handled.clear();
-                c.handled.resize(n, false);
-                lcp::solve(
+                through_joints::solve(
                     &c.rows,
                     &c.bilateral,
                     &c.inv_mass,
-                    &mut c.handled,
-                    Insertion::Right,
                     &mut c.impulses,
                     &mut c.delta,
                 );
@@ -461,15 +457,26 @@ impl Step<'_> {
                 }
             }
         }
-        c.stats = lcp::solve(
-            &c.rows,
-            &c.bilateral,
-            &c.inv_mass,
-            &mut c.handled,
-            insertion,
-            &mut c.impulses,
-            &mut c.delta,
-        );
+        if insertion == Insertion::Right && !c.bilateral.is_empty() {
+            through_joints::solve(
+                &c.rows,
+                &c.bilateral,
+                &c.inv_mass,
+                &mut c.impulses,
+                &mut c.delta,
+            );
+            c.stats = lcp::SolveStats::default();
+        } else {
+            c.stats = lcp::solve(
+                &c.rows,
+                &c.bilateral,
+                &c.inv_mass,
+                &mut c.handled,
+                insertion,
+                &mut c.impulses,
+                &mut c.delta,
+            );
+        }
         // Apply, and book the work Σ λ ū of the contact impulses (the joints' stay closed); the
         // part the moving tip does is the user's.
         let mut work = 0.0;
