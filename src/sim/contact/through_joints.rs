@@ -255,6 +255,20 @@ mod tests {
 
     use super::*;
 
+    /// The ground (body 0) and one body of this mass and world inverse inertia (body 1).
+    fn ground_and(mass_kg: f64, inv_inertia: Matrix3<f64>) -> [InverseMass; 2] {
+        [
+            InverseMass {
+                inv_mass: 0.0,
+                inv_inertia: Matrix3::zeros(),
+            },
+            InverseMass {
+                inv_mass: 1.0 / mass_kg,
+                inv_inertia,
+            },
+        ]
+    }
+
     /// A uniform rod (mass m, length L) hinged by a ball joint at one end swings about y and
     /// strikes the desk with its other end: a plastic impact stops it, with the normal impulse
     /// of the tip's effective mass I_pivot / L² = m/3 (closed form), the friction impulse zero
@@ -263,20 +277,10 @@ mod tests {
     fn a_hinged_rod_striking_the_desk_takes_the_closed_form_impulse() {
         let (m_kg, l_m, omega) = (0.3, 0.4, 2.5);
         let i_centre = m_kg * l_m * l_m / 12.0;
-        let masses = [
-            InverseMass {
-                inv_mass: 0.0,
-                inv_inertia: Matrix3::zeros(),
-            },
-            InverseMass {
-                inv_mass: 1.0 / m_kg,
-                inv_inertia: Matrix3::from_diagonal(&Vector3::new(
-                    1e3,
-                    1.0 / i_centre,
-                    1.0 / i_centre,
-                )),
-            },
-        ];
+        let masses = ground_and(
+            m_kg,
+            Matrix3::from_diagonal(&Vector3::new(1e3, 1.0 / i_centre, 1.0 / i_centre)),
+        );
         // Rod centre at (L/2, 0, 0), pivot at the origin, tip at (L, 0, 0); ω about +y moves
         // the tip down at ω L.
         let w_rod = Vector3::new(0.0, omega, 0.0);
@@ -330,16 +334,7 @@ mod tests {
     #[test]
     fn redundant_supports_share_the_load() {
         let m_kg = 0.2;
-        let masses = [
-            InverseMass {
-                inv_mass: 0.0,
-                inv_inertia: Matrix3::zeros(),
-            },
-            InverseMass {
-                inv_mass: 1.0 / m_kg,
-                inv_inertia: Matrix3::identity() * 1e4,
-            },
-        ];
+        let masses = ground_and(m_kg, Matrix3::identity() * 1e4);
         let v = [Vector3::zeros(), Vector3::new(0.0, 0.0, -0.5)];
         let w = [Vector3::zeros(); 2];
         // Three contacts in a line under the bar: one more than a line support needs.

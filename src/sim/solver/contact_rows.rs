@@ -72,6 +72,18 @@ pub(crate) struct ContactScratch {
 }
 
 impl ContactScratch {
+    /// Solves the contact rows with the bilateral rows eliminated ([`through_joints`]), into
+    /// the impulses and the velocity change.
+    fn solve_through_joints(&mut self) {
+        through_joints::solve(
+            &self.rows,
+            &self.bilateral,
+            &self.inv_mass,
+            &mut self.impulses,
+            &mut self.delta,
+        );
+    }
+
     /// The deepest penetration among the end contacts (m, ≥ 0).
     pub(super) fn deepest_end_penetration_m(&self) -> f64 {
         self.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max)
@@ -314,13 +326,7 @@ impl Step<'_> {
                         c.bilateral.push(b);
                     }
                 }
-                through_joints::solve(
-                    &c.rows,
-                    &c.bilateral,
-                    &c.inv_mass,
-                    &mut c.impulses,
-                    &mut c.delta,
-                );
+                c.solve_through_joints();
                 for (k, i) in c.impulses.iter().enumerate() {
                     if i.handled {
                         c.impact[k] = [i.normal, i.tangent.x, i.tangent.y];
@@ -458,13 +464,7 @@ impl Step<'_> {
             }
         }
         if insertion == Insertion::Right && !c.bilateral.is_empty() {
-            through_joints::solve(
-                &c.rows,
-                &c.bilateral,
-                &c.inv_mass,
-                &mut c.impulses,
-                &mut c.delta,
-            );
+            c.solve_through_joints();
             c.stats = lcp::SolveStats::default();
         } else {
             c.stats = lcp::solve(
