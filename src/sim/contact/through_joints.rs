@@ -49,8 +49,6 @@ const JOINT_REGULARISATION: f64 = 1.0e-12;
 pub struct SweepStats {
     /// Sweeps made.
     pub sweeps: usize,
-    /// The largest row velocity change of the last sweep (m/s).
-    pub last_change_m_per_s: f64,
     /// The complementarity residual at the end (m/s, see [`complementarity_residual`]).
     pub residual_m_per_s: f64,
 }
@@ -139,10 +137,10 @@ pub fn solve(
         kb[(i, i)] += JOINT_REGULARISATION * kb[(i, i)].abs() + 1.0e-300;
     }
     let kb = kb.lu();
-    let joint_part = |x: &DVector<f64>| -> DVector<f64> {
-        // M⁻¹ J_bᵀ K_b⁻¹ (J_b x): the part of a velocity change x the joints take back.
-        let rhs = DVector::from_fn(nb, |i, _| jb[i].dot(x));
-        let mu = kb.solve(&rhs).unwrap_or_else(|| DVector::zeros(nb));
+    // M⁻¹ J_bᵀ K_b⁻¹ r: the velocity change of the joint impulses that change the joints' row
+    // velocities by r.
+    let joint_response = |r: &DVector<f64>| -> DVector<f64> {
+        let mu = kb.solve(r).unwrap_or_else(|| DVector::zeros(nb));
         let mut y = DVector::zeros(dofs);
         for (col, l) in mjb.iter().zip(mu.iter()) {
             y.axpy(*l, col, 1.0);
@@ -150,14 +148,11 @@ pub fn solve(
         y
     };
     // The joints' own changes: Δv₀ = M⁻¹ J_bᵀ K_b⁻¹ Δu_b.
-    let change = DVector::from_fn(nb, |i, _| bilateral[i].change);
-    let mut dv = DVector::zeros(dofs);
-    if nb > 0 {
-        let mu = kb.solve(&change).unwrap_or_else(|| DVector::zeros(nb));
-        for (col, l) in mjb.iter().zip(mu.iter()) {
-            dv.axpy(*l, col, 1.0);
-        }
-    }
+    let mut dv = if nb > 0 {
+        joint_response(&DVector::from_fn(nb, |i, _| bilateral[i].change))
+    } else {
+        DVector::zeros(dofs)
+    };
     // G = P J_cᵀ column by column, W = J_c G.
     let jc: Vec<DVector<f64>> = contacts
         .iter()
@@ -166,9 +161,11 @@ pub fn solve(
     let g: Vec<DVector<f64>> = jc
         .iter()
         .map(|j| {
+            // M⁻¹ J_cᵀ less the part the joints take back: P J_cᵀ.
             let x = apply_inverse_mass(m, j);
             if nb > 0 {
-                &x - joint_part(&x)
+                let taken = joint_response(&DVector::from_fn(nb, |i, _| jb[i].dot(&x)));
+                &x - taken
             } else {
                 x
             }
@@ -185,13 +182,11 @@ pub fn solve(
         u.axpy(d, &w.column(i), 1.0);
     };
     for sweep in 0..MAX_SWEEPS {
-        let mut largest = 0.0f64;
         for (c, k) in contacts.iter().enumerate() {
             let n = 3 * c;
             if w[(n, n)] > 0.0 {
                 let new = (lambda[n] - (u[n] - k.target) / w[(n, n)]).max(0.0);
                 let d = new - lambda[n];
-                largest = largest.max((d * w[(n, n)]).abs());
                 add(&mut lambda, &mut u, n, d);
             }
             if k.mu > 0.0 {
@@ -209,7 +204,6 @@ pub fn solve(
                 for r in 0..2 {
                     let i = n + 1 + r;
                     let d = t[r] - lambda[i];
-                    largest = largest.max((d * w[(i, i)]).abs());
                     add(&mut lambda, &mut u, i, d);
                 }
             }
@@ -217,7 +211,6 @@ pub fn solve(
         let residual = complementarity_residual(contacts, &lambda, &u);
         stats = SweepStats {
             sweeps: sweep + 1,
-            last_change_m_per_s: largest,
             residual_m_per_s: residual,
         };
         if residual <= RESIDUAL_TOLERANCE_M_PER_S {

@@ -13,12 +13,10 @@
 
 use nalgebra::Vector2;
 
-use super::contact_rows::{bilateral_of, rows_of};
+use super::contact_rows::{joint_rows_at, rows_of};
 use super::Step;
-use crate::sim::block::MAX_ROWS;
 use crate::sim::body::{advance_rotation, Pose};
 use crate::sim::contact::lcp::{self, ContactRows, Insertion};
-use crate::sim::joint::Row as JointRow;
 
 /// Penetration (m) and joint error (‖ψ‖, m) the projection leaves at most.
 pub(super) const PROJECTION_TOLERANCE_M: f64 = 1.0e-10;
@@ -72,16 +70,11 @@ impl Step<'_> {
             let c = &mut self.s.contact;
             c.bilateral.clear();
             let mut psi_squared = 0.0;
-            let mut rows = [JointRow::default(); MAX_ROWS];
-            for j in self.joints {
-                let g = j.geometry(&c.poses[j.body1], &c.poses[j.body2]);
-                let psi = j.psi_of(&g);
-                j.rows_of(&g, &g, &mut rows);
-                for (row, e) in rows.iter().zip(&psi).take(j.rows()) {
-                    psi_squared += e * e;
-                    c.bilateral.push(bilateral_of(j, row, -e));
-                }
-            }
+            joint_rows_at(self.joints, &c.poses, |mut b, e| {
+                psi_squared += e * e;
+                b.change = -e;
+                c.bilateral.push(b);
+            });
             if worst <= PROJECTION_TOLERANCE_M && psi_squared.sqrt() <= PROJECTION_TOLERANCE_M {
                 return true;
             }

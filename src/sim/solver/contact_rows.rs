@@ -67,8 +67,6 @@ pub(crate) struct ContactScratch {
     pub(crate) report: Vec<ContactReport>,
     /// Largest penetration at the end of the last step (m, ≥ 0).
     pub(crate) max_penetration_m: f64,
-    /// Linear solves and released rows of the last step.
-    pub(crate) stats: lcp::SolveStats,
 }
 
 impl ContactScratch {
@@ -136,6 +134,24 @@ pub(super) fn bilateral_of(joint: &Joint, row: &JointRow, change: f64) -> Bilate
             ang2: row.ang2,
         },
         change,
+    }
+}
+
+/// The joints' rows at these poses (of body 2 relative to body 1, as the contact rows), each
+/// with its joint error ψ, handed to `visit` in joint order.
+pub(super) fn joint_rows_at(
+    joints: &[Joint],
+    poses: &[Pose],
+    mut visit: impl FnMut(Bilateral, f64),
+) {
+    let mut rows = [JointRow::default(); MAX_ROWS];
+    for j in joints {
+        let g = j.geometry(&poses[j.body1], &poses[j.body2]);
+        let psi = j.psi_of(&g);
+        j.rows_of(&g, &g, &mut rows);
+        for (row, e) in rows.iter().zip(&psi).take(j.rows()) {
+            visit(bilateral_of(j, row, 0.0), *e);
+        }
     }
 }
 
@@ -316,16 +332,10 @@ impl Step<'_> {
                 }
                 let c = &mut self.s.contact;
                 c.bilateral.clear();
-                let mut joint_rows = [JointRow::default(); MAX_ROWS];
-                for j in self.joints {
-                    let g = j.geometry(&c.poses[j.body1], &c.poses[j.body2]);
-                    j.rows_of(&g, &g, &mut joint_rows);
-                    for row in &joint_rows[..j.rows()] {
-                        let mut b = bilateral_of(j, row, 0.0);
-                        b.change = -b.row.velocity(&v, &w);
-                        c.bilateral.push(b);
-                    }
-                }
+                joint_rows_at(self.joints, &c.poses, |mut b, _| {
+                    b.change = -b.row.velocity(&v, &w);
+                    c.bilateral.push(b);
+                });
                 c.solve_through_joints();
                 for (k, i) in c.impulses.iter().enumerate() {
                     if i.handled {
@@ -465,9 +475,8 @@ impl Step<'_> {
         }
         if insertion == Insertion::Right && !c.bilateral.is_empty() {
             c.solve_through_joints();
-            c.stats = lcp::SolveStats::default();
         } else {
-            c.stats = lcp::solve(
+            lcp::solve(
                 &c.rows,
                 &c.bilateral,
                 &c.inv_mass,
