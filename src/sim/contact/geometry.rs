@@ -198,26 +198,39 @@ pub(crate) fn detect(
     let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
     let mut workspace: Option<ContactManifoldsWorkspace> = None;
     let n = model.colliders.len();
+    let world: Vec<Isometry3<f64>> = model
+        .colliders
+        .iter()
+        .map(|c| world_pose(c, &poses[c.body]))
+        .collect();
+    let radius: Vec<f64> = model
+        .colliders
+        .iter()
+        .map(|c| c.shape.bounding_radius_m())
+        .collect();
     for i in 0..n {
         for j in (i + 1)..n {
             let (c1, c2) = (&model.colliders[i], &model.colliders[j]);
+            let (w1, w2) = (&world[i], &world[j]);
+            // The bounding spheres first: the cheapest test, and most pairs of a pile fail it.
+            let apart = (w1.translation.vector - w2.translation.vector).norm_squared();
+            let touching = radius[i] + radius[j];
+            if touching.is_finite() && apart > touching * touching {
+                let prediction = prediction_m(c1.body, c2.body);
+                let reach = touching + prediction;
+                if apart > reach * reach {
+                    continue;
+                }
+            }
             if !model.pair_allowed(c1.body, c2.body) {
                 continue;
             }
             let prediction = prediction_m(c1.body, c2.body);
-            let (w1, w2) = (
-                world_pose(c1, &poses[c1.body]),
-                world_pose(c2, &poses[c2.body]),
-            );
-            let reach = c1.shape.bounding_radius_m() + c2.shape.bounding_radius_m() + prediction;
-            if reach.is_finite() && (w1.translation.vector - w2.translation.vector).norm() > reach {
-                continue;
-            }
             manifolds.clear();
             c1.shape.with_parry(|g1, r1| {
                 c2.shape.with_parry(|g2, r2| {
-                    let p1 = parry_pose(&w1, r1);
-                    let p2 = parry_pose(&w2, r2);
+                    let p1 = parry_pose(w1, r1);
+                    let p2 = parry_pose(w2, r2);
                     let pos12 = p1.inv_mul(&p2);
                     let found = DefaultQueryDispatcher.contact_manifolds(
                         &pos12,

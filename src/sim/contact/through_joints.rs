@@ -53,36 +53,45 @@ pub struct SweepStats {
     pub residual_m_per_s: f64,
 }
 
-/// How far the impulses and row velocities are from the contact law (m/s): a loaded normal
-/// row off its target, an unloaded one below it; a friction impulse inside the disc with a
-/// tangent velocity left, or one on the disc's edge with the velocity not opposite to it.
+/// How far the impulses and row velocities are from the contact law (m/s): the largest
+/// [`contact_residual`] over the contacts.
 pub fn complementarity_residual(
     contacts: &[ContactRows],
     lambda: &DVector<f64>,
     u: &DVector<f64>,
 ) -> f64 {
-    let mut worst = 0.0f64;
-    for (c, k) in contacts.iter().enumerate() {
-        let n = 3 * c;
-        let r_n = if lambda[n] > 0.0 {
-            (u[n] - k.target).abs()
-        } else {
-            (k.target - u[n]).max(0.0)
-        };
-        worst = worst.max(r_n);
-        if k.mu > 0.0 && lambda[n] > 0.0 {
-            let t = Vector2::new(lambda[n + 1], lambda[n + 2]);
-            let ut = Vector2::new(u[n + 1], u[n + 2]);
-            let r_t = if t.norm() < k.mu * lambda[n] * (1.0 - 1.0e-9) {
-                ut.norm()
-            } else {
-                let d = t / t.norm();
-                (ut - d * ut.dot(&d)).norm() + ut.dot(&d).max(0.0)
-            };
-            worst = worst.max(r_t);
-        }
+    contacts
+        .iter()
+        .enumerate()
+        .map(|(c, k)| {
+            let at = |x: &DVector<f64>| [x[3 * c], x[3 * c + 1], x[3 * c + 2]];
+            contact_residual(k, &at(lambda), &at(u))
+        })
+        .fold(0.0, f64::max)
+}
+
+/// How far one contact's impulse (normal, t₁, t₂) and row velocities are from the contact law
+/// (m/s): a loaded normal row off its target, an unloaded one below it; a friction impulse
+/// inside the disc with a tangent velocity left, or one on the disc's edge with the velocity
+/// not opposite to it.
+pub fn contact_residual(k: &ContactRows, lambda: &[f64; 3], u: &[f64; 3]) -> f64 {
+    let r_n = if lambda[0] > 0.0 {
+        (u[0] - k.target).abs()
+    } else {
+        (k.target - u[0]).max(0.0)
+    };
+    if !(k.mu > 0.0 && lambda[0] > 0.0) {
+        return r_n;
     }
-    worst
+    let t = Vector2::new(lambda[1], lambda[2]);
+    let ut = Vector2::new(u[1], u[2]);
+    let r_t = if t.norm() < k.mu * lambda[0] * (1.0 - 1.0e-9) {
+        ut.norm()
+    } else {
+        let d = t / t.norm();
+        (ut - d * ut.dot(&d)).norm() + ut.dot(&d).max(0.0)
+    };
+    r_n.max(r_t)
 }
 
 /// A row as a dense Jacobian row over 6 coordinates per body (v then ω).
