@@ -15,7 +15,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1 xvfb xdotool
 
-.PHONY: deps demo test lint bench bench-compare release help fuzz fuzz-arm fuzz-parsers
+.PHONY: deps demo test lint bench bench-compare bench-pile release help fuzz fuzz-arm fuzz-parsers
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
@@ -23,6 +23,7 @@ help:
 	@echo "make lint   - cargo fmt --check and clippy with warnings as errors"
 	@echo "make bench  - criterion benchmarks"
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
+	@echo "make bench-pile - the 288-body pile (issue 15) in ar-multibody and rapier: step time, penetration, energy"
 	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers and make fuzz-arm"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 	@echo "make fuzz-arm - long fuzz of the arm packet decoder and filter, and a long hostile-arm run"
@@ -60,6 +61,15 @@ bench-compare: deps
 	mkdir -p target
 	$(CARGO) bench --bench compare -- --csv target/bench-compare.csv
 	python3 tests/benches/mujoco_chains.py --ar-csv target/bench-compare.csv
+
+# The pile of assets/scenes/pile.toml (issue 15, acceptance 7) in ar-multibody and rapier3d-f64
+# in one run (tests/benches/pile.rs): step time, penetration and kinetic energy, per-step rows
+# in target/bench-pile.csv. Each engine stops after a wall budget (PILE_BUDGET_SECS, default 120 s).
+# Not part of `make test`.
+PILE_BUDGET_SECS ?= 120
+bench-pile: deps
+	mkdir -p target
+	$(CARGO) bench --bench pile -- --csv target/bench-pile.csv --budget $(PILE_BUDGET_SECS)
 
 # Every fuzz harness at length (>= 2.2 million inputs in all).
 fuzz: fuzz-parsers fuzz-arm
