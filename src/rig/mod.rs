@@ -65,6 +65,7 @@ pub mod scene_sim;
 pub mod scripted_user;
 pub mod session_log;
 pub mod solver_commands;
+pub mod solver_trace;
 pub mod solver_worker;
 pub mod tracked_camera;
 pub mod view_camera;
