@@ -20,6 +20,9 @@ pub struct TraceRow {
     pub psi_norm_m: f64,
     /// Relative energy balance error.
     pub energy_error_rel: f64,
+    /// Work the user has done since the start (through the spring, and the pushing tip),
+    /// joules.
+    pub user_work_j: f64,
     /// The stylus spring the step ran with (what a replay of the run feeds the simulation).
     pub spring: Option<SpringAttachment>,
 }
@@ -61,6 +64,7 @@ mod tests {
             grab_point_in_world: None,
             psi_norm_m: 0.0,
             energy_error_rel: 0.0,
+            user_work_j: 0.0,
             spring: None,
         }
     }

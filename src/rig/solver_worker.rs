@@ -96,6 +96,11 @@ pub struct SolverSummary {
     pub trace: Vec<TraceRow>,
     /// Largest ‖ψ‖ seen, metres.
     pub max_psi_norm_m: f64,
+    /// Deepest contact penetration seen at the end of a step, metres (0 without contact).
+    pub max_penetration_m: f64,
+    /// The radius of the stylus tip when it pushes the bodies (the scene's `[contact]
+    /// stylus_tip_radius_m`), metres; `None` when it passes through them.
+    pub stylus_tip_radius_m: Option<f64>,
     /// Largest |energy drift| seen over the run's reference energy (at the end of the run).
     pub max_abs_energy_error_rel: f64,
     /// Largest |energy drift| seen, joules.
@@ -162,7 +167,6 @@ impl SolverLoop {
     ) -> Self {
         let interaction = Interaction::new(config.interaction);
         Self {
-            sim,
             config,
             inputs,
             snapshots,
@@ -173,7 +177,11 @@ impl SolverLoop {
             arm_status: None,
             mic_rms: None,
             controls: UserControls::default(),
-            summary: SolverSummary::default(),
+            summary: SolverSummary {
+                stylus_tip_radius_m: sim.stylus_tip_radius_m(),
+                ..SolverSummary::default()
+            },
+            sim,
         }
     }
 
@@ -349,6 +357,8 @@ impl SolverLoop {
         }
         let wind = self.controls.wind_level.or(self.mic_rms).unwrap_or(0.0);
         let spring = self.spring();
+        // A scene whose tip pushes needs the tip with the button up too.
+        self.sim.set_stylus_tip(self.tip_in_world());
         self.sim
             .step(h, spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
@@ -367,6 +377,7 @@ impl SolverLoop {
         }
         let d = self.sim.diagnostics();
         self.summary.max_psi_norm_m = self.summary.max_psi_norm_m.max(d.psi_norm_m);
+        self.summary.max_penetration_m = self.summary.max_penetration_m.max(d.penetration_m);
         self.summary.max_abs_energy_drift_j = self
             .summary
             .max_abs_energy_drift_j
@@ -393,6 +404,7 @@ impl SolverLoop {
                 grab_point_in_world: grab_point,
                 psi_norm_m: d.psi_norm_m,
                 energy_error_rel: d.energy_error_rel,
+                user_work_j: d.user_work_j,
                 spring,
             });
         }
@@ -439,6 +451,7 @@ impl SolverLoop {
     fn replace_simulation(&mut self, sim: Box<dyn Simulation>) {
         let t = self.summary.steps as f64 * self.config.dt_secs;
         let name = sim.name();
+        self.summary.stylus_tip_radius_m = sim.stylus_tip_radius_m();
         self.sim = sim;
         // The energy balance starts again with the new simulation; the summary's energy
         // error is the last one's (the old drift over the new reference would mean nothing).
