@@ -58,6 +58,7 @@ pub mod memory;
 pub mod messages;
 pub mod method;
 pub mod mic_level;
+pub mod push_gesture;
 pub mod replay;
 pub mod report;
 pub mod scene_common;
