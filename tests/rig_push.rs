@@ -108,6 +108,44 @@ fn the_scripted_push_moves_the_crate_through_the_simulation_interface() {
     assert!((handle(&sim) - clip_at).norm() < 1e-3);
 }
 
+/// A session recorded on the `push` scene holds the pushing tip, so `replay` reproduces the
+/// push bit for bit (without the tip in `inputs.csv` the replayed crate would not move).
+#[test]
+fn a_recorded_push_replays_bit_for_bit() {
+    use ar_multibody::rig::replay::replay;
+    use ar_multibody::rig::session_log::{SessionInfo, SessionRecorder};
+    let path = resolve_scene("push");
+    let mut sim = SceneSimulation::load(&path).unwrap();
+    let grab = sim.grab_points()[0];
+    let script = demo_script(&sim, grab.point_in_world);
+    let h = sim.dt_secs();
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("session");
+    let info = SessionInfo::new("push", "default", h, &script.world_from_arm);
+    let mut recorder = SessionRecorder::create(&session, &path, &info).unwrap();
+    let end_s = script.push_end_s().unwrap() + 0.5;
+    let steps = (end_s / h).ceil() as u64;
+    for k in 0..steps {
+        let (tip, _) = script.at(k as f64 * h);
+        sim.set_stylus_tip(Some(tip));
+        sim.step(h, None, 0.0).unwrap();
+        recorder
+            .step(k, (k + 1) as f64 * h, None, Some(tip), 0.0, &sim)
+            .unwrap();
+    }
+    recorder.finish().unwrap();
+    let moved_m = sim.point_in_world(grab.body, &grab.point_in_body).unwrap() - grab.point_in_world;
+    assert!(moved_m.x > 0.04, "{moved_m}");
+    let outcome = replay(&session, &dir.path().join("replayed"), |scene, _| {
+        load_simulation(scene, Method::Default)
+            .map(|l| l.simulation)
+            .map_err(|e| e.0)
+    })
+    .unwrap();
+    assert_eq!(outcome.steps, steps);
+    assert_eq!(outcome.difference, None);
+}
+
 /// The push before the clip in a run's trace: how far the first grab point moved from the
 /// start to the press, the tip's farthest reach along +x while pushing, and the user's work
 /// then.

@@ -358,12 +358,13 @@ impl SolverLoop {
         let wind = self.controls.wind_level.or(self.mic_rms).unwrap_or(0.0);
         let spring = self.spring();
         // A scene whose tip pushes needs the tip with the button up too.
-        self.sim.set_stylus_tip(self.tip_in_world());
+        let tip = self.tip_in_world();
+        self.sim.set_stylus_tip(tip);
         self.sim
             .step(h, spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
         if let Some(r) = &mut self.inputs.recorder {
-            let written = r.step(k, t_after, spring.as_ref(), wind, self.sim.as_ref());
+            let written = r.step(k, t_after, spring.as_ref(), tip, wind, self.sim.as_ref());
             if written.is_ok() {
                 self.summary.recorded_steps += 1;
             }
