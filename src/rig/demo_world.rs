@@ -214,12 +214,14 @@ impl DemoWorld {
         if let Some(r) = simulation.stylus_tip_radius_m() {
             notes.push(match &script.push {
                 Some(_) => format!(
-                    "stylus tip: a {:.0} mm sphere that pushes; the user pushes the grab                      point's body {:.0} mm with it (button up), then clips to it and drags",
+                    "stylus tip: a {:.0} mm sphere that pushes; the user pushes the grab \
+                     point's body {:.0} mm with it (button up), then clips to it and drags",
                     2e3 * r,
                     1e3 * pushed_by_m()
                 ),
                 None => format!(
-                    "stylus tip: a {:.0} mm sphere that pushes (the grab point's body has no                      shape to push: the user only clips and drags)",
+                    "stylus tip: a {:.0} mm sphere that pushes (the grab point's body has no \
+                     shape to push: the user only clips and drags)",
                     2e3 * r
                 ),
             });
