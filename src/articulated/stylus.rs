@@ -188,6 +188,13 @@ impl ArticulatedSim {
         self.stylus.user_work_j += self.stylus_energy_j() - before;
     }
 
+    /// Takes the stylus tip away (releasing the spring first if clipped), as the default
+    /// method's does.
+    pub fn clear_stylus_target(&mut self) {
+        self.detach_stylus();
+        self.stylus.target = None;
+    }
+
     /// The stylus tip the next step uses, if one was set.
     pub fn stylus_target(&self) -> Option<&StylusTarget> {
         self.stylus.target.as_ref()

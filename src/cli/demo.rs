@@ -1,6 +1,7 @@
 //! `demo`: the whole rig on simulated devices — the synthetic camera looking at the printed
 //! marker, the simulated arm on a pseudo-terminal moved by a scripted user (reach the grab
-//! point, clip, drag 10 cm, release), the synthetic microphone — drawn by the compositor in a
+//! point, clip, drag 10 cm, release; in a scene whose stylus tip pushes, such as `push`, a
+//! push with the tip first), the synthetic microphone — drawn by the compositor in a
 //! window, or headless into numbered PNG files when asked or when there is no display.
 //! `--method` chooses the simulation method, as on `simulate` (the rig builder loads it).
 
@@ -30,7 +31,9 @@ pub enum DisplayArg {
 /// Arguments of `demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Scene name (a file in assets/scenes/) or path to a scene file.
+    /// Scene name (a file in assets/scenes/) or path to a scene file. In a scene whose stylus
+    /// tip pushes (`[contact] stylus_tip_radius_m`, e.g. `push`) the scripted user first pushes
+    /// the grab point's body with the tip, button up, then clips and drags it.
     #[arg(long, default_value = "ten_pendula")]
     pub scene: String,
     /// monitor (one view in a window) or hmd (two eye views side by side, full screen).

@@ -150,7 +150,8 @@ impl Simulation for ArticulatedSceneSimulation {
         wind_level: f64,
     ) -> Result<(), SimulationError> {
         check_rig_step(dt_secs, self.dt_secs())?;
-        self.stylus.drive(&mut self.sim, spring, dt_secs)?;
+        // No contacts in this method: the tip never pushes.
+        self.stylus.drive(&mut self.sim, spring, None, dt_secs)?;
         let wind_force_n = self.wind.blow(&mut self.sim, wind_level);
         let t0 = self.sim.time_secs();
         self.sim.step_n(RIG_SUBSTEPS).map_err(|e| {

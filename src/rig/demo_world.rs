@@ -7,6 +7,10 @@
 //! reach), then every few seconds. A scene with a `[wind]` table (`steel_fish`) turns them
 //! into wind; see [`DemoWorld::notes`].
 //!
+//! In a scene whose stylus tip pushes (`[contact] stylus_tip_radius_m`, e.g. `push`), the
+//! scripted user first pushes the grab point's body with the tip, button up, then clips to it
+//! where the push left it and drags as in every scene ([`super::push_gesture`]).
+//!
 //! [`Rig`]: super::Rig
 
 use super::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
@@ -16,6 +20,7 @@ use super::framing::{frame_points, ImageRegion};
 use super::live::RigDevices;
 use super::method::{load_simulation, LoadedSimulation, Method};
 use super::mic_level::DeferredMic;
+use super::push_gesture::{demo_push, pushed_by_m};
 use super::scene_sim::resolve_scene;
 use super::scripted_user::{spawn_scripted_user_with_progress, UserScript};
 use super::solver_worker::SolverConfig;
@@ -202,13 +207,25 @@ impl DemoWorld {
             device: "arm driver",
             message: e.to_string(),
         })?;
-        let script = UserScript {
-            drag_in_world: demo_drag_in_world(&grab),
-            ..UserScript::demo(grab, world_from_arm)
-        };
+        let script = demo_script(simulation.as_ref(), grab);
         let gesture_s = script.duration_s();
         let breaths = demo_breaths(gesture_s);
         let mut notes = Vec::new();
+        if let Some(r) = simulation.stylus_tip_radius_m() {
+            notes.push(match &script.push {
+                Some(_) => format!(
+                    "stylus tip: a {:.0} mm sphere that pushes; the user pushes the grab \
+                     point's body {:.0} mm with it (button up), then clips to it and drags",
+                    2e3 * r,
+                    1e3 * pushed_by_m()
+                ),
+                None => format!(
+                    "stylus tip: a {:.0} mm sphere that pushes (the grab point's body has no \
+                     shape to push: the user only clips and drags)",
+                    2e3 * r
+                ),
+            });
+        }
         // The microphone starts with the rig's threads (so does the gesture: the scripted user
         // waits for the arm to stream), so the breaths keep their place after the gesture.
         let mic = if options.with_mic {
@@ -288,6 +305,18 @@ impl DemoWorld {
     }
 }
 
+/// The demo's scripted gesture on `sim`, whose first grab point is at `grab_in_world`: the
+/// clip-drag-release of [`UserScript::demo`] with the drag of [`demo_drag_in_world`], after a
+/// push along the drag's horizontal direction ([`demo_push`]) when the scene's tip pushes.
+pub fn demo_script(sim: &dyn Simulation, grab_in_world: Point3<f64>) -> UserScript {
+    let drag_in_world = demo_drag_in_world(&grab_in_world);
+    UserScript {
+        drag_in_world,
+        push: demo_push(sim, &drag_in_world),
+        ..UserScript::demo(grab_in_world, demo_world_from_arm(&grab_in_world))
+    }
+}
+
 /// The demo camera's intrinsics: 640×480, f = 600 px.
 pub fn demo_intrinsics() -> CameraIntrinsics {
     CameraIntrinsics::ideal(640, 480, 600.0)
@@ -332,8 +361,16 @@ pub fn demo_region(intrinsics: &CameraIntrinsics, show_diagnostics: bool) -> Ima
 /// frames.
 pub fn demo_frame_points(sim: &dyn Simulation, show_reactions: bool) -> Option<Vec<Point3<f64>>> {
     let grab = sim.grab_points().first()?.point_in_world;
-    let drag_end = grab + demo_drag_in_world(&grab);
-    let world_from_arm = demo_world_from_arm(&grab);
+    let script = demo_script(sim, grab);
+    // Where the tip goes: the push's start and end (if it pushes), the clip and the drag's end.
+    let mut tips = Vec::new();
+    let mut clip = grab;
+    if let Some(p) = &script.push {
+        tips.extend([p.start_in_world, p.start_in_world + p.travel_in_world]);
+        clip += p.grab_moves_by_in_world;
+    }
+    tips.extend([clip, clip + script.drag_in_world]);
+    let world_from_arm = script.world_from_arm;
     let mut overlay = Overlay::default();
     overlay.push_supports(&sim.supports());
     overlay.push_bodies(&sim.bodies());
@@ -343,7 +380,7 @@ pub fn demo_frame_points(sim: &dyn Simulation, show_reactions: bool) -> Option<V
         rest_rad: Some(REST_POSE_RAD),
         ..IkOptions::default()
     };
-    for tip_in_world in [grab, drag_end] {
+    for &tip_in_world in &tips {
         let tip_in_arm = world_from_arm.inverse() * tip_in_world;
         if let Ok(q) = solve_tip(&dh, &tip_in_arm, &REST_POSE_RAD, 6, &ik) {
             overlay.push_arm(&linkage_in_arm(&dh, &q).map(|p| world_from_arm * p));
@@ -355,7 +392,7 @@ pub fn demo_frame_points(sim: &dyn Simulation, show_reactions: bool) -> Option<V
         [(-half, -half), (half, -half), (half, half), (-half, half)]
             .map(|(x, y)| Point3::new(x, y, 0.0)),
     );
-    points.extend([grab, drag_end]);
+    points.extend(tips);
     if show_reactions {
         for r in sim.reactions() {
             for axis in [Vector3::x(), Vector3::y(), Vector3::z()] {

@@ -59,6 +59,15 @@ pub trait Simulation: Send {
         spring: Option<&SpringAttachment>,
         wind_level: f64,
     ) -> Result<(), SimulationError>;
+    /// The stylus tip before the next step (world; `None`: no stylus). A scene whose tip
+    /// pushes ([`Self::stylus_tip_radius_m`]) moves its kinematic sphere there while not
+    /// clipped; the others ignore it (by default).
+    fn set_stylus_tip(&mut self, _tip_in_world: Option<Point3<f64>>) {}
+    /// The radius of the pushing stylus tip (m), when the scene's tip pushes the bodies
+    /// (`[contact] stylus_tip_radius_m`); `None` by default.
+    fn stylus_tip_radius_m(&self) -> Option<f64> {
+        None
+    }
     /// The camera's pose in the newest tracked frame, for a wind that blows from where the
     /// user looks (nothing by default).
     fn set_viewpoint(&mut self, _world_from_camera: &Isometry3<f64>) {}

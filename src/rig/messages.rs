@@ -79,8 +79,11 @@ pub struct SimDiagnostics {
     pub energy_j: f64,
     /// Kinetic energy alone, joules.
     pub kinetic_j: f64,
-    /// Work the user has done through the stylus spring since the start, joules.
+    /// Work the user has done through the stylus spring (and the tip, where it pushes) since
+    /// the start, joules.
     pub user_work_j: f64,
+    /// Deepest contact penetration at the end of the last step, metres; 0 without contact.
+    pub penetration_m: f64,
     /// Force of the stylus spring while clipped (stiffness × stretch), newtons; 0 otherwise.
     pub spring_force_n: f64,
 }

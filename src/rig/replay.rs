@@ -71,6 +71,9 @@ pub fn replay(
         if let Some(view) = &row.inputs.view {
             sim.set_viewpoint(view);
         }
+        // As the solver thread does: the tip (which only a pushing tip uses while unclipped).
+        let spring_end = row.inputs.spring.map(|s| s.target_in_world);
+        sim.set_stylus_tip(row.inputs.tip.or(spring_end));
         sim.step(
             info.dt_secs,
             row.inputs.spring.as_ref(),

@@ -75,6 +75,15 @@ impl InteractionReport {
     }
 }
 
+/// How far the first grab point moved from the start of the trace to the clip (to the end
+/// without one), metres: in a scene whose tip pushes, the push.
+pub fn pushed_before_clip_m(s: &SolverSummary, clip_s: Option<f64>) -> Option<f64> {
+    let before = |row: &&super::TraceRow| clip_s.is_none_or(|c| row.sim_time_s < c);
+    let first = s.trace.first()?.grab_point_in_world?;
+    let last = s.trace.iter().rfind(before)?.grab_point_in_world?;
+    Some((last - first).norm())
+}
+
 /// The human-readable summary of a run.
 pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
     let d = &summary.display;
@@ -145,6 +154,18 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
         mm(i.max_tip_error_m),
         i.swing_path_after_release_m.map_or("-".to_owned(), |m| format!("{:.1} cm", m * 1e2)),
     );
+    if let Some(r) = s.stylus_tip_radius_m {
+        let _ = writeln!(
+            out,
+            "stylus tip: a {:.0} mm sphere that pushes; the grab point's body moved {} before \
+             the clip; deepest penetration {:.1e} m; user work {:.4} J by the end",
+            2e3 * r,
+            pushed_before_clip_m(s, i.clip_s)
+                .map_or("-".to_owned(), |m| format!("{:.1} mm", m * 1e3)),
+            s.max_penetration_m,
+            s.trace.last().map_or(0.0, |row| row.user_work_j),
+        );
+    }
     if let Some(m) = &d.memory {
         let mb = |b: u64| b as f64 / 1e6;
         let _ = write!(

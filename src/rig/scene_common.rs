@@ -1,7 +1,9 @@
 //! What the rig's simulations of a scene share, whichever method runs them
 //! ([`super::scene_sim`], [`super::articulated_sim`]): the scene file's name and wind, the
-//! stylus as the rig drives it (clip, release, the spring's end moving along the chord), the
-//! microphone's wind with its log, the grab points and the diagnostics the rig shows.
+//! stylus as the rig drives it (clip, release, the spring's end moving along the chord, and
+//! in a scene whose tip pushes, the tip itself moving along the same chord while not
+//! clipped), the microphone's wind with its log, the grab points and the diagnostics the rig
+//! shows.
 
 use super::devices::SimulationError;
 use super::messages::SimDiagnostics;
@@ -21,8 +23,11 @@ pub trait StylusDriven {
     fn clip(&mut self, attachment: StylusAttachment) -> Result<(), Self::Error>;
     /// Releases it.
     fn release(&mut self);
-    /// The spring's end at the start of the next step and its velocity during it (world).
+    /// The spring's end (or the pushing tip) at the start of the next step and its velocity
+    /// during it (world).
     fn move_tip(&mut self, position_in_world: Point3<f64>, velocity_in_world: Vector3<f64>);
+    /// Takes the tip away (the stylus is gone: nothing pushes any more).
+    fn lift_tip(&mut self);
     /// The scene's grab points.
     fn scene_grab_points(&self) -> &[crate::sim::GrabPoint];
     /// Where grab point `index` is now.
@@ -53,6 +58,10 @@ macro_rules! stylus_driven_by_its_own_calls {
                 self.set_stylus_target(position_in_world, velocity_in_world);
             }
 
+            fn lift_tip(&mut self) {
+                self.clear_stylus_target();
+            }
+
             fn scene_grab_points(&self) -> &[crate::sim::GrabPoint] {
                 self.grab_points()
             }
@@ -71,11 +80,16 @@ stylus_driven_by_its_own_calls!(
 );
 
 /// The stylus as the rig drives it: clips and releases as the interaction says, with the
-/// default stylus spring, and moves the spring's end along the chord ([`StylusChord`]).
+/// default stylus spring, and moves the spring's end along the chord ([`StylusChord`]). When
+/// the tip pushes ([`RigStylus::pushes`]), the tip follows the stylus along the same chord
+/// while not clipped too, so that clipping and releasing never make the pushing sphere jump.
 #[derive(Clone, Copy, Debug)]
 pub struct RigStylus {
     attached: Option<(usize, Point3<f64>)>,
     chord: StylusChord,
+    /// The scene's stylus tip is a kinematic sphere that pushes the bodies (its `[contact]
+    /// stylus_tip_radius_m`): the tip is the solver's whenever the stylus is there.
+    pub pushes: bool,
     /// Spring stiffness (N/m).
     pub stiffness_n_per_m: f64,
     /// Spring damping (N·s/m).
@@ -87,6 +101,7 @@ impl Default for RigStylus {
         Self {
             attached: None,
             chord: StylusChord::default(),
+            pushes: false,
             stiffness_n_per_m: DEFAULT_STIFFNESS_N_PER_M,
             damping_n_s_per_m: DEFAULT_DAMPING_N_S_PER_M,
         }
@@ -94,11 +109,19 @@ impl Default for RigStylus {
 }
 
 impl RigStylus {
-    /// Before a step: clips, moves or releases the spring on `sim` as `spring` says.
+    /// True while the spring's end (or the pushing tip) is placed in the simulation.
+    pub fn is_tracking(&self) -> bool {
+        self.chord.is_tracking()
+    }
+
+    /// Before a step: clips, moves or releases the spring on `sim` as `spring` says; when the
+    /// tip pushes, moves it to `tip_in_world` while not clipped, and lifts it off the scene
+    /// when the stylus is gone (`None`).
     pub fn drive<S: StylusDriven + ?Sized>(
         &mut self,
         sim: &mut S,
         spring: Option<&SpringAttachment>,
+        tip_in_world: Option<Point3<f64>>,
         dt_secs: f64,
     ) -> Result<(), SimulationError> {
         let wanted = spring.map(|s| (s.body, s.point_in_body));
@@ -112,14 +135,25 @@ impl RigStylus {
                         damping_n_s_per_m: self.damping_n_s_per_m,
                     })
                     .map_err(|e| SimulationError(e.to_string()))?;
-                    self.chord.restart();
+                    if !self.pushes {
+                        // A spring's end starts at the tip; a pushing tip is already there.
+                        self.chord.restart();
+                    }
                 }
                 None => sim.release(),
             }
             self.attached = wanted;
         }
-        if let Some((start, velocity)) = self.chord.next(spring, dt_secs) {
-            sim.move_tip(start, velocity);
+        let target = match spring {
+            Some(s) => Some(s.target_in_world),
+            None if self.pushes => tip_in_world,
+            None => None,
+        };
+        let had_target = self.chord.is_tracking();
+        match self.chord.next(target, dt_secs) {
+            Some((start, velocity)) => sim.move_tip(start, velocity),
+            None if self.pushes && had_target => sim.lift_tip(),
+            None => {}
         }
         Ok(())
     }
@@ -193,20 +227,26 @@ impl StylusChord {
         self.last_target = None;
     }
 
+    /// True while the end is placed (since the last [`Self::next`] with a target).
+    pub fn is_tracking(&self) -> bool {
+        self.last_target.is_some()
+    }
+
     /// The end's position at the start of the next step of `dt_secs` and its velocity
-    /// during it, while clipped (`None`, and forgotten, when not).
+    /// during it, toward `target` (the tip while clipped, or while it pushes); `None`, and
+    /// forgotten, without a target.
     pub fn next(
         &mut self,
-        spring: Option<&SpringAttachment>,
+        target: Option<Point3<f64>>,
         dt_secs: f64,
     ) -> Option<(Point3<f64>, Vector3<f64>)> {
-        let Some(s) = spring else {
+        let Some(target) = target else {
             self.last_target = None;
             return None;
         };
         let max_step_m = MAX_TARGET_SPEED_M_PER_S * dt_secs;
-        let start = self.last_target.unwrap_or(s.target_in_world);
-        let end = start + (s.target_in_world - start).cap_magnitude(max_step_m);
+        let start = self.last_target.unwrap_or(target);
+        let end = start + (target - start).cap_magnitude(max_step_m);
         self.last_target = Some(end);
         Some((start, (end - start) / dt_secs))
     }
@@ -277,6 +317,7 @@ pub fn rig_diagnostics(d: &StepDiagnostics, spring_force_n: f64) -> SimDiagnosti
         energy_j: d.kinetic_j + d.potential_j + d.elastic_j,
         kinetic_j: d.kinetic_j,
         user_work_j: d.user_work_j,
+        penetration_m: 0.0,
         spring_force_n,
     }
 }

@@ -5,6 +5,13 @@
 //! the body, not NaN passed on), and reports the bodies, grab points, joint reactions and
 //! diagnostics as neutral data ([`crate::scene_view`]).
 //!
+//! In a scene whose stylus tip pushes (`[contact] stylus_tip_radius_m`), the tip is handed to
+//! the solver before every step whether clipped or not, moving along the same chord as the
+//! spring's end: the kinematic sphere then pushes whatever it meets, with the button up. A tip
+//! that appears (the stylus connects, or comes back) inside a body would not push it but
+//! blast it out, with no work booked; so a tip that is not yet in the scene enters it only
+//! once it is clear of every moving body ([`tip_is_clear`]), and passes through until then.
+//!
 //! The microphone makes wind here: when the scene has a `[wind]` table, every step hands the
 //! microphone level above its noise floor to the scene's [`WindElement`] — the same per-step
 //! call `simulate --wind` makes — which queues the face forces (and the still-air damping) for
@@ -32,6 +39,8 @@ pub use super::scene_common::MAX_TARGET_SPEED_M_PER_S;
 pub struct SceneSimulation {
     sim: crate::sim::Simulation,
     stylus: RigStylus,
+    /// The newest stylus tip (world), for a tip that pushes.
+    tip_in_world: Option<Point3<f64>>,
     wind: MicWind,
     /// The bodies' names, shared by every snapshot.
     names: Vec<Arc<str>>,
@@ -85,6 +94,25 @@ pub fn shipped_scene_names() -> Vec<String> {
     names
 }
 
+/// True when the pushing tip at `tip_in_world` is clear of every moving body's collider:
+/// outside the sphere about the collider that holds it, by the tip's radius. Conservative (a
+/// tip beside a long box may wait a little longer to enter), but it never lets the tip appear
+/// inside a body; the fixed geometry (the desk, static shapes) never collides with the tip.
+pub fn tip_is_clear(sim: &crate::sim::Simulation, tip_in_world: &Point3<f64>) -> bool {
+    let Some(model) = sim.model().contact.as_ref() else {
+        return true;
+    };
+    let tip_radius_m = model.stylus_tip_radius_m.unwrap_or(0.0);
+    let bodies = sim.bodies();
+    model.colliders.iter().all(|c| {
+        let Some(body) = bodies.get(c.body).filter(|b| b.is_dynamic()) else {
+            return true;
+        };
+        let centre = body.world_from_body() * c.body_from_shape * Point3::origin();
+        (tip_in_world - centre).norm() > c.shape.bounding_radius_m() + tip_radius_m
+    })
+}
+
 impl SceneSimulation {
     /// Loads and builds a scene file, with the wind of its `[wind]` table if it has one.
     pub fn load(path: &Path) -> Result<Self, SimulationError> {
@@ -109,11 +137,18 @@ impl SceneSimulation {
             .iter()
             .map(|g| Arc::from(g.name.as_str()))
             .collect();
+        let mut stylus = RigStylus::default();
+        stylus.pushes = sim
+            .model()
+            .contact
+            .as_ref()
+            .is_some_and(|c| c.tip_body.is_some());
         Self {
             names,
             group_names,
             sim,
-            stylus: RigStylus::default(),
+            stylus,
+            tip_in_world: None,
             wind: MicWind::default(),
             supports: Arc::from(Vec::new()),
             name: Arc::from("scene"),
@@ -168,7 +203,10 @@ impl Simulation for SceneSimulation {
         wind_level: f64,
     ) -> Result<(), SimulationError> {
         check_rig_step(dt_secs, self.sim.dt_secs())?;
-        self.stylus.drive(&mut self.sim, spring, dt_secs)?;
+        let tip = self
+            .tip_in_world
+            .filter(|p| self.stylus.is_tracking() || tip_is_clear(&self.sim, p));
+        self.stylus.drive(&mut self.sim, spring, tip, dt_secs)?;
         let wind_force_n = self.wind.blow(&mut self.sim, wind_level);
         // A step whose state would not be finite is refused by the solver, which names the
         // time and the body.
@@ -182,6 +220,19 @@ impl Simulation for SceneSimulation {
 
     fn set_viewpoint(&mut self, world_from_camera: &Isometry3<f64>) {
         self.wind.aim(world_from_camera);
+    }
+
+    fn set_stylus_tip(&mut self, tip_in_world: Option<Point3<f64>>) {
+        self.tip_in_world = tip_in_world;
+    }
+
+    fn stylus_tip_radius_m(&self) -> Option<f64> {
+        self.sim
+            .model()
+            .contact
+            .as_ref()
+            .and_then(|c| c.stylus_tip_radius_m)
+            .filter(|_| self.stylus.pushes)
     }
 
     fn grab_points(&self) -> Vec<GrabPoint> {
@@ -288,7 +339,10 @@ impl Simulation for SceneSimulation {
             self.sim.stylus_point_in_world(),
             self.sim.stylus_target().map(|t| t.position_in_world),
         );
-        rig_diagnostics(self.sim.diagnostics(), force_n)
+        SimDiagnostics {
+            penetration_m: self.sim.max_penetration_m(),
+            ..rig_diagnostics(self.sim.diagnostics(), force_n)
+        }
     }
 }
 

@@ -11,7 +11,9 @@
 //!   file staying as it was;
 //! - `inputs.csv`: one row per step, header [`INPUT_HEADER`]: the step number, the simulated
 //!   time after it, whether the stylus was clipped, the grabbed body, the grabbed point in
-//!   the body frame and the spring's target in the world (m), the wind level (the
+//!   the body frame and the spring's target in the world (m) — or, not clipped in a scene
+//!   whose stylus tip pushes, the tip in the target's columns (body and point empty) — the
+//!   wind level (the
 //!   microphone's RMS above its floor, full scale 1), and the camera pose `world_from_camera`
 //!   (m, unit quaternion) on the steps before which a new one arrived (empty otherwise);
 //! - `solver.csv`: one row per step, header `t_s,psi_norm_m,energy_j,kinetic_j,user_work_j,
@@ -185,6 +187,8 @@ impl SessionInfo {
 pub struct StepInputs {
     /// The stylus spring, while clipped.
     pub spring: Option<SpringAttachment>,
+    /// The stylus tip while not clipped, in a scene whose tip pushes (world, m).
+    pub tip: Option<Point3<f64>>,
     /// The wind level (microphone RMS above its floor, full scale 1).
     pub wind_level: f64,
     /// A camera pose `world_from_camera` that arrived before this step.
@@ -315,21 +319,25 @@ impl SessionRecorder {
         self.pending_view = Some(*world_from_camera);
     }
 
-    /// Writes step `step`'s inputs (the spring and wind it ran with, and a camera pose noted
-    /// since the last step) and the simulation's state after it, at `t_after_s`.
+    /// Writes step `step`'s inputs (the spring and wind it ran with, the tip it had when the
+    /// scene's tip pushes, and a camera pose noted since the last step) and the simulation's
+    /// state after it, at `t_after_s`.
     pub fn step(
         &mut self,
         step: u64,
         t_after_s: f64,
         spring: Option<&SpringAttachment>,
+        tip_in_world: Option<Point3<f64>>,
         wind_level: f64,
         sim: &dyn Simulation,
     ) -> Result<(), SessionError> {
+        let pushes = spring.is_none() && sim.stylus_tip_radius_m().is_some();
         let row = InputRow {
             step,
             t_s: t_after_s,
             inputs: StepInputs {
                 spring: spring.copied(),
+                tip: tip_in_world.filter(|_| pushes),
                 wind_level,
                 view: self.pending_view.take(),
             },
@@ -356,7 +364,10 @@ fn write_input_row<W: io::Write>(csv: &mut CsvWriter<W>, r: &InputRow) -> io::Re
             s.target_in_world.y,
             s.target_in_world.z,
         ]),
-        None => row.value(0).values([""; 7]),
+        None => match &r.inputs.tip {
+            Some(t) => row.value(0).values([""; 4]).values([t.x, t.y, t.z]),
+            None => row.value(0).values([""; 7]),
+        },
     };
     row = row.value(r.inputs.wind_level);
     row = match &r.inputs.view {
@@ -424,8 +435,14 @@ pub fn read_inputs(dir: &Path) -> Result<Vec<InputRow>, SessionError> {
                 format!("step = {step}, expected {k} (the rows count the steps from 0)"),
             ));
         }
+        let mut tip = None;
         let spring = match rec.get(2) {
-            "0" => None,
+            "0" => {
+                if !rec.get(7).is_empty() {
+                    tip = Some(Point3::new(number(7)?, number(8)?, number(9)?));
+                }
+                None
+            }
             "1" => {
                 let body = rec.get(3).parse::<usize>().map_err(|_| {
                     bad(
@@ -461,6 +478,7 @@ pub fn read_inputs(dir: &Path) -> Result<Vec<InputRow>, SessionError> {
             t_s: number(1)?,
             inputs: StepInputs {
                 spring,
+                tip,
                 wind_level: number(10)?,
                 view,
             },
@@ -484,6 +502,7 @@ mod tests {
                 t_s: 0.01,
                 inputs: StepInputs {
                     spring: None,
+                    tip: None,
                     wind_level: 0.0,
                     view: Some(view),
                 },
@@ -497,7 +516,18 @@ mod tests {
                         point_in_body: Point3::new(0.0, 0.0, -0.025),
                         target_in_world: Point3::new(0.1 / 3.0, 1e-17, 0.6),
                     }),
+                    tip: None,
                     wind_level: 0.123456789012345,
+                    view: None,
+                },
+            },
+            InputRow {
+                step: 2,
+                t_s: 0.03,
+                inputs: StepInputs {
+                    spring: None,
+                    tip: Some(Point3::new(-0.085, 0.09, 0.05 / 3.0)),
+                    wind_level: 0.0,
                     view: None,
                 },
             },

@@ -14,6 +14,8 @@ use super::event_log::EventLog;
 use super::messages::{ArmLink, MicLevel, SimSnapshot, StylusMessage, StylusSample};
 use super::session_log::SessionRecorder;
 use super::solver_commands::{ControlEvent, SolverCommand, UserControls};
+use super::solver_trace::trace_wants;
+pub use super::solver_trace::TraceRow;
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
 use crate::interaction::{
     Interaction, InteractionConfig, InteractionEvent, SpringAttachment, StylusInput,
@@ -79,44 +81,6 @@ impl Default for SolverConfig {
     }
 }
 
-/// One recorded instant of the run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TraceRow {
-    /// Simulated time, seconds.
-    pub sim_time_s: f64,
-    /// Clipped at the end of this step.
-    pub clipped: bool,
-    /// Stylus tip, world frame.
-    pub tip_in_world: Option<Point3<f64>>,
-    /// The grabbed point while clipped, else the first grab point, world frame.
-    pub grab_point_in_world: Option<Point3<f64>>,
-    /// ‖ψ‖, metres.
-    pub psi_norm_m: f64,
-    /// Relative energy balance error.
-    pub energy_error_rel: f64,
-    /// The stylus spring the step ran with (what a replay of the run feeds the simulation).
-    pub spring: Option<SpringAttachment>,
-}
-
-/// Whether step `k` (counted from 0) gets a trace row, one every `every` steps; a full trace
-/// (`max_rows`) is thinned first to every other row, which are those of every `2·every` steps,
-/// and `every` doubles.
-fn trace_wants(trace: &mut Vec<TraceRow>, every: &mut u64, max_rows: usize, k: u64) -> bool {
-    *every = (*every).max(1);
-    if !k.is_multiple_of(*every) {
-        return false;
-    }
-    if trace.len() >= max_rows.max(2) {
-        let mut index = 0;
-        trace.retain(|_| {
-            index += 1;
-            index % 2 == 1
-        });
-        *every *= 2;
-    }
-    k.is_multiple_of(*every)
-}
-
 /// What the solver thread returns when it stops.
 #[derive(Debug, Clone, Default)]
 pub struct SolverSummary {
@@ -132,6 +96,11 @@ pub struct SolverSummary {
     pub trace: Vec<TraceRow>,
     /// Largest ‖ψ‖ seen, metres.
     pub max_psi_norm_m: f64,
+    /// Deepest contact penetration seen at the end of a step, metres (0 without contact).
+    pub max_penetration_m: f64,
+    /// The radius of the stylus tip when it pushes the bodies (the scene's `[contact]
+    /// stylus_tip_radius_m`), metres; `None` when it passes through them.
+    pub stylus_tip_radius_m: Option<f64>,
     /// Largest |energy drift| seen over the run's reference energy (at the end of the run).
     pub max_abs_energy_error_rel: f64,
     /// Largest |energy drift| seen, joules.
@@ -198,7 +167,6 @@ impl SolverLoop {
     ) -> Self {
         let interaction = Interaction::new(config.interaction);
         Self {
-            sim,
             config,
             inputs,
             snapshots,
@@ -209,7 +177,11 @@ impl SolverLoop {
             arm_status: None,
             mic_rms: None,
             controls: UserControls::default(),
-            summary: SolverSummary::default(),
+            summary: SolverSummary {
+                stylus_tip_radius_m: sim.stylus_tip_radius_m(),
+                ..SolverSummary::default()
+            },
+            sim,
         }
     }
 
@@ -385,11 +357,14 @@ impl SolverLoop {
         }
         let wind = self.controls.wind_level.or(self.mic_rms).unwrap_or(0.0);
         let spring = self.spring();
+        // A scene whose tip pushes needs the tip with the button up too.
+        let tip = self.tip_in_world();
+        self.sim.set_stylus_tip(tip);
         self.sim
             .step(h, spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
         if let Some(r) = &mut self.inputs.recorder {
-            let written = r.step(k, t_after, spring.as_ref(), wind, self.sim.as_ref());
+            let written = r.step(k, t_after, spring.as_ref(), tip, wind, self.sim.as_ref());
             if written.is_ok() {
                 self.summary.recorded_steps += 1;
             }
@@ -403,6 +378,7 @@ impl SolverLoop {
         }
         let d = self.sim.diagnostics();
         self.summary.max_psi_norm_m = self.summary.max_psi_norm_m.max(d.psi_norm_m);
+        self.summary.max_penetration_m = self.summary.max_penetration_m.max(d.penetration_m);
         self.summary.max_abs_energy_drift_j = self
             .summary
             .max_abs_energy_drift_j
@@ -429,6 +405,7 @@ impl SolverLoop {
                 grab_point_in_world: grab_point,
                 psi_norm_m: d.psi_norm_m,
                 energy_error_rel: d.energy_error_rel,
+                user_work_j: d.user_work_j,
                 spring,
             });
         }
@@ -475,6 +452,7 @@ impl SolverLoop {
     fn replace_simulation(&mut self, sim: Box<dyn Simulation>) {
         let t = self.summary.steps as f64 * self.config.dt_secs;
         let name = sim.name();
+        self.summary.stylus_tip_radius_m = sim.stylus_tip_radius_m();
         self.sim = sim;
         // The energy balance starts again with the new simulation; the summary's energy
         // error is the last one's (the old drift over the new reference would mean nothing).
@@ -538,60 +516,5 @@ impl SolverLoop {
             mic_rms: self.mic_rms,
             solver_failure: None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(k: u64) -> TraceRow {
-        TraceRow {
-            sim_time_s: k as f64 * 0.01,
-            clipped: false,
-            tip_in_world: None,
-            grab_point_in_world: None,
-            psi_norm_m: 0.0,
-            energy_error_rel: 0.0,
-            spring: None,
-        }
-    }
-
-    /// An hour of 10 ms steps keeps at most the limit of rows, evenly spaced over the whole
-    /// hour from its first step.
-    #[test]
-    fn a_long_session_keeps_a_bounded_trace_of_its_whole_span() {
-        let (mut trace, mut every, max_rows) = (Vec::new(), 1u64, 1000);
-        let steps = 360_000u64;
-        for k in 0..steps {
-            if trace_wants(&mut trace, &mut every, max_rows, k) {
-                trace.push(row(k));
-            }
-        }
-        assert!(trace.len() <= max_rows, "{} rows", trace.len());
-        assert!(trace.len() > max_rows / 2, "{} rows", trace.len());
-        assert_eq!(every, 512);
-        let spacing = every as f64 * 0.01;
-        assert_eq!(trace[0].sim_time_s, 0.0);
-        for w in trace.windows(2) {
-            assert!((w[1].sim_time_s - w[0].sim_time_s - spacing).abs() < 1e-9);
-        }
-        let last = trace.last().unwrap().sim_time_s;
-        assert!(
-            last > (steps - every) as f64 * 0.01 - 1e-9,
-            "ends at {last} s"
-        );
-    }
-
-    /// Below the limit nothing is thinned: short runs (the demo, the tests) keep every step.
-    #[test]
-    fn a_short_run_keeps_every_step() {
-        let (mut trace, mut every) = (Vec::new(), 1u64);
-        for k in 0..1000 {
-            if trace_wants(&mut trace, &mut every, DEFAULT_TRACE_MAX_ROWS, k) {
-                trace.push(row(k));
-            }
-        }
-        assert_eq!((trace.len(), every), (1000, 1));
     }
 }

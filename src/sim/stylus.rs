@@ -208,6 +208,14 @@ impl Simulation {
         }
     }
 
+    /// Takes the stylus tip away (releasing the spring first if clipped): a scene whose tip
+    /// pushes has nothing left to push with, instead of a tip that goes on at its last
+    /// velocity, unseen, after the stylus is gone.
+    pub fn clear_stylus_target(&mut self) {
+        self.detach_stylus();
+        self.stylus_target = None;
+    }
+
     /// The stylus tip the solver uses, if one was set.
     pub fn stylus_target(&self) -> Option<&StylusTarget> {
         self.stylus_target.as_ref()

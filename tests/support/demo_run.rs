@@ -1,5 +1,5 @@
-//! The demo's clip-drag-release on simulated devices, shared by the rig tests of both methods
-//! (included with `#[path]`): the demo's world (ten pendula from the scene file, the simulated
+//! The demo's clip-drag-release on simulated devices, shared by the rig tests (included with
+//! `#[path]`): the demo's world (ten pendula, or another scene, from the scene file, the simulated
 //! arm on a pty moved by the scripted user, the synthetic microphone), headless, and the
 //! limits the default method's demo meets.
 
@@ -11,11 +11,18 @@ use ar_multibody::rig::{DisplayLoopConfig, Rig, SolverSummary, StopFlag};
 use std::time::Duration;
 
 /// Runs the demo's world on the ten pendula with `method` until 2 s after the gesture.
+// Not every test that includes this file runs the ten pendula (`tests/rig_push.rs`).
+#[allow(dead_code)]
 pub fn demo_run(method: Method) -> SolverSummary {
+    demo_run_scene("ten_pendula", method)
+}
+
+/// Runs the demo's world on `scene` with `method` until 2 s after the gesture.
+pub fn demo_run_scene(scene: &str, method: Method) -> SolverSummary {
     let stop = StopFlag::new();
     let world = DemoWorld::build(
         &DemoOptions {
-            scene: "ten_pendula".into(),
+            scene: scene.into(),
             with_mic: true,
             show_diagnostics: false,
             show_reactions: false,
