@@ -36,8 +36,10 @@
 //! the joints eliminated exactly, the contacts' complementarity problem by projected
 //! Gauss–Seidel), since a chain lying on the desk makes the coupled system too redundant for
 //! the active set to settle. Without joints and with more than [`DENSE_MAX_CONTACTS`]
-//! contacts (a pile), `right` solves the same complementarity problem by projected
-//! Gauss–Seidel on the bodies' velocities ([`sparse_pgs`]), warm-started from the last step.
+//! contacts (a pile), or with the kinematic stylus tip in a contact (the dense active set
+//! meets its infinite mass with equalities it cannot hold together), `right` solves the same
+//! complementarity problem by projected Gauss–Seidel on the bodies' velocities
+//! ([`sparse_pgs`]), warm-started from the last step.
 
 pub mod geometry;
 pub mod lcp;
@@ -58,7 +60,8 @@ pub const DEFAULT_RESTITUTION: f64 = 0.0;
 /// Default contact margin (m): contacts are rows this far before they touch.
 pub const DEFAULT_MARGIN_M: f64 = 1.0e-3;
 /// Without joints, the contact rows of a step with at most this many contacts are solved by
-/// Alg. 3's dense active set, and with more by sparse projected Gauss–Seidel ([`sparse_pgs`]).
+/// Alg. 3's dense active set, and with more (or with the pushing tip in one of them) by
+/// sparse projected Gauss–Seidel ([`sparse_pgs`]).
 pub const DENSE_MAX_CONTACTS: usize = 64;
 
 /// Surface properties.

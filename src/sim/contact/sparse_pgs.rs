@@ -18,7 +18,7 @@
 //! A resting pile's impulses change little from step to step, so each contact starts from
 //! the impulse the contact with the same key (colliders and manifold index) ended the last
 //! step with, clamped to the law; the sweeps then correct what changed. They stop once the
-//! residual is under [`PILE_RESIDUAL_TOLERANCE_M_PER_S`] or after [`MAX_SWEEPS`].
+//! residual is under [`RESIDUAL_TOLERANCE_M_PER_S`] or after [`MAX_SWEEPS`].
 //!
 //! Sweeps run in contact order (the detection's collider order), so the result is
 //! deterministic.
@@ -26,11 +26,8 @@
 use nalgebra::{Vector2, Vector3};
 
 use super::lcp::{ContactImpulse, ContactRows, InverseMass, Row, VelocityChange};
-use super::through_joints::{contact_residual, SweepStats};
+use super::through_joints::{contact_residual, SweepStats, RESIDUAL_TOLERANCE_M_PER_S};
 
-/// The sweeps stop once every contact's residual is below this (m/s): over a step of 10 ms,
-/// 1e-10 m of gap, and a velocity error whose kinetic energy on a 20 g body is 1e-18 J.
-pub const PILE_RESIDUAL_TOLERANCE_M_PER_S: f64 = 1.0e-8;
 /// Sweeps at most per solve.
 pub const MAX_SWEEPS: usize = 500;
 
@@ -187,7 +184,7 @@ pub fn solve(
             sweeps: sweep + 1,
             residual_m_per_s: residual,
         };
-        if residual <= PILE_RESIDUAL_TOLERANCE_M_PER_S {
+        if residual <= RESIDUAL_TOLERANCE_M_PER_S {
             break;
         }
     }
@@ -280,20 +277,20 @@ mod tests {
             &mut delta,
         );
         assert!(
-            stats.residual_m_per_s <= PILE_RESIDUAL_TOLERANCE_M_PER_S,
+            stats.residual_m_per_s <= RESIDUAL_TOLERANCE_M_PER_S,
             "{stats:?}"
         );
         let weight = m_kg * G_M_PER_S2 * H_SECS;
         for (k, o) in out.iter().enumerate() {
             let expected = (3 - k) as f64 * weight;
-            // The residual (1e-8 m/s) times the stack's mass bounds the impulse error.
+            // The residual times the stack's mass bounds the impulse error.
             assert!((o.normal - expected).abs() < 1e-9, "contact {k}: {o:?}");
             assert!(o.tangent.norm() < 1e-15, "contact {k}: {o:?}");
         }
         // Each contact's velocity within the tolerance, so the top sphere within three.
         for (b, (v, dv)) in v.iter().zip(&delta.v).enumerate().skip(1) {
             assert!(
-                (v + dv).norm() < 3.0 * PILE_RESIDUAL_TOLERANCE_M_PER_S,
+                (v + dv).norm() < 3.0 * RESIDUAL_TOLERANCE_M_PER_S,
                 "sphere {b}: {dv:?}"
             );
         }
@@ -347,7 +344,7 @@ mod tests {
             &mut delta,
         );
         assert!(
-            stats.residual_m_per_s <= PILE_RESIDUAL_TOLERANCE_M_PER_S,
+            stats.residual_m_per_s <= RESIDUAL_TOLERANCE_M_PER_S,
             "{stats:?}"
         );
         let weight = m_kg * G_M_PER_S2 * H_SECS;
