@@ -316,8 +316,11 @@ fn demo_push_scene_pushes_the_crate_then_clips_and_drags_it() {
     demo_run::assert_demo_limits("push", &s);
     // The simulated arm follows the script to a fraction of a millimetre.
     assert!((moved.x - d).abs() < 1e-3, "{moved}");
+    // The slide after the tip stops, v²/(2 μ g) = 0.42 mm at the gesture's 5 cm/s, goes with
+    // the crate's speed when the tip stops, which the arm's jitter changes by ~1 cm/s (a
+    // slide of 0.27 to 0.61 mm): measured 0.04 to 0.30 mm from the tip's figure.
     assert!(
-        (moved.x - against_tip).abs() < 3e-4,
+        (moved.x - against_tip).abs() < 6e-4,
         "{moved} vs {against_tip}"
     );
     assert!(moved.yz().norm() < 1e-3, "{moved}");
