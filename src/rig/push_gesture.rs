@@ -11,11 +11,9 @@
 //! μ = 0.3 desk), which the demo's reach for the grab point leaves to the grab radius. That
 //! holds while the body does not tip over: the tip pushes at the body's mid-height.
 //!
-//! Why steady and not with the smooth start and stop of the other moves: the contact solver
-//! mis-books a tip that slows down while it presses on a body sliding on the desk (an energy
-//! error of ~1 % and spurious user work of 1e5 J, seen with `sim::Simulation` alone), and
-//! also a tip slower than ~2 cm/s at the first touch; at a steady 3–8 cm/s the balance closes
-//! to 1e-6.
+//! Why steady and not with the smooth start and stop of the other moves: the crate then
+//! leaves the tip at the push speed when the tip stops, so its slide has the closed form
+//! above and the tests can check where it ends.
 
 use super::devices::Simulation;
 use super::scripted_user::PushStroke;
