@@ -15,7 +15,8 @@
 //! # Detection
 //! Shapes are parry's (`Ball`, `Cuboid`, `Capsule`, `Cylinder`, `HalfSpace`; a cylinder or a
 //! capsule lies along the body z axis as in [`crate::sim::shape`]). Candidate pairs come from
-//! a bounding-sphere test (all pairs, scene order: deterministic; fine for tens of bodies),
+//! parry's bounding-volume hierarchy over the colliders' bounding boxes (planes pair with
+//! everything), taken in collider order (deterministic) and tested by bounding spheres,
 //! then `contact_manifolds` of parry's default dispatcher gives the manifold (up to four
 //! points on a box face) with a prediction distance: the contact margin plus what the pair
 //! can close in one step, so that a contact is a row before it touches (speculative contact).

@@ -299,7 +299,14 @@ impl Step<'_> {
         } else {
             &mut c.points
         };
-        geometry::detect(model, &c.poses, prediction, out);
+        let reach = |a: usize| {
+            if end {
+                0.5 * margin
+            } else {
+                0.5 * margin + 2.0 * h * speed[a]
+            }
+        };
+        geometry::detect(model, &c.poses, prediction, reach, out);
     }
 
     /// Stage 0 (contact only): detection at the start poses and the impact sweeps.
