@@ -206,79 +206,80 @@ pub(crate) fn detect(
     let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
     let mut workspace: Option<ContactManifoldsWorkspace> = None;
     let n = model.colliders.len();
-    let world: Vec<Isometry3<f64>> = model
-        .colliders
-        .iter()
-        .map(|c| world_pose(c, &poses[c.body]))
-        .collect();
-    let radius: Vec<f64> = model
-        .colliders
-        .iter()
-        .map(|c| c.shape.bounding_radius_m())
-        .collect();
+    let (world, radius) = world_poses_and_radii(model, poses);
     let mut pairs = candidate_pairs(model, &world, &radius, reach_m);
     pairs.sort_unstable();
     pairs.dedup();
     debug_assert!(pairs.iter().all(|&(i, j)| i < j && j < n));
     for (i, j) in pairs {
-        {
-            let (c1, c2) = (&model.colliders[i], &model.colliders[j]);
-            let (w1, w2) = (&world[i], &world[j]);
-            // The bounding spheres first: the cheapest test, and most pairs of a pile fail it.
-            let apart = (w1.translation.vector - w2.translation.vector).norm_squared();
-            let touching = radius[i] + radius[j];
-            if touching.is_finite() && apart > touching * touching {
-                let prediction = prediction_m(c1.body, c2.body);
-                let reach = touching + prediction;
-                if apart > reach * reach {
-                    continue;
-                }
-            }
-            if !model.pair_allowed(c1.body, c2.body) {
+        let (c1, c2) = (&model.colliders[i], &model.colliders[j]);
+        let (w1, w2) = (&world[i], &world[j]);
+        // The bounding spheres first: the cheapest test, and most pairs of a pile fail it.
+        let apart = (w1.translation.vector - w2.translation.vector).norm_squared();
+        let touching = radius[i] + radius[j];
+        if touching.is_finite() && apart > touching * touching {
+            let prediction = prediction_m(c1.body, c2.body);
+            let reach = touching + prediction;
+            if apart > reach * reach {
                 continue;
             }
-            let prediction = prediction_m(c1.body, c2.body);
-            manifolds.clear();
-            c1.shape.with_parry(|g1, r1| {
-                c2.shape.with_parry(|g2, r2| {
-                    let p1 = parry_pose(w1, r1);
-                    let p2 = parry_pose(w2, r2);
-                    let pos12 = p1.inv_mul(&p2);
-                    let found = DefaultQueryDispatcher.contact_manifolds(
-                        &pos12,
-                        g1,
-                        g2,
-                        prediction,
-                        &mut manifolds,
-                        &mut workspace,
-                    );
-                    if found.is_err() {
-                        return;
-                    }
-                    let material = c1.material.pair(&c2.material);
-                    let mut index = 0;
-                    for m in &manifolds {
-                        let normal = nalg(&p1.rotation.mul_vec3(m.local_n1));
-                        for pt in &m.points {
-                            out.push(ContactPoint {
-                                collider1: i,
-                                collider2: j,
-                                index,
-                                body1: c1.body,
-                                body2: c2.body,
-                                point1: nalg(&p1.transform_point(pt.local_p1)),
-                                point2: nalg(&p2.transform_point(pt.local_p2)),
-                                normal,
-                                gap_m: pt.dist,
-                                material,
-                            });
-                            index += 1;
-                        }
-                    }
-                })
-            });
         }
+        if !model.pair_allowed(c1.body, c2.body) {
+            continue;
+        }
+        let prediction = prediction_m(c1.body, c2.body);
+        manifolds.clear();
+        c1.shape.with_parry(|g1, r1| {
+            c2.shape.with_parry(|g2, r2| {
+                let p1 = parry_pose(w1, r1);
+                let p2 = parry_pose(w2, r2);
+                let pos12 = p1.inv_mul(&p2);
+                let found = DefaultQueryDispatcher.contact_manifolds(
+                    &pos12,
+                    g1,
+                    g2,
+                    prediction,
+                    &mut manifolds,
+                    &mut workspace,
+                );
+                if found.is_err() {
+                    return;
+                }
+                let material = c1.material.pair(&c2.material);
+                let mut index = 0;
+                for m in &manifolds {
+                    let normal = nalg(&p1.rotation.mul_vec3(m.local_n1));
+                    for pt in &m.points {
+                        out.push(ContactPoint {
+                            collider1: i,
+                            collider2: j,
+                            index,
+                            body1: c1.body,
+                            body2: c2.body,
+                            point1: nalg(&p1.transform_point(pt.local_p1)),
+                            point2: nalg(&p2.transform_point(pt.local_p2)),
+                            normal,
+                            gap_m: pt.dist,
+                            material,
+                        });
+                        index += 1;
+                    }
+                }
+            })
+        });
     }
+}
+
+/// Each collider's world pose and bounding radius (m; infinite for a plane).
+fn world_poses_and_radii(
+    model: &ContactModel,
+    poses: &[BodyPose],
+) -> (Vec<Isometry3<f64>>, Vec<f64>) {
+    model
+        .colliders
+        .iter()
+        .map(|c| (world_pose(c, &poses[c.body]), c.shape.bounding_radius_m()))
+        .unzip()
 }
 
 /// Pairs of colliders (i < j, in no particular order, maybe repeated) whose bounding boxes,
@@ -378,16 +379,7 @@ mod tests {
             .add_plane("desk", Vector3::z(), Vector3::zeros(), Material::default())
             .unwrap();
         let reach = |b: BodyId| 0.0005 + 0.002 * (b % 3) as f64;
-        let world: Vec<_> = model
-            .colliders
-            .iter()
-            .map(|c| world_pose(c, &poses[c.body]))
-            .collect();
-        let radius: Vec<_> = model
-            .colliders
-            .iter()
-            .map(|c| c.shape.bounding_radius_m())
-            .collect();
+        let (world, radius) = world_poses_and_radii(&model, &poses);
         let mut found = candidate_pairs(&model, &world, &radius, reach);
         found.sort_unstable();
         found.dedup();

@@ -34,11 +34,7 @@ pub const MAX_SWEEPS: usize = 500;
 /// One row with its impulse response: the velocity change per unit impulse of each body.
 #[derive(Clone, Copy, Debug)]
 struct Lane {
-    body1: usize,
-    body2: usize,
-    dir: Vector3<f64>,
-    ang1: Vector3<f64>,
-    ang2: Vector3<f64>,
+    row: Row,
     /// M⁻¹ Jᵀ: linear and angular velocity change of body 1 (subtracted) and body 2.
     dv1: Vector3<f64>,
     dw1: Vector3<f64>,
@@ -52,11 +48,7 @@ impl Lane {
     fn of(r: &Row, m: &[InverseMass]) -> Self {
         let (m1, m2) = (&m[r.body1], &m[r.body2]);
         Self {
-            body1: r.body1,
-            body2: r.body2,
-            dir: r.dir,
-            ang1: r.ang1,
-            ang2: r.ang2,
+            row: *r,
             dv1: r.dir * m1.inv_mass,
             dw1: m1.inv_inertia * r.ang1,
             dv2: r.dir * m2.inv_mass,
@@ -67,15 +59,15 @@ impl Lane {
 
     /// The row velocity the impulses so far add (m/s).
     fn velocity(&self, dv: &[Vector3<f64>], dw: &[Vector3<f64>]) -> f64 {
-        self.dir.dot(&(dv[self.body2] - dv[self.body1])) + self.ang2.dot(&dw[self.body2])
-            - self.ang1.dot(&dw[self.body1])
+        self.row.velocity(dv, dw)
     }
 
     fn apply(&self, lambda: f64, dv: &mut [Vector3<f64>], dw: &mut [Vector3<f64>]) {
-        dv[self.body2] += self.dv2 * lambda;
-        dw[self.body2] += self.dw2 * lambda;
-        dv[self.body1] -= self.dv1 * lambda;
-        dw[self.body1] -= self.dw1 * lambda;
+        let (b1, b2) = (self.row.body1, self.row.body2);
+        dv[b2] += self.dv2 * lambda;
+        dw[b2] += self.dw2 * lambda;
+        dv[b1] -= self.dv1 * lambda;
+        dw[b1] -= self.dw1 * lambda;
     }
 }
 

@@ -1,5 +1,7 @@
-//! Stage 5b with contact (`right` only): the penetration left at the end of a step is
-//! projected away by moving the poses along M⁻¹Jᵀ; velocities are not changed.
+//! Stage 5b with contact: with `right`, the penetration left at the end of a step is
+//! projected away by moving the poses along M⁻¹Jᵀ (velocities are not changed); then the
+//! contacts at the end poses give the step's report, and for Alg. 1 and 2 the next step's
+//! insertions.
 //!
 //! - Without joints, nonlinear Gauss–Seidel over the re-detected penetrating contacts, one
 //!   normal row at a time, until the deepest penetration is under [`PROJECTION_TOLERANCE_M`].
@@ -17,6 +19,7 @@ use super::contact_rows::{joint_rows_at, rows_of};
 use super::Step;
 use crate::sim::body::{advance_rotation, Pose};
 use crate::sim::contact::lcp::{self, ContactRows, Insertion};
+use crate::sim::contact::{ContactReport, InequalityMethod};
 
 /// Penetration (m) and joint error (‖ψ‖, m) the projection leaves at most.
 pub(super) const PROJECTION_TOLERANCE_M: f64 = 1.0e-10;
@@ -110,5 +113,87 @@ impl Step<'_> {
             }
         }
         false
+    }
+
+    /// Stage 5b (contact only, `right`): projects penetration away, then detects the end
+    /// contacts for the report (and, for Alg. 1 and 2, the insertions of the next step).
+    pub(super) fn contact_project_and_report(&mut self) {
+        let Some(model) = self.contact_model() else {
+            return;
+        };
+        let method = model.method;
+        let h = self.ctx.h;
+        // Whether the end contacts were last detected at the poses the step ends with.
+        let mut detected = false;
+        if method == InequalityMethod::Right {
+            detected = if self.joints.is_empty() {
+                self.project_contacts()
+            } else {
+                self.project_contacts_and_joints()
+            };
+            // The predicted poses are the poses (the joints' position pass reads them).
+            for (p, b) in self.s.body.predicted.iter_mut().zip(self.bodies.iter()) {
+                *p = Pose::of(b);
+            }
+            self.s.joint.psi_pred_valid = false;
+        }
+        let deepest = if detected {
+            self.s.contact.deepest_end_penetration_m()
+        } else {
+            self.detect_end_contacts()
+        };
+        let c = &mut self.s.contact;
+        c.max_penetration_m = deepest;
+        // Alg. 1 inserts the rows violated at the end of the step; Alg. 2 those whose
+        // violation tendency was negative in this step.
+        match method {
+            InequalityMethod::Right => {}
+            InequalityMethod::Platt => {
+                for p in c.end_points.iter().filter(|p| p.gap_m < 0.0) {
+                    if let Err(at) = c.kept.binary_search(&p.key()) {
+                        c.kept.insert(at, p.key());
+                    }
+                }
+            }
+            InequalityMethod::Tendency => {
+                for (k, p) in c.points.iter().enumerate() {
+                    let i = &c.impulses[k];
+                    if !i.handled && i.u[0] < c.rows[k].target - lcp::TENDENCY_TOLERANCE {
+                        if let Err(at) = c.kept.binary_search(&p.key()) {
+                            c.kept.insert(at, p.key());
+                        }
+                    }
+                }
+            }
+        }
+        c.report.clear();
+        for (k, p) in c.points.iter().enumerate() {
+            let i = c.impulses.get(k).copied().unwrap_or_default();
+            let imp = c.impact[k];
+            let normal = imp[0] + if i.handled { i.normal } else { 0.0 };
+            let friction = Vector2::new(imp[1], imp[2])
+                + if i.handled {
+                    i.tangent
+                } else {
+                    Vector2::zeros()
+                };
+            let gap_m = c
+                .end_points
+                .iter()
+                .find(|e| e.key() == p.key())
+                .map_or_else(
+                    || p.gap_m + 0.5 * h * (c.rows[k].u0[0] + i.u[0]),
+                    |e| e.gap_m,
+                );
+            c.report.push(ContactReport {
+                shape1: p.collider1,
+                shape2: p.collider2,
+                point_in_world: 0.5 * (p.point1 + p.point2),
+                normal: p.normal,
+                gap_m,
+                normal_force_n: normal / h,
+                friction_force_n: friction.norm() / h,
+            });
+        }
     }
 }

@@ -11,12 +11,14 @@
 //!   −2 gap / h − u_start for the midpoint integrator: a resting contact does no work; a
 //!   contact that still approaches at the start, an impact the impact stage left, is instead
 //!   kept from separating, since the midpoint target would bounce it back elastically), with
-//!   Coulomb friction, the active set by [`InequalityMethod`]. The impulses' work Σ λ ū is
+//!   Coulomb friction, the active set by [`InequalityMethod`] (many contacts, or the pushing
+//!   tip's, by sparse Gauss–Seidel in [`super::contact_sparse`]). The impulses' work Σ λ ū is
 //!   booked as dissipated.
 //! - **Projection** (after integration, `right` only): penetration left by an impact is
 //!   removed by moving the poses along M⁻¹Jᵀ, together with the joints' ψ when there are
 //!   joints (see [`super::contact_projection`]); velocities are not changed.
-//! - **Report**: the contacts at the end pose give the gaps and the largest penetration.
+//! - **Report** (with the projection, in [`super::contact_projection`]): the contacts at the
+//!   end pose give the gaps and the largest penetration.
 //!
 //! With joints, the contact rows keep the joints' row velocities (their last midpoint rows,
 //! whose midpoint velocity is what makes joint impulses workless in this integrator); an
@@ -30,6 +32,7 @@
 
 use nalgebra::{Vector2, Vector3};
 
+use super::contact_sparse::SparseContacts;
 use super::Step;
 use crate::sim::block::MAX_ROWS;
 use crate::sim::body::Pose;
@@ -37,8 +40,8 @@ use crate::sim::contact::lcp::{
     self, Bilateral, ContactImpulse, ContactRows, Insertion, InverseMass, Row,
 };
 use crate::sim::contact::{
-    geometry, sparse_pgs, through_joints, ContactModel, ContactPoint, ContactReport,
-    InequalityMethod, DENSE_MAX_CONTACTS,
+    geometry, through_joints, ContactModel, ContactPoint, ContactReport, InequalityMethod,
+    DENSE_MAX_CONTACTS,
 };
 use crate::sim::joint::{Joint, Row as JointRow};
 
@@ -50,8 +53,8 @@ pub(crate) struct ContactScratch {
     speed_bound: Vec<f64>,
     /// Contacts at the start poses, their rows and impact impulses (n, t₁, t₂).
     pub(crate) points: Vec<ContactPoint>,
-    rows: Vec<ContactRows>,
-    impact: Vec<[f64; 3]>,
+    pub(super) rows: Vec<ContactRows>,
+    pub(super) impact: Vec<[f64; 3]>,
     pub(crate) impulses: Vec<ContactImpulse>,
     pub(super) handled: Vec<bool>,
     pub(super) bilateral: Vec<Bilateral>,
@@ -61,20 +64,15 @@ pub(crate) struct ContactScratch {
     pub(super) projection_rows: Vec<ContactRows>,
     pub(super) projection_impulses: Vec<ContactImpulse>,
     /// The handled set kept across steps by Alg. 1 and 2 (sorted keys).
-    kept: Vec<(usize, usize, usize)>,
+    pub(super) kept: Vec<(usize, usize, usize)>,
     kept_initialised: bool,
     pub(super) end_points: Vec<ContactPoint>,
     /// One row per contact point of the last step.
     pub(crate) report: Vec<ContactReport>,
     /// Largest penetration at the end of the last step (m, ≥ 0).
     pub(crate) max_penetration_m: f64,
-    /// The sparse solve's buffers and each contact's starting impulse.
-    pgs: sparse_pgs::PgsScratch,
-    warm: Vec<[f64; 3]>,
-    order: Vec<usize>,
-    /// The last contact-rows solve's impulses by contact key (sorted), the next step's warm
-    /// start.
-    last_impulses: Vec<((usize, usize, usize), [f64; 3])>,
+    /// The sparse solve's state (many contacts, or the pushing tip).
+    sparse: SparseContacts,
 }
 
 impl ContactScratch {
@@ -117,8 +115,6 @@ pub(super) fn rows_of(p: &ContactPoint, poses: &[Pose]) -> [Row; 3] {
     ]
 }
 
-/// The user's work through the pushing tip by impulses (n, t₁, t₂) along `rows`: minus the
-/// impulses times the rows' tip-velocity terms.
 /// Whether the pushing tip (kinematic: no inverse mass) is in one of the contacts. The dense
 /// active set then holds equalities it cannot meet together: a body pressed by the tip while
 /// its friction on the desk sticks has its velocity fixed twice, once by the tip's normal row
@@ -129,6 +125,8 @@ fn touches(tip: Option<usize>, points: &[ContactPoint]) -> bool {
     tip.is_some_and(|t| points.iter().any(|p| p.body1 == t || p.body2 == t))
 }
 
+/// The user's work through the pushing tip by impulses (n, t₁, t₂) along `rows`: minus the
+/// impulses times the rows' tip-velocity terms.
 fn tip_work(tip: Option<usize>, v_tip: &Vector3<f64>, rows: &[Row; 3], impulse: [f64; 3]) -> f64 {
     let sign = match tip {
         Some(t) if rows[0].body2 == t => 1.0,
@@ -182,7 +180,7 @@ fn row_velocities(rows: &[Row; 3], v: &[Vector3<f64>], w: &[Vector3<f64>]) -> [f
 }
 
 impl Step<'_> {
-    fn contact_model(&self) -> Option<&ContactModel> {
+    pub(super) fn contact_model(&self) -> Option<&ContactModel> {
         self.contact
     }
 
@@ -506,58 +504,18 @@ impl Step<'_> {
         } else if insertion == Insertion::Right
             && (n > DENSE_MAX_CONTACTS || touches(tip, &c.points))
         {
-            // On a pile the sweeps stop short of convergence (see `sparse_pgs`) and leave
-            // velocity errors of up to a few mm/s, which the midpoint target would reflect
-            // every step (a contact that separates at the start is made to approach as fast
-            // at the end, and the other way round), so they would never die out: there the
-            // target is kept between zero and the gap's closure −2 gap / h (the end velocity
-            // never reverses the start's; what penetration that leaves, the projection
-            // removes). Measured on assets/scenes/pile.toml: the kinetic energy at rest fell
-            // from 2.5e-6 J to 5e-8 J. The few contacts of a pushing tip converge and keep
-            // the midpoint target, whose balance is exact.
-            if n > DENSE_MAX_CONTACTS {
-                for (r, p) in c.rows.iter_mut().zip(&c.points) {
-                    let closure = -2.0 * p.gap_m / h;
-                    r.target = r.target.clamp(closure.min(0.0), closure.max(0.0));
-                }
-            }
-            c.warm.clear();
-            for p in &c.points {
-                let last = &c.last_impulses;
-                let start = last
-                    .binary_search_by(|(k, _)| k.cmp(&p.key()))
-                    .map_or([0.0; 3], |i| last[i].1);
-                c.warm.push(start);
-            }
-            // Top of the pile first: a forward sweep carries each body's weight down to
-            // the ground.
             let down = self
                 .gravity_in_world
                 .try_normalize(0.0)
                 .unwrap_or(-Vector3::z());
-            let height = |p: &ContactPoint| -down.dot(&(p.point1 + p.point2));
-            c.order.clear();
-            c.order.extend(0..n);
-            let points = &c.points;
-            c.order.sort_by(|&a, &b| {
-                height(&points[b])
-                    .total_cmp(&height(&points[a]))
-                    .then(a.cmp(&b))
-            });
-            let stats = sparse_pgs::solve(
-                &c.rows,
-                &c.order,
+            c.sparse.solve(
+                &mut c.rows,
+                &c.points,
                 &c.inv_mass,
-                &c.warm,
-                &mut c.pgs,
+                &down,
+                h,
                 &mut c.impulses,
                 &mut c.delta,
-            );
-            log::debug!(
-                "contact rows: {n} contacts ({} warm) by sparse Gauss–Seidel, {} sweeps, residual {:.3e} m/s",
-                c.warm.iter().filter(|w| w[0] > 0.0).count(),
-                stats.sweeps,
-                stats.residual_m_per_s
             );
         } else {
             lcp::solve(
@@ -588,15 +546,7 @@ impl Step<'_> {
         }
         self.s.ledger.dissipated_j -= work;
         self.s.ledger.user_work_j += user;
-        c.last_impulses.clear();
-        c.last_impulses.extend(
-            c.points
-                .iter()
-                .zip(&c.impulses)
-                .filter(|(_, i)| i.handled)
-                .map(|(p, i)| (p.key(), [i.normal, i.tangent.x, i.tangent.y])),
-        );
-        c.last_impulses.sort_unstable_by_key(|a| a.0);
+        c.sparse.remember(&c.points, &c.impulses);
         for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
             if b.is_dynamic() {
                 b.linear_velocity_in_world += dv;
@@ -616,87 +566,5 @@ impl Step<'_> {
             c.kept.sort_unstable();
         }
         self.predict_all();
-    }
-
-    /// Stage 5b (contact only, `right`): projects penetration away, then detects the end
-    /// contacts for the report (and, for Alg. 1 and 2, the insertions of the next step).
-    pub(super) fn contact_project_and_report(&mut self) {
-        let Some(model) = self.contact_model() else {
-            return;
-        };
-        let method = model.method;
-        let h = self.ctx.h;
-        // Whether the end contacts were last detected at the poses the step ends with.
-        let mut detected = false;
-        if method == InequalityMethod::Right {
-            detected = if self.joints.is_empty() {
-                self.project_contacts()
-            } else {
-                self.project_contacts_and_joints()
-            };
-            // The predicted poses are the poses (the joints' position pass reads them).
-            for (p, b) in self.s.body.predicted.iter_mut().zip(self.bodies.iter()) {
-                *p = Pose::of(b);
-            }
-            self.s.joint.psi_pred_valid = false;
-        }
-        let deepest = if detected {
-            self.s.contact.deepest_end_penetration_m()
-        } else {
-            self.detect_end_contacts()
-        };
-        let c = &mut self.s.contact;
-        c.max_penetration_m = deepest;
-        // Alg. 1 inserts the rows violated at the end of the step; Alg. 2 those whose
-        // violation tendency was negative in this step.
-        match method {
-            InequalityMethod::Right => {}
-            InequalityMethod::Platt => {
-                for p in c.end_points.iter().filter(|p| p.gap_m < 0.0) {
-                    if let Err(at) = c.kept.binary_search(&p.key()) {
-                        c.kept.insert(at, p.key());
-                    }
-                }
-            }
-            InequalityMethod::Tendency => {
-                for (k, p) in c.points.iter().enumerate() {
-                    let i = &c.impulses[k];
-                    if !i.handled && i.u[0] < c.rows[k].target - lcp::TENDENCY_TOLERANCE {
-                        if let Err(at) = c.kept.binary_search(&p.key()) {
-                            c.kept.insert(at, p.key());
-                        }
-                    }
-                }
-            }
-        }
-        c.report.clear();
-        for (k, p) in c.points.iter().enumerate() {
-            let i = c.impulses.get(k).copied().unwrap_or_default();
-            let imp = c.impact[k];
-            let normal = imp[0] + if i.handled { i.normal } else { 0.0 };
-            let friction = Vector2::new(imp[1], imp[2])
-                + if i.handled {
-                    i.tangent
-                } else {
-                    Vector2::zeros()
-                };
-            let gap_m = c
-                .end_points
-                .iter()
-                .find(|e| e.key() == p.key())
-                .map_or_else(
-                    || p.gap_m + 0.5 * h * (c.rows[k].u0[0] + i.u[0]),
-                    |e| e.gap_m,
-                );
-            c.report.push(ContactReport {
-                shape1: p.collider1,
-                shape2: p.collider2,
-                point_in_world: 0.5 * (p.point1 + p.point2),
-                normal: p.normal,
-                gap_m,
-                normal_force_n: normal / h,
-                friction_force_n: friction.norm() / h,
-            });
-        }
     }
 }

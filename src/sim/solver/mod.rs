@@ -100,6 +100,7 @@
 mod block_order;
 mod contact_projection;
 mod contact_rows;
+mod contact_sparse;
 mod context;
 mod direct;
 mod energy;
