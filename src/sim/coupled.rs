@@ -9,7 +9,7 @@ use super::lanes::{self, LaneKernel, SixLanes};
 use nalgebra::Vector3;
 
 /// Whose rows a block of the coupled (direct) system holds.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum BlockOwner {
     Joint(usize),
     Spring(usize),
@@ -70,6 +70,16 @@ impl GlobalBlock {
             self.inv_soft[k] = 0.0;
         }
         self.written_rows = self.rows;
+    }
+
+    /// Row `k` (its Jacobian parts).
+    pub(super) fn row(&self, k: usize) -> Row {
+        let part = |x: &[Lanes; 3]| Vector3::new(x[0][k], x[1][k], x[2][k]);
+        Row {
+            lin: part(&self.lin),
+            ang1: part(&self.ang1),
+            ang2: part(&self.ang2),
+        }
     }
 
     /// Appends a row with its M⁻¹-weighted angular parts `w1`, `w2` and its 1/soft.

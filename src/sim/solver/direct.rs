@@ -16,6 +16,7 @@ use crate::sim::joint::Row;
 use crate::sim::spring::Spring;
 
 use super::block_order::{layout, BodyBlocks, Layout};
+use super::primal::{PrimalSolve, PRIMAL_FILL_RATIO, PRIMAL_MAX_HARD_ROWS, PRIMAL_MIN_SPRINGS};
 
 // Row loops index several parallel fixed-size arrays (rows, impulses, block entries).
 #[allow(clippy::needless_range_loop)]
@@ -26,7 +27,6 @@ impl Step<'_> {
     /// the factorisation failed.
     pub(super) fn direct_solve(&mut self) -> Option<f64> {
         if !self.s.direct.factored {
-            self.s.direct.factorisations += 1;
             self.assemble_and_factor()?;
             self.s.direct.factored = true;
         }
@@ -69,7 +69,11 @@ impl Step<'_> {
             }
             self.s.direct.rhs[a] = rhs;
         }
-        self.s.direct.dense.solve(&mut self.s.direct.rhs[..nb]);
+        let direct = &mut self.s.direct;
+        match &mut direct.primal {
+            Some(primal) => primal.solve(&direct.blocks, &mut direct.rhs[..nb]),
+            None => direct.dense.solve(&mut direct.rhs[..nb]),
+        }
         // Along the current rows, which may have been refreshed since the factorisation, so
         // that v = v_free + M⁻¹ J̄ᵀ λ holds for the rows the work identities use, up to the
         // Newton gain's anticipation of the rows' turning (removed by the next refresh): the
@@ -190,6 +194,20 @@ impl Step<'_> {
         blocks.truncate(nb);
         let direct = &mut self.s.direct;
         let bodies: &[Body] = self.bodies;
+        let may_reuse = std::mem::take(&mut direct.may_reuse);
+        if let Some(primal) = &mut direct.primal {
+            if may_reuse && primal.fits(&direct.blocks, h) {
+                return Some(());
+            }
+            direct.factorisations += 1;
+            return primal.factor(
+                &direct.blocks,
+                bodies,
+                &direct.body_weight,
+                direct.regularisation,
+                h,
+            );
+        }
         // The pattern depends only on which bodies the blocks join: most steps keep it.
         let pairs = direct.blocks.iter().map(|g| [g.b1, g.b2]);
         if direct.pattern_pairs.iter().copied().eq(pairs.clone()) {
@@ -208,6 +226,7 @@ impl Step<'_> {
                 |a| blocks[a].rows,
             );
         }
+        direct.factorisations += 1;
         assemble(&mut direct.dense, &direct.blocks, bodies);
         self.s.direct.dense.factor(self.s.direct.regularisation)
     }
@@ -267,6 +286,13 @@ pub(crate) struct DirectSolver {
     pub(crate) joint_order: Vec<usize>,
     /// Whether `dense` holds a factor of this step's rows.
     pub(crate) factored: bool,
+    /// Whether the next factorisation may keep the last factor if it was made for the same
+    /// blocks (set at the start of a step; only the primal solve does: see
+    /// [`super::primal`]).
+    pub(crate) may_reuse: bool,
+    /// The primal solve that replaces `dense` for large spring networks (see
+    /// [`super::primal`]).
+    pub(crate) primal: Option<PrimalSolve>,
     /// Factorisations in the current (sub-)step.
     pub(crate) factorisations: usize,
     /// Per body, the blocks that act on it (the coupled matrix's pattern).
@@ -284,7 +310,10 @@ pub(crate) struct DirectSolver {
 impl DirectSolver {
     /// Room for the coupled system of these elements (see [`super::block_order::layout`];
     /// nothing is allocated later), regularised for the joints' topology (see
-    /// [`joints_close_a_loop`]).
+    /// [`joints_close_a_loop`]). A network of at least [`PRIMAL_MIN_SPRINGS`] springs whose
+    /// dual factor would fill (more than [`PRIMAL_FILL_RATIO`] stored blocks per element),
+    /// with at most [`PRIMAL_MAX_HARD_ROWS`] joint rows, gets the primal solve
+    /// ([`super::primal`]) instead of the block factor.
     ///
     /// # Errors
     /// [`SimError::TooLarge`], before allocating, when the factor's storage (it follows the
@@ -295,12 +324,48 @@ impl DirectSolver {
         joints: &[Joint],
         springs: &[Spring],
     ) -> Result<Self, SimError> {
+        Self::with_primal(bodies, joints, springs, true)
+    }
+
+    /// [`Self::new`], with the primal solve only if `allow_primal` (the tests compare the two).
+    pub(crate) fn with_primal(
+        bodies: &[Body],
+        joints: &[Joint],
+        springs: &[Spring],
+        allow_primal: bool,
+    ) -> Result<Self, SimError> {
         let Layout {
             joint_order,
             max_blocks,
             pattern_blocks,
             closes_loop,
         } = layout(bodies, joints, springs);
+        let n_bodies = bodies.len();
+        let hard_rows: usize = joints.iter().map(Joint::rows).sum();
+        let primal = allow_primal
+            && springs.len() >= PRIMAL_MIN_SPRINGS
+            && pattern_blocks > PRIMAL_FILL_RATIO * max_blocks
+            && hard_rows <= PRIMAL_MAX_HARD_ROWS;
+        if primal {
+            return Ok(Self {
+                regularisation: if closes_loop {
+                    LOOP_REGULARISATION
+                } else {
+                    FOREST_REGULARISATION
+                },
+                blocks: Vec::with_capacity(max_blocks),
+                dense: BlockCholesky::with_capacity(0, 0),
+                rhs: vec![[0.0; BLOCK]; max_blocks],
+                joint_order,
+                factored: false,
+                may_reuse: false,
+                primal: Some(PrimalSolve::new(bodies, springs, hard_rows)),
+                factorisations: 0,
+                body_blocks: BodyBlocks::with_capacity(0, 0),
+                pattern_pairs: Vec::new(),
+                body_weight: vec![Matrix3::zeros(); n_bodies],
+            });
+        }
         let bytes = BlockCholesky::storage_bytes(max_blocks, pattern_blocks).unwrap_or(usize::MAX);
         if bytes > MAX_STORAGE_BYTES {
             return Err(SimError::TooLarge {
@@ -310,7 +375,6 @@ impl DirectSolver {
                 limit: MAX_STORAGE_BYTES,
             });
         }
-        let n_bodies = bodies.len();
         Ok(Self {
             regularisation: if closes_loop {
                 LOOP_REGULARISATION
@@ -322,6 +386,8 @@ impl DirectSolver {
             rhs: vec![[0.0; BLOCK]; max_blocks],
             joint_order,
             factored: false,
+            may_reuse: false,
+            primal: None,
             factorisations: 0,
             body_blocks: BodyBlocks::with_capacity(n_bodies, max_blocks),
             pattern_pairs: Vec::with_capacity(max_blocks),

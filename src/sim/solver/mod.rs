@@ -44,6 +44,9 @@
 //!    - [`SolverMethod::Direct`] (default): the same rows coupled in one sparse block
 //!      Cholesky factorisation ([`crate::sim::block_cholesky`], a block per element, the
 //!      joints numbered leaves first: [`block_order`]), one solve.
+//!      A large spring network (a cloth, a lattice: [`primal`]) is solved in the bodies'
+//!      velocities instead, with a sparse Cholesky of the mesh's own matrix, by the stage of
+//!      [`primal_stage`], which takes the rows at the current prediction in every iteration.
 //!      The matrix is factored once per step, at the first rows; later linearisations, whose
 //!      rows have been refreshed, reuse that factor (a chord, or simplified Newton,
 //!      iteration: the rows move by O(h·ω) within a step) and factor again only when a solve
@@ -110,12 +113,17 @@ mod impulses;
 mod joint_rows;
 mod newton;
 mod params;
+mod primal;
+mod primal_pattern;
+mod primal_stage;
 mod split;
 mod spring_rows;
 mod step;
 mod stylus_rows;
 mod velocity;
 
+#[cfg(test)]
+mod primal_tests;
 #[cfg(test)]
 mod tests;
 

@@ -33,6 +33,7 @@ impl Step<'_> {
         // lift's redundant constraints a factor whose near-null space has turned amplifies
         // the residual instead of removing it.
         self.s.direct.factored = false;
+        self.s.direct.may_reuse = true;
         self.s.direct.factorisations = 0;
         // The last step's final prediction is where the bodies are (see `end_geometry_valid`).
         let reuse_end = std::mem::take(&mut self.s.joint.end_geometry_valid)

@@ -21,6 +21,9 @@ const ROUND_TOLERANCE_FRACTION: f64 = 0.01;
 impl Step<'_> {
     /// Finds the end velocities: linearisations and row refreshes (see the module docs).
     pub(super) fn velocity_stage(&mut self) -> VelocityOutcome {
+        if self.s.direct.primal.is_some() && self.ctx.method == SolverMethod::Direct {
+            return self.primal_velocity_stage();
+        }
         // 4. Sequential impulses, in outer linearisations: each fixes the midpoint rows J̄
         // and the Baumgarte bias from the predicted end pose, then Gauss–Seidel sweeps solve
         // that linear problem joint by joint; the accumulated impulses are re-applied along
@@ -127,17 +130,7 @@ impl Step<'_> {
                 break;
             }
             refreshes += 1;
-            self.save_velocities();
-            self.update_rows();
-            self.reapply_impulses();
-            let mut change = 0.0_f64;
-            for (snap, b) in self.s.body.velocity_snapshot.iter().zip(self.bodies.iter()) {
-                change = larger(change, abs_max(&(b.linear_velocity_in_world - snap.0)));
-                change = larger(
-                    change,
-                    abs_max(&(b.angular_velocity_in_world - snap.1)) * ROW_REFRESH_LEVER_M,
-                );
-            }
+            let change = self.refresh_rows();
             // The refresh is one fixed-point step of ω′ = ω_free + I⁻¹τ(ω′); its Newton
             // step is the gain times its change.
             if refreshes == 1 && self.s.newton.active {
@@ -175,6 +168,24 @@ impl Step<'_> {
             residual,
             last_change,
         }
+    }
+
+    /// A row refresh: re-evaluates the rows at the current prediction and re-applies the
+    /// impulses along them; returns how much that moved the velocities (m/s, angular ones
+    /// times [`ROW_REFRESH_LEVER_M`]).
+    pub(super) fn refresh_rows(&mut self) -> f64 {
+        self.save_velocities();
+        self.update_rows();
+        self.reapply_impulses();
+        let mut change = 0.0_f64;
+        for (snap, b) in self.s.body.velocity_snapshot.iter().zip(self.bodies.iter()) {
+            change = larger(change, abs_max(&(b.linear_velocity_in_world - snap.0)));
+            change = larger(
+                change,
+                abs_max(&(b.angular_velocity_in_world - snap.1)) * ROW_REFRESH_LEVER_M,
+            );
+        }
+        change
     }
 
     /// Evaluates the midpoint rows of every element at the current prediction (before the

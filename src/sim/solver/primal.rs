@@ -1,0 +1,478 @@
+//! The coupled system of a large spring network, solved in the bodies' velocities (primal)
+//! instead of the rows' impulses: the direct method's linear solve for deformable bodies of
+//! many elements.
+//!
+//! The direct method solves A Δλ = b with A = J W Jᵀ + D, a block per element (joint, spring,
+//! stylus), D = diag(1/soft) on the soft rows (see [`super::direct`]). On a mesh (a cloth, a
+//! lattice) the springs' blocks couple through every element they share, and the dual
+//! factor fills like a dense matrix: a 32 × 32 cloth took minutes per step. Its primal form is
+//! the mesh's own sparsity: with the soft rows S and the hard rows C (the joints),
+//!
+//! ```text
+//! H = W⁻¹ + J_Sᵀ D_S⁻¹ J_S                  (6 × 6 per moving body, a block per spring)
+//! u = H⁻¹ (J_Sᵀ D_S⁻¹ b_S + J_Cᵀ Δλ_C)       (the velocity change)
+//! (J_C H⁻¹ J_Cᵀ + D_C) Δλ_C = b_C − J_C H⁻¹ J_Sᵀ D_S⁻¹ b_S
+//! Δλ_S = D_S⁻¹ (b_S − J_S u)
+//! ```
+//!
+//! which gives the same Δλ as the dual solve (eliminate Δλ_S from A Δλ = b). H is factored
+//! by faer's sparse Cholesky (approximate minimum degree ordering, supernodal; the pattern
+//! and its symbolic analysis are made once); the few hard rows (pinned nodes, a clamp) are a
+//! small dense Schur complement, at most [`PRIMAL_MAX_HARD_ROWS`] rows.
+//!
+//! W is the direct method's body weight: 1/m on the linear velocities, the (Newton) inverse
+//! inertia turned to the midpoint on the angular ones (its symmetric part here: H must be
+//! symmetric; the outer iterations, which measure the nonlinear residual, remove what that
+//! leaves). A spring attached at both bodies' centres (every element connection) couples
+//! only their linear velocities.
+//!
+//! A factor carries over into the next step while the set of blocks and the time step stay
+//! the same (see `DirectSolver::may_reuse`): a network's springs turn little per step, so
+//! the old factor is a chord whose contraction the velocity stage ([`super::primal_stage`])
+//! watches, and it factors again when that is slow. Nothing is allocated per step.
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::sparse::linalg::cholesky::{
+    factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky,
+    SymmetricOrdering,
+};
+use faer::sparse::linalg::SupernodalThreshold;
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
+use faer::{Conj, Mat, Par, Side};
+use nalgebra::{Matrix3, Vector3};
+
+use super::primal_pattern::{local_dofs, local_jacobian, tri, Pattern, DOF, LOCAL};
+use crate::sim::block_cholesky::Lanes;
+use crate::sim::body::{Body, BodyId};
+use crate::sim::coupled::{BlockOwner, GlobalBlock};
+use crate::sim::spring::Spring;
+
+/// The primal solve is used from this many springs on (smaller networks keep the dual
+/// factor, and their results bit for bit).
+pub(crate) const PRIMAL_MIN_SPRINGS: usize = 256;
+/// ... and when the dual factor would store more than this many blocks per element.
+pub(crate) const PRIMAL_FILL_RATIO: usize = 4;
+/// The most hard (joint) rows the primal solve takes: each costs a solve with H per
+/// factorisation.
+pub(crate) const PRIMAL_MAX_HARD_ROWS: usize = 96;
+
+/// A hard row of the last factorisation: its block and row, and its Jacobian in H's
+/// velocities.
+#[derive(Clone, Copy, Debug, Default)]
+struct HardRow {
+    block: usize,
+    row: usize,
+    dofs: [usize; LOCAL],
+    jac: [f64; LOCAL],
+    len: usize,
+}
+
+impl HardRow {
+    fn dot(&self, x: &[f64]) -> f64 {
+        (0..self.len).map(|p| self.jac[p] * x[self.dofs[p]]).sum()
+    }
+}
+
+/// The primal solve's state: H's pattern and values, its factor, and the hard rows' Schur
+/// complement (see the module docs).
+pub(crate) struct PrimalSolve {
+    pattern: Pattern,
+    symbolic_h: SymbolicSparseColMat<usize>,
+    factor: SymbolicCholesky<usize>,
+    values: Vec<f64>,
+    l_values: Vec<f64>,
+    mem: MemBuffer,
+    /// The right-hand side and solution in H's velocities.
+    x: Mat<f64>,
+    /// H⁻¹ J_Cᵀ, a column per hard row.
+    y: Mat<f64>,
+    hard: Vec<HardRow>,
+    /// The hard rows' Schur complement J_C H⁻¹ J_Cᵀ (regularised), Cholesky factor in its
+    /// lower triangle, row-major `hard.len()` square.
+    schur: Vec<f64>,
+    /// Schur solve scratch.
+    mu: Vec<f64>,
+    /// The blocks' owners and bodies at the last factorisation (whether it still fits).
+    owners: Vec<(BlockOwner, BodyId, BodyId)>,
+    /// The time step of the last factorisation (s): a split step's sub-steps need their own.
+    dt_secs: f64,
+    factored: bool,
+}
+
+impl std::fmt::Debug for PrimalSolve {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrimalSolve")
+            .field("velocities", &self.pattern.n)
+            .field("h_entries", &self.values.len())
+            .field("factor_entries", &self.l_values.len())
+            .field("hard_rows", &self.hard.len())
+            .field("factored", &self.factored)
+            .finish()
+    }
+}
+
+impl Clone for PrimalSolve {
+    fn clone(&self) -> Self {
+        let mut copy = Self::with_pattern(self.pattern.clone(), self.hard.capacity());
+        copy.values.clone_from(&self.values);
+        copy.l_values.clone_from(&self.l_values);
+        copy.x.clone_from(&self.x);
+        copy.y.clone_from(&self.y);
+        copy.hard.clone_from(&self.hard);
+        copy.schur.clone_from(&self.schur);
+        copy.owners.clone_from(&self.owners);
+        copy.dt_secs = self.dt_secs;
+        copy.factored = self.factored;
+        copy
+    }
+}
+
+impl PrimalSolve {
+    /// Pattern, symbolic factor and scratch for these bodies and springs and at most
+    /// `max_hard_rows` joint rows.
+    pub(crate) fn new(bodies: &[Body], springs: &[Spring], max_hard_rows: usize) -> Self {
+        Self::with_pattern(Pattern::new(bodies, springs), max_hard_rows)
+    }
+
+    fn with_pattern(pattern: Pattern, max_hard_rows: usize) -> Self {
+        let n = pattern.n;
+        let symbolic_h = pattern.symbolic();
+        let factor = factorize_symbolic_cholesky(
+            symbolic_h.as_ref(),
+            Side::Lower,
+            SymmetricOrdering::Amd,
+            // Supernodal: dense kernels on the mesh's separators (simplicial was 3.5 times
+            // slower on a 32 × 32 cloth).
+            CholeskySymbolicParams {
+                supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
+                ..Default::default()
+            },
+        )
+        .expect("symbolic Cholesky of H's pattern");
+        let columns = max_hard_rows.max(1);
+        let req = StackReq::any_of(&[
+            factor.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()),
+            factor.solve_in_place_scratch::<f64>(columns, Par::Seq),
+        ]);
+        let mut primal = Self {
+            values: vec![0.0; pattern.row_idx.len()],
+            l_values: vec![0.0; factor.len_val()],
+            mem: MemBuffer::new(req),
+            x: Mat::zeros(n, 1),
+            y: Mat::zeros(n, columns),
+            hard: Vec::with_capacity(max_hard_rows),
+            schur: vec![0.0; max_hard_rows * max_hard_rows],
+            mu: vec![0.0; max_hard_rows],
+            owners: Vec::with_capacity(pattern.spring_start.len() + max_hard_rows + 1),
+            dt_secs: 0.0,
+            factored: false,
+            symbolic_h,
+            factor,
+            pattern,
+        };
+        primal.prime();
+        primal
+    }
+
+    /// Factors and solves H = I once: the first factorisation and solve in a process make
+    /// faer's kernels set up their caches (one allocation), which belongs here and not in a
+    /// step.
+    fn prime(&mut self) {
+        for slots in &self.pattern.diag_slots {
+            for k in 0..DOF {
+                self.values[slots[tri(k, k)]] = 1.0;
+            }
+        }
+        if self.factor_values().is_some() {
+            LltRef::new(&self.factor, &self.l_values).solve_in_place_with_conj(
+                Conj::No,
+                self.x.as_mut(),
+                Par::Seq,
+                MemStack::new(&mut self.mem),
+            );
+        }
+    }
+
+    /// Factors H from `values` into `l_values`; `None` if it is not positive definite.
+    fn factor_values(&mut self) -> Option<()> {
+        let h = SparseColMatRef::new(self.symbolic_h.as_ref(), &self.values);
+        self.factor
+            .factorize_numeric_llt(
+                &mut self.l_values,
+                h,
+                Side::Lower,
+                Default::default(),
+                Par::Seq,
+                MemStack::new(&mut self.mem),
+                Default::default(),
+            )
+            .ok()
+            .map(|_| ())
+    }
+
+    /// Whether the last factor was made for exactly these blocks (owners and bodies) and
+    /// this time step.
+    pub(crate) fn fits(&self, blocks: &[GlobalBlock], dt_secs: f64) -> bool {
+        self.factored
+            && self.dt_secs == dt_secs
+            && self.owners.len() == blocks.len()
+            && self
+                .owners
+                .iter()
+                .zip(blocks)
+                .all(|(o, g)| *o == (g.owner, g.b1, g.b2))
+    }
+
+    /// Assembles H from the bodies' weights and the soft blocks, factors it, and makes the
+    /// hard rows' Schur complement. `None` if a factorisation fails (a NaN state).
+    pub(crate) fn factor(
+        &mut self,
+        blocks: &[GlobalBlock],
+        bodies: &[Body],
+        body_weight: &[Matrix3<f64>],
+        regularisation: f64,
+        dt_secs: f64,
+    ) -> Option<()> {
+        self.factored = false;
+        self.dt_secs = dt_secs;
+        let p = &self.pattern;
+        self.values.fill(0.0);
+        for (b, body) in bodies.iter().enumerate() {
+            if p.first_dof[b] == usize::MAX {
+                continue;
+            }
+            let slots = &p.diag_slots[b];
+            let mass = body.inv_mass.recip();
+            for k in 0..3 {
+                self.values[slots[tri(k, k)]] += mass;
+            }
+            let w = body_weight[b];
+            let inertia = (0.5 * (w + w.transpose())).try_inverse()?;
+            for r in 0..3 {
+                for c in 0..=r {
+                    self.values[slots[tri(3 + r, 3 + c)]] += inertia[(r, c)];
+                }
+            }
+        }
+        self.owners.clear();
+        self.hard.clear();
+        for (a, g) in blocks.iter().enumerate() {
+            self.owners.push((g.owner, g.b1, g.b2));
+            match g.owner {
+                BlockOwner::Spring(i) => {
+                    let lo = p.lin_only[i];
+                    let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(0), lo);
+                    let soft = g.inv_soft[0].recip();
+                    let slots = &p.spring_slots[p.spring_start[i]..p.spring_start[i + 1]];
+                    let len = local_dofs(&p.first_dof, g.b1, g.b2, lo).1;
+                    let mut s = 0;
+                    for pp in 0..len {
+                        for q in 0..=pp {
+                            self.values[slots[s]] += soft * j[pp] * j[q];
+                            s += 1;
+                        }
+                    }
+                }
+                BlockOwner::Stylus => {
+                    // On one body (the other is the ground): within its diagonal block.
+                    let slots = &p.diag_slots[g.b1];
+                    for k in 0..g.rows {
+                        let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), false);
+                        let soft = g.inv_soft[k].recip();
+                        for r in 0..DOF {
+                            for c in 0..=r {
+                                self.values[slots[tri(r, c)]] += soft * j[r] * j[c];
+                            }
+                        }
+                    }
+                }
+                BlockOwner::Joint(_) => {
+                    for k in 0..g.rows {
+                        if self.hard.len() == self.hard.capacity() {
+                            return None;
+                        }
+                        let (dofs, len) = local_dofs(&p.first_dof, g.b1, g.b2, false);
+                        let jac = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), false);
+                        self.hard.push(HardRow {
+                            block: a,
+                            row: k,
+                            dofs,
+                            jac,
+                            len,
+                        });
+                    }
+                }
+            }
+        }
+        self.factor_values()?;
+        let nh = self.hard.len();
+        if nh > 0 {
+            let mut y = self.y.as_mut().subcols_mut(0, nh);
+            y.fill(0.0);
+            for (c, row) in self.hard.iter().enumerate() {
+                for p in 0..row.len {
+                    y[(row.dofs[p], c)] += row.jac[p];
+                }
+            }
+            LltRef::new(&self.factor, &self.l_values).solve_in_place_with_conj(
+                Conj::No,
+                y,
+                Par::Seq,
+                MemStack::new(&mut self.mem),
+            );
+            for r in 0..nh {
+                for c in 0..=r {
+                    let col = self.y.col(c);
+                    let v =
+                        self.hard[r].dot(col.try_as_col_major().expect("contiguous").as_slice());
+                    self.schur[r * nh + c] = v;
+                }
+                self.schur[r * nh + r] *= 1.0 + regularisation;
+            }
+            cholesky_in_place(&mut self.schur[..nh * nh], nh)?;
+        }
+        self.factored = true;
+        Some(())
+    }
+
+    /// Replaces each block's right-hand side in `rhs` by its impulse increment (see the
+    /// module docs), with the rows of `blocks` for the soft elements and the factor's.
+    pub(crate) fn solve(&mut self, blocks: &[GlobalBlock], rhs: &mut [Lanes]) {
+        let p = &self.pattern;
+        let x = self
+            .x
+            .col_mut(0)
+            .try_as_col_major_mut()
+            .expect("contiguous")
+            .as_slice_mut();
+        x.fill(0.0);
+        for (g, b) in blocks.iter().zip(rhs.iter()) {
+            let lo = match g.owner {
+                BlockOwner::Spring(i) => p.lin_only[i],
+                BlockOwner::Stylus => false,
+                BlockOwner::Joint(_) => continue,
+            };
+            let (dofs, len) = local_dofs(&p.first_dof, g.b1, g.b2, lo);
+            for (k, bk) in b.iter().enumerate().take(g.rows) {
+                let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), lo);
+                let c = bk / g.inv_soft[k];
+                for q in 0..len {
+                    x[dofs[q]] += c * j[q];
+                }
+            }
+        }
+        let stack = MemStack::new(&mut self.mem);
+        LltRef::new(&self.factor, &self.l_values).solve_in_place_with_conj(
+            Conj::No,
+            self.x.as_mut(),
+            Par::Seq,
+            stack,
+        );
+        let nh = self.hard.len();
+        let x = self
+            .x
+            .col_mut(0)
+            .try_as_col_major_mut()
+            .expect("contiguous")
+            .as_slice_mut();
+        if nh > 0 {
+            for (i, row) in self.hard.iter().enumerate() {
+                self.mu[i] = rhs[row.block][row.row] - row.dot(x);
+            }
+            cholesky_solve(&self.schur[..nh * nh], nh, &mut self.mu[..nh]);
+            for (i, row) in self.hard.iter().enumerate() {
+                let m = self.mu[i];
+                let y = self
+                    .y
+                    .col(i)
+                    .try_as_col_major()
+                    .expect("contiguous")
+                    .as_slice();
+                for (xi, yi) in x.iter_mut().zip(y) {
+                    *xi += m * yi;
+                }
+                rhs[row.block][row.row] = m;
+            }
+        }
+        for (g, b) in blocks.iter().zip(rhs.iter_mut()) {
+            let lo = match g.owner {
+                BlockOwner::Spring(i) => p.lin_only[i],
+                BlockOwner::Stylus => false,
+                BlockOwner::Joint(_) => continue,
+            };
+            let (dofs, len) = local_dofs(&p.first_dof, g.b1, g.b2, lo);
+            for (k, bk) in b.iter_mut().enumerate().take(g.rows) {
+                let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), lo);
+                let ju: f64 = (0..len).map(|q| j[q] * x[dofs[q]]).sum();
+                *bk = (*bk - ju) / g.inv_soft[k];
+            }
+        }
+    }
+}
+
+impl PrimalSolve {
+    /// Sets each moving body's linear velocity to its value in `snapshot` plus the last
+    /// [`Self::solve`]'s velocity change u. With a factor of the present rows that is what
+    /// the impulse increments applied along them give; with a factor kept from earlier rows
+    /// (a chord) the two differ, and u converged in fewer solves (6.1 against 7.2 per step on
+    /// a 32 × 32 curtain).
+    pub(crate) fn set_velocity_change(
+        &self,
+        bodies: &mut [Body],
+        snapshot: &[(Vector3<f64>, Vector3<f64>)],
+    ) {
+        let x = self
+            .x
+            .col(0)
+            .try_as_col_major()
+            .expect("contiguous")
+            .as_slice();
+        for ((body, &f), snap) in bodies.iter_mut().zip(&self.pattern.first_dof).zip(snapshot) {
+            if f != usize::MAX {
+                body.linear_velocity_in_world = snap.0 + Vector3::new(x[f], x[f + 1], x[f + 2]);
+            }
+        }
+    }
+}
+
+/// Cholesky factor of the row-major `n × n` symmetric matrix `a` in its lower triangle;
+/// `None` if a pivot is not positive.
+fn cholesky_in_place(a: &mut [f64], n: usize) -> Option<()> {
+    for j in 0..n {
+        let mut d = a[j * n + j];
+        for k in 0..j {
+            d -= a[j * n + k] * a[j * n + k];
+        }
+        if d.is_nan() || d <= 0.0 {
+            return None;
+        }
+        let d = d.sqrt();
+        a[j * n + j] = d;
+        for i in j + 1..n {
+            let mut s = a[i * n + j];
+            for k in 0..j {
+                s -= a[i * n + k] * a[j * n + k];
+            }
+            a[i * n + j] = s / d;
+        }
+    }
+    Some(())
+}
+
+/// Solves L Lᵀ x = b in place with the factor of [`cholesky_in_place`].
+fn cholesky_solve(l: &[f64], n: usize, b: &mut [f64]) {
+    for i in 0..n {
+        let mut s = b[i];
+        for k in 0..i {
+            s -= l[i * n + k] * b[k];
+        }
+        b[i] = s / l[i * n + i];
+    }
+    for i in (0..n).rev() {
+        let mut s = b[i];
+        for k in i + 1..n {
+            s -= l[k * n + i] * b[k];
+        }
+        b[i] = s / l[i * n + i];
+    }
+}
