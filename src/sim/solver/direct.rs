@@ -342,31 +342,17 @@ impl DirectSolver {
         } = layout(bodies, joints, springs);
         let n_bodies = bodies.len();
         let hard_rows: usize = joints.iter().map(Joint::rows).sum();
-        let primal = allow_primal
+        let primal = (allow_primal
             && springs.len() >= PRIMAL_MIN_SPRINGS
             && pattern_blocks > PRIMAL_FILL_RATIO * max_blocks
-            && hard_rows <= PRIMAL_MAX_HARD_ROWS;
-        if primal {
-            return Ok(Self {
-                regularisation: if closes_loop {
-                    LOOP_REGULARISATION
-                } else {
-                    FOREST_REGULARISATION
-                },
-                blocks: Vec::with_capacity(max_blocks),
-                dense: BlockCholesky::with_capacity(0, 0),
-                rhs: vec![[0.0; BLOCK]; max_blocks],
-                joint_order,
-                factored: false,
-                may_reuse: false,
-                primal: Some(PrimalSolve::new(bodies, springs, hard_rows)),
-                factorisations: 0,
-                body_blocks: BodyBlocks::with_capacity(0, 0),
-                pattern_pairs: Vec::new(),
-                body_weight: vec![Matrix3::zeros(); n_bodies],
-            });
-        }
-        let bytes = BlockCholesky::storage_bytes(max_blocks, pattern_blocks).unwrap_or(usize::MAX);
+            && hard_rows <= PRIMAL_MAX_HARD_ROWS)
+            .then(|| PrimalSolve::new(bodies, springs, hard_rows));
+        // The block factor's room: none when the primal solve replaces it.
+        let (dense_blocks, dense_pattern) = match primal {
+            Some(_) => (0, 0),
+            None => (max_blocks, pattern_blocks),
+        };
+        let bytes = BlockCholesky::storage_bytes(dense_blocks, dense_pattern).unwrap_or(usize::MAX);
         if bytes > MAX_STORAGE_BYTES {
             return Err(SimError::TooLarge {
                 elements: max_blocks,
@@ -382,15 +368,15 @@ impl DirectSolver {
                 FOREST_REGULARISATION
             },
             blocks: Vec::with_capacity(max_blocks),
-            dense: BlockCholesky::with_capacity(max_blocks, pattern_blocks),
+            dense: BlockCholesky::with_capacity(dense_blocks, dense_pattern),
             rhs: vec![[0.0; BLOCK]; max_blocks],
             joint_order,
             factored: false,
             may_reuse: false,
-            primal: None,
+            primal,
             factorisations: 0,
-            body_blocks: BodyBlocks::with_capacity(n_bodies, max_blocks),
-            pattern_pairs: Vec::with_capacity(max_blocks),
+            body_blocks: BodyBlocks::with_capacity(n_bodies, dense_blocks),
+            pattern_pairs: Vec::with_capacity(dense_blocks),
             body_weight: vec![Matrix3::zeros(); n_bodies],
         })
     }

@@ -32,13 +32,14 @@
 //! watches, and it factors again when that is slow. Nothing is allocated per step.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::cholesky::llt;
 use faer::sparse::linalg::cholesky::{
     factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky,
     SymmetricOrdering,
 };
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
-use faer::{Conj, Mat, Par, Side};
+use faer::{Conj, Mat, MatMut, Par, Side};
 use nalgebra::{Matrix3, Vector3};
 
 use super::primal_pattern::{local_dofs, local_jacobian, tri, Pattern, DOF, LOCAL};
@@ -55,6 +56,14 @@ pub(crate) const PRIMAL_FILL_RATIO: usize = 4;
 /// The most hard (joint) rows the primal solve takes: each costs a solve with H per
 /// factorisation.
 pub(crate) const PRIMAL_MAX_HARD_ROWS: usize = 96;
+
+/// What [`PrimalSolve::solve_h`] solves for.
+enum SolveFor {
+    /// The velocity vector `x`.
+    X,
+    /// The first this many columns of `y`.
+    Y(usize),
+}
 
 /// A hard row of the last factorisation: its block and row, and its Jacobian in H's
 /// velocities.
@@ -83,15 +92,15 @@ pub(crate) struct PrimalSolve {
     l_values: Vec<f64>,
     mem: MemBuffer,
     /// The right-hand side and solution in H's velocities.
-    x: Mat<f64>,
-    /// H⁻¹ J_Cᵀ, a column per hard row.
-    y: Mat<f64>,
+    x: Vec<f64>,
+    /// H⁻¹ J_Cᵀ, a column per hard row (column-major, `pattern.n` rows).
+    y: Vec<f64>,
     hard: Vec<HardRow>,
-    /// The hard rows' Schur complement J_C H⁻¹ J_Cᵀ (regularised), Cholesky factor in its
-    /// lower triangle, row-major `hard.len()` square.
-    schur: Vec<f64>,
-    /// Schur solve scratch.
-    mu: Vec<f64>,
+    /// The hard rows' Schur complement J_C H⁻¹ J_Cᵀ (regularised), its Cholesky factor in
+    /// the lower triangle of the leading `hard.len()` square.
+    schur: Mat<f64>,
+    /// The hard rows' impulse increments μ (Schur solve scratch, one column).
+    mu: Mat<f64>,
     /// The blocks' owners and bodies at the last factorisation (whether it still fits).
     owners: Vec<(BlockOwner, BodyId, BodyId)>,
     /// The time step of the last factorisation (s): a split step's sub-steps need their own.
@@ -153,16 +162,18 @@ impl PrimalSolve {
         let req = StackReq::any_of(&[
             factor.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()),
             factor.solve_in_place_scratch::<f64>(columns, Par::Seq),
+            llt::factor::cholesky_in_place_scratch::<f64>(columns, Par::Seq, Default::default()),
+            llt::solve::solve_in_place_scratch::<f64>(columns, 1, Par::Seq),
         ]);
         let mut primal = Self {
             values: vec![0.0; pattern.row_idx.len()],
             l_values: vec![0.0; factor.len_val()],
             mem: MemBuffer::new(req),
-            x: Mat::zeros(n, 1),
-            y: Mat::zeros(n, columns),
+            x: vec![0.0; n],
+            y: vec![0.0; n * columns],
             hard: Vec::with_capacity(max_hard_rows),
-            schur: vec![0.0; max_hard_rows * max_hard_rows],
-            mu: vec![0.0; max_hard_rows],
+            schur: Mat::zeros(columns, columns),
+            mu: Mat::zeros(columns, 1),
             owners: Vec::with_capacity(pattern.spring_start.len() + max_hard_rows + 1),
             dt_secs: 0.0,
             factored: false,
@@ -184,13 +195,25 @@ impl PrimalSolve {
             }
         }
         if self.factor_values().is_some() {
-            LltRef::new(&self.factor, &self.l_values).solve_in_place_with_conj(
-                Conj::No,
-                self.x.as_mut(),
-                Par::Seq,
-                MemStack::new(&mut self.mem),
-            );
+            self.solve_h(SolveFor::X);
         }
+    }
+
+    /// Replaces `x`, or the first hard-row columns of `y`, by H⁻¹ times it.
+    fn solve_h(&mut self, what: SolveFor) {
+        let n = self.pattern.n;
+        let rhs = match what {
+            SolveFor::X => MatMut::from_column_major_slice_mut(&mut self.x, n, 1),
+            SolveFor::Y(columns) => {
+                MatMut::from_column_major_slice_mut(&mut self.y[..n * columns], n, columns)
+            }
+        };
+        LltRef::new(&self.factor, &self.l_values).solve_in_place_with_conj(
+            Conj::No,
+            rhs,
+            Par::Seq,
+            MemStack::new(&mut self.mem),
+        );
     }
 
     /// Factors H from `values` into `l_values`; `None` if it is not positive definite.
@@ -288,9 +311,8 @@ impl PrimalSolve {
                 }
                 BlockOwner::Joint(_) => {
                     for k in 0..g.rows {
-                        if self.hard.len() == self.hard.capacity() {
-                            return None;
-                        }
+                        // (Room for every joint row was made with the pattern.)
+                        debug_assert!(self.hard.len() < self.hard.capacity());
                         let (dofs, len) = local_dofs(&p.first_dof, g.b1, g.b2, false);
                         let jac = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), false);
                         self.hard.push(HardRow {
@@ -305,31 +327,29 @@ impl PrimalSolve {
             }
         }
         self.factor_values()?;
-        let nh = self.hard.len();
+        let (n, nh) = (self.pattern.n, self.hard.len());
         if nh > 0 {
-            let mut y = self.y.as_mut().subcols_mut(0, nh);
-            y.fill(0.0);
+            self.y[..n * nh].fill(0.0);
             for (c, row) in self.hard.iter().enumerate() {
-                for p in 0..row.len {
-                    y[(row.dofs[p], c)] += row.jac[p];
+                for q in 0..row.len {
+                    self.y[c * n + row.dofs[q]] += row.jac[q];
                 }
             }
-            LltRef::new(&self.factor, &self.l_values).solve_in_place_with_conj(
-                Conj::No,
-                y,
-                Par::Seq,
-                MemStack::new(&mut self.mem),
-            );
+            self.solve_h(SolveFor::Y(nh));
             for r in 0..nh {
                 for c in 0..=r {
-                    let col = self.y.col(c);
-                    let v =
-                        self.hard[r].dot(col.try_as_col_major().expect("contiguous").as_slice());
-                    self.schur[r * nh + c] = v;
+                    self.schur[(r, c)] = self.hard[r].dot(&self.y[c * n..(c + 1) * n]);
                 }
-                self.schur[r * nh + r] *= 1.0 + regularisation;
+                self.schur[(r, r)] *= 1.0 + regularisation;
             }
-            cholesky_in_place(&mut self.schur[..nh * nh], nh)?;
+            llt::factor::cholesky_in_place(
+                self.schur.as_mut().submatrix_mut(0, 0, nh, nh),
+                Default::default(),
+                Par::Seq,
+                MemStack::new(&mut self.mem),
+                Default::default(),
+            )
+            .ok()?;
         }
         self.factored = true;
         Some(())
@@ -338,79 +358,54 @@ impl PrimalSolve {
     /// Replaces each block's right-hand side in `rhs` by its impulse increment (see the
     /// module docs), with the rows of `blocks` for the soft elements and the factor's.
     pub(crate) fn solve(&mut self, blocks: &[GlobalBlock], rhs: &mut [Lanes]) {
-        let p = &self.pattern;
-        let x = self
-            .x
-            .col_mut(0)
-            .try_as_col_major_mut()
-            .expect("contiguous")
-            .as_slice_mut();
-        x.fill(0.0);
+        self.x.fill(0.0);
         for (g, b) in blocks.iter().zip(rhs.iter()) {
-            let lo = match g.owner {
-                BlockOwner::Spring(i) => p.lin_only[i],
-                BlockOwner::Stylus => false,
-                BlockOwner::Joint(_) => continue,
+            let Some(lo) = self.pattern.soft_lin_only(g.owner) else {
+                continue;
             };
-            let (dofs, len) = local_dofs(&p.first_dof, g.b1, g.b2, lo);
+            let (dofs, len) = local_dofs(&self.pattern.first_dof, g.b1, g.b2, lo);
             for (k, bk) in b.iter().enumerate().take(g.rows) {
-                let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), lo);
+                let j = local_jacobian(&self.pattern.first_dof, g.b1, g.b2, &g.row(k), lo);
                 let c = bk / g.inv_soft[k];
                 for q in 0..len {
-                    x[dofs[q]] += c * j[q];
+                    self.x[dofs[q]] += c * j[q];
                 }
             }
         }
-        let stack = MemStack::new(&mut self.mem);
-        LltRef::new(&self.factor, &self.l_values).solve_in_place_with_conj(
-            Conj::No,
-            self.x.as_mut(),
-            Par::Seq,
-            stack,
-        );
-        let nh = self.hard.len();
-        let x = self
-            .x
-            .col_mut(0)
-            .try_as_col_major_mut()
-            .expect("contiguous")
-            .as_slice_mut();
+        self.solve_h(SolveFor::X);
+        let (n, nh) = (self.pattern.n, self.hard.len());
         if nh > 0 {
             for (i, row) in self.hard.iter().enumerate() {
-                self.mu[i] = rhs[row.block][row.row] - row.dot(x);
+                self.mu[(i, 0)] = rhs[row.block][row.row] - row.dot(&self.x);
             }
-            cholesky_solve(&self.schur[..nh * nh], nh, &mut self.mu[..nh]);
+            llt::solve::solve_in_place_with_conj(
+                self.schur.as_ref().submatrix(0, 0, nh, nh),
+                Conj::No,
+                self.mu.as_mut().subrows_mut(0, nh),
+                Par::Seq,
+                MemStack::new(&mut self.mem),
+            );
             for (i, row) in self.hard.iter().enumerate() {
-                let m = self.mu[i];
-                let y = self
-                    .y
-                    .col(i)
-                    .try_as_col_major()
-                    .expect("contiguous")
-                    .as_slice();
-                for (xi, yi) in x.iter_mut().zip(y) {
+                let m = self.mu[(i, 0)];
+                for (xi, yi) in self.x.iter_mut().zip(&self.y[i * n..(i + 1) * n]) {
                     *xi += m * yi;
                 }
                 rhs[row.block][row.row] = m;
             }
         }
         for (g, b) in blocks.iter().zip(rhs.iter_mut()) {
-            let lo = match g.owner {
-                BlockOwner::Spring(i) => p.lin_only[i],
-                BlockOwner::Stylus => false,
-                BlockOwner::Joint(_) => continue,
+            let Some(lo) = self.pattern.soft_lin_only(g.owner) else {
+                continue;
             };
-            let (dofs, len) = local_dofs(&p.first_dof, g.b1, g.b2, lo);
+            let (dofs, len) = local_dofs(&self.pattern.first_dof, g.b1, g.b2, lo);
             for (k, bk) in b.iter_mut().enumerate().take(g.rows) {
-                let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), lo);
-                let ju: f64 = (0..len).map(|q| j[q] * x[dofs[q]]).sum();
+                let j = local_jacobian(&self.pattern.first_dof, g.b1, g.b2, &g.row(k), lo);
+                let ju: f64 = (0..len).map(|q| j[q] * self.x[dofs[q]]).sum();
                 *bk = (*bk - ju) / g.inv_soft[k];
             }
         }
     }
-}
 
-impl PrimalSolve {
     /// Sets each moving body's linear velocity to its value in `snapshot` plus the last
     /// [`Self::solve`]'s velocity change u. With a factor of the present rows that is what
     /// the impulse increments applied along them give; with a factor kept from earlier rows
@@ -421,58 +416,11 @@ impl PrimalSolve {
         bodies: &mut [Body],
         snapshot: &[(Vector3<f64>, Vector3<f64>)],
     ) {
-        let x = self
-            .x
-            .col(0)
-            .try_as_col_major()
-            .expect("contiguous")
-            .as_slice();
+        let x = &self.x;
         for ((body, &f), snap) in bodies.iter_mut().zip(&self.pattern.first_dof).zip(snapshot) {
             if f != usize::MAX {
                 body.linear_velocity_in_world = snap.0 + Vector3::new(x[f], x[f + 1], x[f + 2]);
             }
         }
-    }
-}
-
-/// Cholesky factor of the row-major `n × n` symmetric matrix `a` in its lower triangle;
-/// `None` if a pivot is not positive.
-fn cholesky_in_place(a: &mut [f64], n: usize) -> Option<()> {
-    for j in 0..n {
-        let mut d = a[j * n + j];
-        for k in 0..j {
-            d -= a[j * n + k] * a[j * n + k];
-        }
-        if d.is_nan() || d <= 0.0 {
-            return None;
-        }
-        let d = d.sqrt();
-        a[j * n + j] = d;
-        for i in j + 1..n {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= a[i * n + k] * a[j * n + k];
-            }
-            a[i * n + j] = s / d;
-        }
-    }
-    Some(())
-}
-
-/// Solves L Lᵀ x = b in place with the factor of [`cholesky_in_place`].
-fn cholesky_solve(l: &[f64], n: usize, b: &mut [f64]) {
-    for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= l[i * n + k] * b[k];
-        }
-        b[i] = s / l[i * n + i];
-    }
-    for i in (0..n).rev() {
-        let mut s = b[i];
-        for k in i + 1..n {
-            s -= l[k * n + i] * b[k];
-        }
-        b[i] = s / l[i * n + i];
     }
 }

@@ -6,6 +6,7 @@ use faer::sparse::SymbolicSparseColMat;
 use nalgebra::Vector3;
 
 use crate::sim::body::{Body, BodyId};
+use crate::sim::coupled::BlockOwner;
 use crate::sim::joint::Row;
 use crate::sim::spring::Spring;
 
@@ -184,6 +185,16 @@ impl Pattern {
             spring_start,
             spring_slots,
             lin_only,
+        }
+    }
+
+    /// For a soft block (a spring, the stylus), whether it couples only linear velocities;
+    /// `None` for a joint (a hard block).
+    pub(super) fn soft_lin_only(&self, owner: BlockOwner) -> Option<bool> {
+        match owner {
+            BlockOwner::Spring(i) => Some(self.lin_only[i]),
+            BlockOwner::Stylus => Some(false),
+            BlockOwner::Joint(_) => None,
         }
     }
 

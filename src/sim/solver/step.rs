@@ -29,9 +29,10 @@ impl Step<'_> {
         // same factor still solves their linearisations as a chord (simplified Newton)
         // iteration, and the nonlinear residual, which uses the current rows, decides
         // convergence; when that contracts too slowly the current rows are factored (see
-        // CHORD_CONTRACTION). A factor is not carried into the next step: with the cross
-        // lift's redundant constraints a factor whose near-null space has turned amplifies
-        // the residual instead of removing it.
+        // CHORD_CONTRACTION). The block factor is not carried into the next step: with the
+        // cross lift's redundant constraints a factor whose near-null space has turned
+        // amplifies the residual instead of removing it. Only the primal solve of a spring
+        // network, whose matrix is positive definite, may keep its factor (`may_reuse`).
         self.s.direct.factored = false;
         self.s.direct.may_reuse = true;
         self.s.direct.factorisations = 0;
