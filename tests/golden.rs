@@ -173,8 +173,8 @@ fn golden_ten_pendula_drag() {
         "ten_pendula drag",
         got,
         1400,
-        0x54f7ecd610784bac,
-        0x76feb91d85d42bd7,
+        0x97afcc61c9178348,
+        0x183e3d1b8d5f23ff,
     );
 }
 
@@ -191,8 +191,8 @@ fn golden_cross_lift_lift() {
         "cross_lift lift",
         got,
         1000,
-        0x18bd4467c267388f,
-        0xe2d9014971942f4b,
+        0xa8bfe0bb4b4b071c,
+        0x5e131a812df5a0dc,
     );
 }
 

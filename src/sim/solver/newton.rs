@@ -33,18 +33,28 @@ impl Step<'_> {
     /// ω, and (I − A)⁻¹ in place of I⁻¹ in the coupled matrix, converges in a few
     /// iterations. A body whose I − A is not safely positive definite (a huge pull on a
     /// light body) keeps the plain iteration and, if that diverges, the step splitting.
+    ///
+    /// After a jump in the loads (the stylus clipped or released) the last step's impulses do
+    /// not estimate this step's, so the step starts without the gain and renews it from its
+    /// first solve's impulses at the first refresh (`late_start`). Without it, the plain
+    /// iteration diverged on the release step of the 100- and 1000-link chains (contraction
+    /// 0.2–0.5, then growth) and the step was split. Sub-steps of a split step keep the plain
+    /// iteration (see [`super::split`]).
     pub(super) fn update_newton_inertia(&mut self) {
         self.s.newton.active = false;
+        self.s.newton.late_start = false;
         let renewed = std::mem::take(&mut self.s.newton.renewed);
+        let loads_jumped = std::mem::take(&mut self.s.newton.loads_jumped);
         // Without row refreshes the rows never turn within a step: nothing to anticipate.
-        if self.ctx.method != SolverMethod::Direct
-            || !self.s.impulses_carry_over
-            || self.ctx.max_row_refreshes == 0
-        {
+        if self.ctx.method != SolverMethod::Direct || self.ctx.max_row_refreshes == 0 {
             return;
         }
         if self.s.newton.backoff_steps > 0 {
             self.s.newton.backoff_steps -= 1;
+            return;
+        }
+        if !self.s.impulses_carry_over {
+            self.s.newton.late_start = loads_jumped;
             return;
         }
         // The last step renewed A from its first solve's impulses, which differ from its final
@@ -254,6 +264,13 @@ pub(crate) struct NewtonGain {
     pub(crate) active: bool,
     /// Steps left in which the gain is not used, after it misled a refresh.
     pub(crate) backoff_steps: usize,
+    /// Whether the loads jumped since the last step (the stylus clipped or released, a body's
+    /// velocity set): the last step's impulses then do not estimate this step's, but the
+    /// first solve's do, so the gain starts at the first refresh (see
+    /// [`Step::update_newton_inertia`]).
+    pub(crate) loads_jumped: bool,
+    /// Whether this step may start the gain at its first refresh.
+    pub(crate) late_start: bool,
 }
 
 impl NewtonGain {
@@ -268,6 +285,8 @@ impl NewtonGain {
             renewed: false,
             active: false,
             backoff_steps: 0,
+            loads_jumped: false,
+            late_start: false,
         }
     }
 }

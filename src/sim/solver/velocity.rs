@@ -135,6 +135,9 @@ impl Step<'_> {
             // step is the gain times its change.
             if refreshes == 1 && self.s.newton.active {
                 self.renew_newton_gain();
+            } else if refreshes == 1 && self.s.newton.late_start {
+                self.renew_newton_gain();
+                self.s.newton.active = self.s.newton.renewed;
             }
             self.apply_newton_gain();
             self.predict_all();
