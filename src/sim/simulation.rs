@@ -203,8 +203,7 @@ impl Simulation {
         self.model.bodies[body].linear_velocity_in_world = linear_in_world;
         self.model.bodies[body].angular_velocity_in_world = angular_in_world;
         // The last step's impulses no longer describe this motion.
-        self.solver.impulses_carry_over = false;
-        self.solver.newton.loads_jumped = true;
+        self.solver.loads_jumped();
         if self.solver.time_secs == 0.0 {
             let ledger = &mut self.solver.ledger;
             ledger.initial_j = self

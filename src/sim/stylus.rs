@@ -144,8 +144,7 @@ impl Simulation {
         }
         self.stylus = Some(attachment);
         self.solver.stylus_block.lambda = Vector3::zeros();
-        self.solver.impulses_carry_over = false;
-        self.solver.newton.loads_jumped = true;
+        self.solver.loads_jumped();
         let u = self.stylus_energy_j();
         self.solver.ledger.elastic_end_j += u;
         self.solver.ledger.user_work_j += u;
@@ -177,8 +176,7 @@ impl Simulation {
         }
         self.stylus = None;
         self.solver.stylus_block.lambda = Vector3::zeros();
-        self.solver.impulses_carry_over = false;
-        self.solver.newton.loads_jumped = true;
+        self.solver.loads_jumped();
     }
 
     /// The current attachment, if clipped.

@@ -276,6 +276,14 @@ impl Solver {
             fractures: Vec::new(),
         })
     }
+
+    /// Records a jump in the loads (the stylus clipped or released, a body's velocity set):
+    /// the last step's impulses no longer estimate the next one's, and the Newton gain starts
+    /// from the next step's first solve instead (see [`NewtonGain::loads_jumped`]).
+    pub(crate) fn loads_jumped(&mut self) {
+        self.impulses_carry_over = false;
+        self.newton.loads_jumped = true;
+    }
 }
 
 /// One step's view of the model and the solver: the context, the bodies it moves, the elements
