@@ -40,6 +40,12 @@ pub struct Spring {
 }
 
 impl Spring {
+    /// Whether it is attached at both bodies' centres (every connection of a deformable
+    /// body's elements): its rows then have no angular parts, and the solver skips them.
+    pub fn at_centres(&self) -> bool {
+        self.point1_in_body1 == Vector3::zeros() && self.point2_in_body2 == Vector3::zeros()
+    }
+
     /// Elastic energy ½ k (l − l₀)² at a given length (J).
     pub fn elastic_energy_j(&self, length_m: f64) -> f64 {
         let e = length_m - self.rest_length_m;

@@ -136,6 +136,7 @@ impl Step<'_> {
                 *p = Pose::of(b);
             }
             self.s.joint.psi_pred_valid = false;
+            self.s.spring_extensions_valid = false;
         }
         let deepest = if detected {
             self.s.contact.deepest_end_penetration_m()

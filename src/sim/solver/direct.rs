@@ -4,7 +4,7 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use super::impulses::{add_joint_impulses, add_row_impulses, add_stylus_impulse};
+use super::impulses::{add_joint_impulses, add_spring_impulse, add_stylus_impulse};
 use super::{larger, Step};
 use crate::sim::block::{mul_skew, skew_mul};
 use crate::sim::block_cholesky::{BlockCholesky, Lanes, BLOCK, MAX_STORAGE_BYTES};
@@ -96,13 +96,13 @@ impl Step<'_> {
                 BlockOwner::Spring(i) => {
                     let r = &mut self.s.spring_rows[i];
                     r.lambda += rhs[0];
-                    add_row_impulses(
+                    add_spring_impulse(
                         self.bodies,
                         &mut self.s.body.torque,
                         gb.b1,
                         gb.b2,
-                        std::slice::from_ref(&r.row),
-                        &rhs[..1],
+                        r,
+                        rhs[0],
                     );
                 }
                 BlockOwner::Stylus => {
@@ -196,6 +196,7 @@ impl Step<'_> {
         let bodies: &[Body] = self.bodies;
         let may_reuse = std::mem::take(&mut direct.may_reuse);
         if let Some(primal) = &mut direct.primal {
+            primal.load_rows(&direct.blocks);
             if may_reuse && primal.fits(&direct.blocks, h) {
                 return Some(());
             }
@@ -346,7 +347,7 @@ impl DirectSolver {
             && springs.len() >= PRIMAL_MIN_SPRINGS
             && pattern_blocks > PRIMAL_FILL_RATIO * max_blocks
             && hard_rows <= PRIMAL_MAX_HARD_ROWS)
-            .then(|| PrimalSolve::new(bodies, springs, hard_rows));
+            .then(|| PrimalSolve::new(bodies, joints, springs, hard_rows));
         // The block factor's room: none when the primal solve replaces it.
         let (dense_blocks, dense_pattern) = match primal {
             Some(_) => (0, 0),

@@ -38,6 +38,10 @@ pub(crate) fn spring_energy_j(bodies: &[Body], springs: &[Spring]) -> f64 {
     springs
         .iter()
         .map(|s| {
+            if s.at_centres() {
+                let d = bodies[s.body2].position_in_world - bodies[s.body1].position_in_world;
+                return s.elastic_energy_j(d.norm());
+            }
             let p1 = bodies[s.body1].point_in_world(&s.point1_in_body1);
             let p2 = bodies[s.body2].point_in_world(&s.point2_in_body2);
             s.elastic_energy_j((p2 - p1).norm())

@@ -3,6 +3,7 @@
 
 use nalgebra::{Matrix3, Vector3};
 
+use super::spring_rows::SoftRow;
 use super::Step;
 use crate::sim::body::{Body, BodyId};
 use crate::sim::joint::{Joint, JointKind, Row};
@@ -80,13 +81,13 @@ impl Step<'_> {
         }
         for (s, r) in self.springs.iter().zip(&self.s.spring_rows) {
             if r.active {
-                add_row_impulses(
+                add_spring_impulse(
                     self.bodies,
                     &mut self.s.body.torque,
                     s.body1,
                     s.body2,
-                    std::slice::from_ref(&r.row),
-                    &[r.lambda],
+                    r,
+                    r.lambda,
                 );
             }
         }
@@ -147,6 +148,38 @@ pub(super) fn add_row_impulses(
         lin += row.lin * *d;
     }
     add_impulses(bodies, torque, b1, b2, lin, rows, delta);
+}
+
+/// [`add_row_impulses`] for a spring's row `r` and impulse `delta`; a spring at the bodies'
+/// centres moves only their linear velocities.
+pub(super) fn add_spring_impulse(
+    bodies: &mut [Body],
+    torque: &mut [Vector3<f64>],
+    b1: BodyId,
+    b2: BodyId,
+    r: &SoftRow,
+    delta: f64,
+) {
+    if !r.centred {
+        add_row_impulses(
+            bodies,
+            torque,
+            b1,
+            b2,
+            std::slice::from_ref(&r.row),
+            &[delta],
+        );
+        return;
+    }
+    let lin = r.row.lin * delta;
+    let body1 = &mut bodies[b1];
+    if body1.is_dynamic() {
+        body1.linear_velocity_in_world += lin * body1.inv_mass;
+    }
+    let body2 = &mut bodies[b2];
+    if body2.is_dynamic() {
+        body2.linear_velocity_in_world -= lin * body2.inv_mass;
+    }
 }
 
 /// [`add_row_impulses`] for joint `joint`'s rows, whose linear parts are known from its kind

@@ -220,6 +220,9 @@ pub(crate) struct Solver {
     pub(crate) body: BodyScratch,
     pub(crate) joint: JointRows,
     pub(crate) spring_rows: Vec<SoftRow>,
+    /// Whether every active spring row's `e_end` is its extension at the current predicted
+    /// poses (set where they are evaluated, cleared where the poses change).
+    pub(crate) spring_extensions_valid: bool,
     pub(crate) stylus_block: StylusBlock,
     pub(crate) newton: NewtonGain,
     pub(crate) direct: DirectSolver,
@@ -257,6 +260,7 @@ impl Solver {
             body: BodyScratch::new(bodies),
             joint: JointRows::new(n_joints),
             spring_rows: vec![SoftRow::default(); n_springs],
+            spring_extensions_valid: false,
             stylus_block: StylusBlock::default(),
             newton: NewtonGain::new(n),
             direct,

@@ -162,6 +162,10 @@ impl Step<'_> {
             }
         }
         for (s, r) in self.springs.iter().zip(&self.s.spring_rows) {
+            if s.at_centres() {
+                // No arms: no torque.
+                continue;
+            }
             let (p1, p2) = (&self.s.body.start[s.body1], &self.s.body.start[s.body2]);
             let (r1, r2) = (p1.r * s.point1_in_body1, p2.r * s.point2_in_body2);
             let d = (p2.x + r2) - (p1.x + r1);

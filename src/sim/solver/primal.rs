@@ -46,6 +46,7 @@ use super::primal_pattern::{local_dofs, local_jacobian, tri, Pattern, DOF, LOCAL
 use crate::sim::block_cholesky::Lanes;
 use crate::sim::body::{Body, BodyId};
 use crate::sim::coupled::{BlockOwner, GlobalBlock};
+use crate::sim::joint::Joint;
 use crate::sim::spring::Spring;
 
 /// The primal solve is used from this many springs on (smaller networks keep the dual
@@ -76,6 +77,36 @@ struct HardRow {
     len: usize,
 }
 
+/// The stylus on a condensed body (see [`super::primal_pattern`]): the body's angular
+/// velocities u_a, eliminated from H, are H_aa⁻¹ (r_a − H_laᵀ u_l).
+#[derive(Clone, Copy, Debug)]
+struct CondensedStylus {
+    /// The body's first (linear) velocity in H.
+    first: usize,
+    /// H_aa⁻¹: the body's inertia plus the stylus' angular terms, inverted.
+    inv_aa: Matrix3<f64>,
+    /// H_la: the stylus' coupling of the body's linear and angular velocities.
+    la: Matrix3<f64>,
+    /// The angular part r_a of the last solve's right-hand side.
+    r_a: Vector3<f64>,
+}
+
+/// A block's rows as [`PrimalSolve::solve`] reads them, made when the blocks are collected
+/// (see [`PrimalSolve::load_rows`]): the many springs of a mesh compactly.
+#[derive(Clone, Copy, Debug)]
+enum BlockHead {
+    /// A spring at both centres: its row's linear part, on the linear velocities of its
+    /// bodies from `f1` and `f2` (`usize::MAX` for a fixed body), and its 1/soft.
+    Centred {
+        f1: usize,
+        f2: usize,
+        lin: Vector3<f64>,
+        inv_soft: f64,
+    },
+    /// Any other block, read from the block itself.
+    Other,
+}
+
 impl HardRow {
     fn dot(&self, x: &[f64]) -> f64 {
         (0..self.len).map(|p| self.jac[p] * x[self.dofs[p]]).sum()
@@ -96,6 +127,10 @@ pub(crate) struct PrimalSolve {
     /// H⁻¹ J_Cᵀ, a column per hard row (column-major, `pattern.n` rows).
     y: Vec<f64>,
     hard: Vec<HardRow>,
+    /// Per block of the last collection, its rows as the solve reads them.
+    heads: Vec<BlockHead>,
+    /// The stylus of the last factorisation, when it is on a condensed body.
+    stylus: Option<CondensedStylus>,
     /// The hard rows' Schur complement J_C H⁻¹ J_Cᵀ (regularised), its Cholesky factor in
     /// the lower triangle of the leading `hard.len()` square.
     schur: Mat<f64>,
@@ -128,6 +163,8 @@ impl Clone for PrimalSolve {
         copy.x.clone_from(&self.x);
         copy.y.clone_from(&self.y);
         copy.hard.clone_from(&self.hard);
+        copy.stylus = self.stylus;
+        copy.heads.clone_from(&self.heads);
         copy.schur.clone_from(&self.schur);
         copy.owners.clone_from(&self.owners);
         copy.dt_secs = self.dt_secs;
@@ -139,8 +176,25 @@ impl Clone for PrimalSolve {
 impl PrimalSolve {
     /// Pattern, symbolic factor and scratch for these bodies and springs and at most
     /// `max_hard_rows` joint rows.
-    pub(crate) fn new(bodies: &[Body], springs: &[Spring], max_hard_rows: usize) -> Self {
-        Self::with_pattern(Pattern::new(bodies, springs), max_hard_rows)
+    pub(crate) fn new(
+        bodies: &[Body],
+        joints: &[Joint],
+        springs: &[Spring],
+        max_hard_rows: usize,
+    ) -> Self {
+        Self::with_pattern(Pattern::new(bodies, joints, springs, true), max_hard_rows)
+    }
+
+    /// [`Self::new`] with every moving body's angular velocities kept in H (the reference
+    /// for the condensed solve).
+    #[cfg(test)]
+    pub(crate) fn uncondensed(
+        bodies: &[Body],
+        joints: &[Joint],
+        springs: &[Spring],
+        max_hard_rows: usize,
+    ) -> Self {
+        Self::with_pattern(Pattern::new(bodies, joints, springs, false), max_hard_rows)
     }
 
     fn with_pattern(pattern: Pattern, max_hard_rows: usize) -> Self {
@@ -172,6 +226,8 @@ impl PrimalSolve {
             x: vec![0.0; n],
             y: vec![0.0; n * columns],
             hard: Vec::with_capacity(max_hard_rows),
+            stylus: None,
+            heads: Vec::with_capacity(pattern.spring_start.len() + max_hard_rows + 1),
             schur: Mat::zeros(columns, columns),
             mu: Mat::zeros(columns, 1),
             owners: Vec::with_capacity(pattern.spring_start.len() + max_hard_rows + 1),
@@ -191,7 +247,9 @@ impl PrimalSolve {
     fn prime(&mut self) {
         for slots in &self.pattern.diag_slots {
             for k in 0..DOF {
-                self.values[slots[tri(k, k)]] = 1.0;
+                if let Some(v) = self.values.get_mut(slots[tri(k, k)]) {
+                    *v = 1.0;
+                }
             }
         }
         if self.factor_values().is_some() {
@@ -233,6 +291,29 @@ impl PrimalSolve {
             .map(|_| ())
     }
 
+    /// How many velocities H has.
+    #[cfg(test)]
+    pub(crate) fn velocities(&self) -> usize {
+        self.pattern.n
+    }
+
+    /// Takes the rows of freshly collected blocks (every assembly, whether or not it factors).
+    pub(crate) fn load_rows(&mut self, blocks: &[GlobalBlock]) {
+        self.heads.clear();
+        for g in blocks {
+            let head = match g.owner {
+                BlockOwner::Spring(i) if self.pattern.lin_only[i] => BlockHead::Centred {
+                    f1: self.pattern.first_dof[g.b1],
+                    f2: self.pattern.first_dof[g.b2],
+                    lin: g.row(0).lin,
+                    inv_soft: g.inv_soft[0],
+                },
+                _ => BlockHead::Other,
+            };
+            self.heads.push(head);
+        }
+    }
+
     /// Whether the last factor was made for exactly these blocks (owners and bodies) and
     /// this time step.
     pub(crate) fn fits(&self, blocks: &[GlobalBlock], dt_secs: f64) -> bool {
@@ -269,6 +350,9 @@ impl PrimalSolve {
             for k in 0..3 {
                 self.values[slots[tri(k, k)]] += mass;
             }
+            if p.condensed[b] {
+                continue;
+            }
             let w = body_weight[b];
             let inertia = (0.5 * (w + w.transpose())).try_inverse()?;
             for r in 0..3 {
@@ -279,6 +363,7 @@ impl PrimalSolve {
         }
         self.owners.clear();
         self.hard.clear();
+        self.stylus = None;
         for (a, g) in blocks.iter().enumerate() {
             self.owners.push((g.owner, g.b1, g.b2));
             match g.owner {
@@ -295,6 +380,16 @@ impl PrimalSolve {
                             s += 1;
                         }
                     }
+                }
+                BlockOwner::Stylus if p.condensed[g.b1] => {
+                    let condensed = condense_stylus(p, g, &body_weight[g.b1])?;
+                    let slots = &p.diag_slots[g.b1];
+                    for r in 0..3 {
+                        for c in 0..=r {
+                            self.values[slots[tri(r, c)]] += condensed.1[(r, c)];
+                        }
+                    }
+                    self.stylus = Some(condensed.0);
                 }
                 BlockOwner::Stylus => {
                     // On one body (the other is the ground): within its diagonal block.
@@ -359,7 +454,44 @@ impl PrimalSolve {
     /// module docs), with the rows of `blocks` for the soft elements and the factor's.
     pub(crate) fn solve(&mut self, blocks: &[GlobalBlock], rhs: &mut [Lanes]) {
         self.x.fill(0.0);
-        for (g, b) in blocks.iter().zip(rhs.iter()) {
+        for ((g, b), head) in blocks.iter().zip(rhs.iter()).zip(&self.heads) {
+            if let BlockHead::Centred {
+                f1,
+                f2,
+                lin,
+                inv_soft,
+            } = *head
+            {
+                // The general case's sums, term for term.
+                let c = b[0] / inv_soft;
+                if f1 != usize::MAX {
+                    for q in 0..3 {
+                        self.x[f1 + q] += c * lin[q];
+                    }
+                }
+                if f2 != usize::MAX {
+                    for q in 0..3 {
+                        self.x[f2 + q] += c * -lin[q];
+                    }
+                }
+                continue;
+            }
+            if let (BlockOwner::Stylus, Some(cs)) = (g.owner, &mut self.stylus) {
+                cs.r_a = Vector3::zeros();
+                for (k, bk) in b.iter().enumerate().take(g.rows) {
+                    let (j_l, j_a) = stylus_jacobian(&self.pattern, g, k);
+                    let c = bk / g.inv_soft[k];
+                    for (q, jq) in j_l.iter().enumerate() {
+                        self.x[cs.first + q] += c * jq;
+                    }
+                    cs.r_a += c * j_a;
+                }
+                let shift = cs.la * (cs.inv_aa * cs.r_a);
+                for (q, sq) in shift.iter().enumerate() {
+                    self.x[cs.first + q] -= sq;
+                }
+                continue;
+            }
             let Some(lo) = self.pattern.soft_lin_only(g.owner) else {
                 continue;
             };
@@ -393,7 +525,37 @@ impl PrimalSolve {
                 rhs[row.block][row.row] = m;
             }
         }
-        for (g, b) in blocks.iter().zip(rhs.iter_mut()) {
+        for ((g, b), head) in blocks.iter().zip(rhs.iter_mut()).zip(&self.heads) {
+            if let BlockHead::Centred {
+                f1,
+                f2,
+                lin,
+                inv_soft,
+            } = *head
+            {
+                let mut ju = 0.0;
+                if f1 != usize::MAX {
+                    for q in 0..3 {
+                        ju += lin[q] * self.x[f1 + q];
+                    }
+                }
+                if f2 != usize::MAX {
+                    for q in 0..3 {
+                        ju += -lin[q] * self.x[f2 + q];
+                    }
+                }
+                b[0] = (b[0] - ju) / inv_soft;
+                continue;
+            }
+            if let (BlockOwner::Stylus, Some(cs)) = (g.owner, &self.stylus) {
+                let u_l = Vector3::from_column_slice(&self.x[cs.first..cs.first + 3]);
+                let u_a = cs.inv_aa * (cs.r_a - cs.la.transpose() * u_l);
+                for (k, bk) in b.iter_mut().enumerate().take(g.rows) {
+                    let (j_l, j_a) = stylus_jacobian(&self.pattern, g, k);
+                    *bk = (*bk - j_l.dot(&u_l) - j_a.dot(&u_a)) / g.inv_soft[k];
+                }
+                continue;
+            }
             let Some(lo) = self.pattern.soft_lin_only(g.owner) else {
                 continue;
             };
@@ -423,4 +585,41 @@ impl PrimalSolve {
             }
         }
     }
+}
+
+/// Stylus row `k`'s Jacobian on its body: linear and angular part.
+fn stylus_jacobian(p: &Pattern, g: &GlobalBlock, k: usize) -> (Vector3<f64>, Vector3<f64>) {
+    let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), false);
+    (
+        Vector3::new(j[0], j[1], j[2]),
+        Vector3::new(j[3], j[4], j[5]),
+    )
+}
+
+/// The stylus block `g` on a condensed body whose (Newton) weight is `weight`: H_ll − H_la
+/// H_aa⁻¹ H_laᵀ of its rows (the linear 3 × 3 it adds to H, beside the body's mass) and what
+/// the solve needs to recover the angular velocities. `None` if H_aa is singular.
+fn condense_stylus(
+    p: &Pattern,
+    g: &GlobalBlock,
+    weight: &Matrix3<f64>,
+) -> Option<(CondensedStylus, Matrix3<f64>)> {
+    let mut aa = (0.5 * (weight + weight.transpose())).try_inverse()?;
+    let mut la = Matrix3::zeros();
+    let mut ll = Matrix3::zeros();
+    for k in 0..g.rows {
+        let (j_l, j_a) = stylus_jacobian(p, g, k);
+        let soft = g.inv_soft[k].recip();
+        ll += soft * j_l * j_l.transpose();
+        la += soft * j_l * j_a.transpose();
+        aa += soft * j_a * j_a.transpose();
+    }
+    let inv_aa = aa.try_inverse()?;
+    let condensed = CondensedStylus {
+        first: p.first_dof[g.b1],
+        inv_aa,
+        la,
+        r_a: Vector3::zeros(),
+    };
+    Some((condensed, ll - la * inv_aa * la.transpose()))
 }

@@ -2,9 +2,12 @@
 //! the length), the implicit-midpoint spring law −h k (eₙ + eₙ₊₁)/2 − h c ē, its residual
 //! and its Gauss–Seidel update.
 
-use super::impulses::add_row_impulses;
+use super::impulses::add_spring_impulse;
 use super::Step;
 use crate::sim::joint::Row;
+#[cfg(doc)]
+use crate::sim::spring::Spring;
+use nalgebra::Vector3;
 
 impl Step<'_> {
     /// Spring `i`'s velocity change still owed at the current prediction (m/s), `None` when
@@ -16,20 +19,39 @@ impl Step<'_> {
             return None;
         }
         let s = &self.springs[i];
-        let (p1, p2) = (
-            &self.s.body.predicted[s.body1],
-            &self.s.body.predicted[s.body2],
-        );
-        let e_pred = ((p2.x + p2.r * s.point2_in_body2) - (p1.x + p1.r * s.point1_in_body1)).norm()
-            - s.rest_length_m;
+        let e_pred = if self.s.spring_extensions_valid {
+            r.e_end
+        } else {
+            self.predicted_extension_m(i)
+        };
         let (k, c) = (s.stiffness_n_per_m, s.damping_n_s_per_m);
         let g = r.lambda + h * k * 0.5 * (r.e_start + e_pred) + h * c * self.spring_rate(i);
         let soft = 0.5 * h * (0.5 * h * k + c);
         Some((g * r.w / (1.0 + soft * r.w)).abs())
     }
 
+    /// Spring `i`'s extension at the predicted end of the step (m).
+    pub(super) fn predicted_extension_m(&self, i: usize) -> f64 {
+        let s = &self.springs[i];
+        let (p1, p2) = (
+            &self.s.body.predicted[s.body1],
+            &self.s.body.predicted[s.body2],
+        );
+        let d = if self.s.spring_rows[i].centred {
+            p2.x - p1.x
+        } else {
+            (p2.x + p2.r * s.point2_in_body2) - (p1.x + p1.r * s.point1_in_body1)
+        };
+        d.norm() - s.rest_length_m
+    }
+
     pub(super) fn spring_length_m(&self, i: usize) -> f64 {
         let s = &self.springs[i];
+        if s.at_centres() {
+            return (self.bodies[s.body2].position_in_world
+                - self.bodies[s.body1].position_in_world)
+                .norm();
+        }
         let p1 = self.bodies[s.body1].point_in_world(&s.point1_in_body1);
         let p2 = self.bodies[s.body2].point_in_world(&s.point2_in_body2);
         (p2 - p1).norm()
@@ -51,10 +73,33 @@ impl Step<'_> {
             &self.s.body.start[b2],
             &self.s.body.predicted[b2],
         );
+        if s.at_centres() {
+            // The general case below with zero arms, less its products by zero.
+            let d_start = s2.x - s1.x;
+            let d_end = e2.x - e1.x;
+            let len_sum = d_start.norm() + d_end.norm();
+            let sr = &mut self.s.spring_rows[i];
+            sr.centred = true;
+            if len_sum < MIN_SPRING_LENGTH_M {
+                sr.active = false;
+                return;
+            }
+            let n = (d_start + d_end) / len_sum;
+            sr.e_end = d_end.norm() - s.rest_length_m;
+            sr.row = Row {
+                lin: -n,
+                ang1: Vector3::zeros(),
+                ang2: Vector3::zeros(),
+            };
+            sr.w = (self.bodies[b1].inv_mass + self.bodies[b2].inv_mass) * n.norm_squared();
+            sr.active = sr.w > 0.0;
+            return;
+        }
         let d_start = (s2.x + s2.r * s.point2_in_body2) - (s1.x + s1.r * s.point1_in_body1);
         let d_end = (e2.x + e2.r * s.point2_in_body2) - (e1.x + e1.r * s.point1_in_body1);
         let len_sum = d_start.norm() + d_end.norm();
         let sr = &mut self.s.spring_rows[i];
+        sr.centred = false;
         if len_sum < MIN_SPRING_LENGTH_M {
             sr.active = false;
             return;
@@ -85,6 +130,9 @@ impl Step<'_> {
         let (b1, b2) = (&self.bodies[s.body1], &self.bodies[s.body2]);
         let v1 = (b1.linear_velocity_in_world + self.s.body.v_start[s.body1]) * 0.5;
         let v2 = (b2.linear_velocity_in_world + self.s.body.v_start[s.body2]) * 0.5;
+        if r.centred {
+            return r.row.lin.dot(&(v1 - v2));
+        }
         let w1 = (b1.angular_velocity_in_world + self.s.body.w_start[s.body1]) * 0.5;
         let w2 = (b2.angular_velocity_in_world + self.s.body.w_start[s.body2]) * 0.5;
         r.row.lin.dot(&(v1 - v2)) + r.row.ang1.dot(&w1) + r.row.ang2.dot(&w2)
@@ -96,12 +144,14 @@ impl Step<'_> {
         let s = &self.springs[i];
         let h = self.ctx.h;
         let (bd1, bd2) = (&self.bodies[s.body1], &self.bodies[s.body2]);
-        let u = r
+        let mut u = r
             .row
             .lin
-            .dot(&(bd1.linear_velocity_in_world - bd2.linear_velocity_in_world))
-            + r.row.ang1.dot(&bd1.angular_velocity_in_world)
-            + r.row.ang2.dot(&bd2.angular_velocity_in_world);
+            .dot(&(bd1.linear_velocity_in_world - bd2.linear_velocity_in_world));
+        if !r.centred {
+            u += r.row.ang1.dot(&bd1.angular_velocity_in_world)
+                + r.row.ang2.dot(&bd2.angular_velocity_in_world);
+        }
         let e_lin = r.e_end + 0.5 * h * (u - r.u_lin);
         let rate = 0.5 * (r.u_start + u);
         r.lambda
@@ -122,14 +172,7 @@ impl Step<'_> {
         let soft = 0.5 * h * (0.5 * h * k + c);
         let delta = -g / (1.0 + soft * r.w);
         self.s.spring_rows[i].lambda += delta;
-        add_row_impulses(
-            self.bodies,
-            &mut self.s.body.torque,
-            b1,
-            b2,
-            std::slice::from_ref(&r.row),
-            &[delta],
-        );
+        add_spring_impulse(self.bodies, &mut self.s.body.torque, b1, b2, &r, delta);
         self.flush_torque(b1);
         self.flush_torque(b2);
         (0.5 * delta * r.w).abs()
@@ -154,4 +197,7 @@ pub(crate) struct SoftRow {
     pub(crate) u_start: f64,
     pub(crate) lambda: f64,
     pub(crate) active: bool,
+    /// Whether the spring is attached at both centres ([`Spring::at_centres`]): the row's
+    /// angular parts are zero.
+    pub(crate) centred: bool,
 }

@@ -202,6 +202,7 @@ impl Step<'_> {
         for i in 0..self.springs.len() {
             self.update_spring_row(i);
         }
+        self.s.spring_extensions_valid = true;
         if self.stylus.is_some() {
             self.update_stylus_arm();
         }
@@ -234,27 +235,28 @@ impl Step<'_> {
         for i in 0..self.springs.len() {
             let s = &self.springs[i];
             let (b1, b2) = (s.body1, s.body2);
-            let (p1, p2) = (&self.s.body.predicted[b1], &self.s.body.predicted[b2]);
-            let e_pred = ((p2.x + p2.r * s.point2_in_body2) - (p1.x + p1.r * s.point1_in_body1))
-                .norm()
-                - s.rest_length_m;
-            let r = self.s.spring_rows[i];
-            let u_now = r.row.lin.dot(
+            let e_pred = self.predicted_extension_m(i);
+            let r = &self.s.spring_rows[i];
+            let mut u_now = r.row.lin.dot(
                 &(self.bodies[b1].linear_velocity_in_world
                     - self.bodies[b2].linear_velocity_in_world),
-            ) + r.row.ang1.dot(&self.bodies[b1].angular_velocity_in_world)
-                + r.row.ang2.dot(&self.bodies[b2].angular_velocity_in_world);
-            let u_start = r
+            );
+            let mut u_start = r
                 .row
                 .lin
-                .dot(&(self.s.body.v_start[b1] - self.s.body.v_start[b2]))
-                + r.row.ang1.dot(&self.s.body.w_start[b1])
-                + r.row.ang2.dot(&self.s.body.w_start[b2]);
+                .dot(&(self.s.body.v_start[b1] - self.s.body.v_start[b2]));
+            if !r.centred {
+                u_now += r.row.ang1.dot(&self.bodies[b1].angular_velocity_in_world)
+                    + r.row.ang2.dot(&self.bodies[b2].angular_velocity_in_world);
+                u_start += r.row.ang1.dot(&self.s.body.w_start[b1])
+                    + r.row.ang2.dot(&self.s.body.w_start[b2]);
+            }
             let sr = &mut self.s.spring_rows[i];
             sr.e_end = e_pred;
             sr.u_lin = u_now;
             sr.u_start = u_start;
         }
+        self.s.spring_extensions_valid = true;
         if let Some(s) = self.stylus {
             let b = &self.bodies[s.body];
             let arm = self.s.stylus_block.arm;
@@ -310,5 +312,6 @@ impl Step<'_> {
             }
         }
         self.s.joint.psi_pred_valid = false;
+        self.s.spring_extensions_valid = false;
     }
 }
