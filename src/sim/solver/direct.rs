@@ -142,6 +142,11 @@ impl Step<'_> {
                 &self.s.body.inv_inertia[b]
             };
             let phi = &self.s.body.half_turn[b];
+            if *phi == Vector3::zeros() {
+                // (The products below by a zero φ, left out.)
+                *w = *m;
+                continue;
+            }
             let a = m - mul_skew(m, phi);
             *w = a + skew_mul(phi, &a);
         }
@@ -167,8 +172,11 @@ impl Step<'_> {
             let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
             if r.active && soft > 0.0 {
                 let gb = start_block(blocks, nb, BlockOwner::Spring(i), s.body1, s.body2);
-                let w1 = weight(s.body1, &r.row.ang1);
-                let w2 = weight(s.body2, &r.row.ang2);
+                let (w1, w2) = if r.centred {
+                    (Vector3::zeros(), Vector3::zeros())
+                } else {
+                    (weight(s.body1, &r.row.ang1), weight(s.body2, &r.row.ang2))
+                };
                 gb.push(&r.row, &w1, &w2, 1.0 / soft);
                 gb.seal();
                 nb += 1;
