@@ -99,9 +99,8 @@ impl Step<'_> {
                     add_spring_impulse(
                         self.bodies,
                         &mut self.s.body.torque,
-                        gb.b1,
-                        gb.b2,
-                        r,
+                        &self.springs[i],
+                        &r.row,
                         rhs[0],
                     );
                 }
@@ -172,7 +171,7 @@ impl Step<'_> {
             let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
             if r.active && soft > 0.0 {
                 let gb = start_block(blocks, nb, BlockOwner::Spring(i), s.body1, s.body2);
-                let (w1, w2) = if r.centred {
+                let (w1, w2) = if s.at_centres() {
                     (Vector3::zeros(), Vector3::zeros())
                 } else {
                     (weight(s.body1, &r.row.ang1), weight(s.body2, &r.row.ang2))

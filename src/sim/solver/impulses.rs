@@ -3,10 +3,10 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use super::spring_rows::SoftRow;
 use super::Step;
 use crate::sim::body::{Body, BodyId};
 use crate::sim::joint::{Joint, JointKind, Row};
+use crate::sim::spring::Spring;
 
 impl Step<'_> {
     /// Keeps the velocities before an update: the row refresh measures its change from them,
@@ -81,14 +81,7 @@ impl Step<'_> {
         }
         for (s, r) in self.springs.iter().zip(&self.s.spring_rows) {
             if r.active {
-                add_spring_impulse(
-                    self.bodies,
-                    &mut self.s.body.torque,
-                    s.body1,
-                    s.body2,
-                    r,
-                    r.lambda,
-                );
+                add_spring_impulse(self.bodies, &mut self.s.body.torque, s, &r.row, r.lambda);
             }
         }
         if let Some(s) = self.stylus {
@@ -150,28 +143,21 @@ pub(super) fn add_row_impulses(
     add_impulses(bodies, torque, b1, b2, lin, rows, delta);
 }
 
-/// [`add_row_impulses`] for a spring's row `r` and impulse `delta`; a spring at the bodies'
-/// centres moves only their linear velocities.
+/// [`add_row_impulses`] for spring `spring`'s row `row` and impulse `delta`; a spring at the
+/// bodies' centres moves only their linear velocities.
 pub(super) fn add_spring_impulse(
     bodies: &mut [Body],
     torque: &mut [Vector3<f64>],
-    b1: BodyId,
-    b2: BodyId,
-    r: &SoftRow,
+    spring: &Spring,
+    row: &Row,
     delta: f64,
 ) {
-    if !r.centred {
-        add_row_impulses(
-            bodies,
-            torque,
-            b1,
-            b2,
-            std::slice::from_ref(&r.row),
-            &[delta],
-        );
+    let (b1, b2) = (spring.body1, spring.body2);
+    if !spring.at_centres() {
+        add_row_impulses(bodies, torque, b1, b2, std::slice::from_ref(row), &[delta]);
         return;
     }
-    let lin = r.row.lin * delta;
+    let lin = row.lin * delta;
     let body1 = &mut bodies[b1];
     if body1.is_dynamic() {
         body1.linear_velocity_in_world += lin * body1.inv_mass;

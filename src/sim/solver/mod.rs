@@ -116,6 +116,7 @@ mod params;
 mod primal;
 mod primal_pattern;
 mod primal_stage;
+mod primal_stylus;
 mod split;
 mod spring_rows;
 mod step;

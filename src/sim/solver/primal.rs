@@ -43,6 +43,7 @@ use faer::{Conj, Mat, MatMut, Par, Side};
 use nalgebra::{Matrix3, Vector3};
 
 use super::primal_pattern::{local_dofs, local_jacobian, tri, Pattern, DOF, LOCAL};
+use super::primal_stylus::{condense_stylus, stylus_jacobian, CondensedStylus};
 use crate::sim::block_cholesky::Lanes;
 use crate::sim::body::{Body, BodyId};
 use crate::sim::coupled::{BlockOwner, GlobalBlock};
@@ -75,20 +76,6 @@ struct HardRow {
     dofs: [usize; LOCAL],
     jac: [f64; LOCAL],
     len: usize,
-}
-
-/// The stylus on a condensed body (see [`super::primal_pattern`]): the body's angular
-/// velocities u_a, eliminated from H, are H_aa⁻¹ (r_a − H_laᵀ u_l).
-#[derive(Clone, Copy, Debug)]
-struct CondensedStylus {
-    /// The body's first (linear) velocity in H.
-    first: usize,
-    /// H_aa⁻¹: the body's inertia plus the stylus' angular terms, inverted.
-    inv_aa: Matrix3<f64>,
-    /// H_la: the stylus' coupling of the body's linear and angular velocities.
-    la: Matrix3<f64>,
-    /// The angular part r_a of the last solve's right-hand side.
-    r_a: Vector3<f64>,
 }
 
 /// A block's rows as [`PrimalSolve::solve`] reads them, made when the blocks are collected
@@ -585,41 +572,4 @@ impl PrimalSolve {
             }
         }
     }
-}
-
-/// Stylus row `k`'s Jacobian on its body: linear and angular part.
-fn stylus_jacobian(p: &Pattern, g: &GlobalBlock, k: usize) -> (Vector3<f64>, Vector3<f64>) {
-    let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), false);
-    (
-        Vector3::new(j[0], j[1], j[2]),
-        Vector3::new(j[3], j[4], j[5]),
-    )
-}
-
-/// The stylus block `g` on a condensed body whose (Newton) weight is `weight`: H_ll − H_la
-/// H_aa⁻¹ H_laᵀ of its rows (the linear 3 × 3 it adds to H, beside the body's mass) and what
-/// the solve needs to recover the angular velocities. `None` if H_aa is singular.
-fn condense_stylus(
-    p: &Pattern,
-    g: &GlobalBlock,
-    weight: &Matrix3<f64>,
-) -> Option<(CondensedStylus, Matrix3<f64>)> {
-    let mut aa = (0.5 * (weight + weight.transpose())).try_inverse()?;
-    let mut la = Matrix3::zeros();
-    let mut ll = Matrix3::zeros();
-    for k in 0..g.rows {
-        let (j_l, j_a) = stylus_jacobian(p, g, k);
-        let soft = g.inv_soft[k].recip();
-        ll += soft * j_l * j_l.transpose();
-        la += soft * j_l * j_a.transpose();
-        aa += soft * j_a * j_a.transpose();
-    }
-    let inv_aa = aa.try_inverse()?;
-    let condensed = CondensedStylus {
-        first: p.first_dof[g.b1],
-        inv_aa,
-        la,
-        r_a: Vector3::zeros(),
-    };
-    Some((condensed, ll - la * inv_aa * la.transpose()))
 }

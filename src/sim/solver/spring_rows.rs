@@ -5,8 +5,6 @@
 use super::impulses::add_spring_impulse;
 use super::Step;
 use crate::sim::joint::Row;
-#[cfg(doc)]
-use crate::sim::spring::Spring;
 use nalgebra::Vector3;
 
 impl Step<'_> {
@@ -37,7 +35,7 @@ impl Step<'_> {
             &self.s.body.predicted[s.body1],
             &self.s.body.predicted[s.body2],
         );
-        let d = if self.s.spring_rows[i].centred {
+        let d = if s.at_centres() {
             p2.x - p1.x
         } else {
             (p2.x + p2.r * s.point2_in_body2) - (p1.x + p1.r * s.point1_in_body1)
@@ -73,47 +71,43 @@ impl Step<'_> {
             &self.s.body.start[b2],
             &self.s.body.predicted[b2],
         );
-        if s.at_centres() {
-            // The general case below with zero arms, less its products by zero.
-            let d_start = s2.x - s1.x;
-            let d_end = e2.x - e1.x;
-            let len_sum = d_start.norm() + d_end.norm();
-            let sr = &mut self.s.spring_rows[i];
-            sr.centred = true;
-            if len_sum < MIN_SPRING_LENGTH_M {
-                sr.active = false;
-                return;
-            }
-            let n = (d_start + d_end) / len_sum;
-            sr.e_end = d_end.norm() - s.rest_length_m;
-            sr.row = Row {
-                lin: -n,
-                ang1: Vector3::zeros(),
-                ang2: Vector3::zeros(),
-            };
-            sr.w = (self.bodies[b1].inv_mass + self.bodies[b2].inv_mass) * n.norm_squared();
-            sr.active = sr.w > 0.0;
-            return;
-        }
-        let d_start = (s2.x + s2.r * s.point2_in_body2) - (s1.x + s1.r * s.point1_in_body1);
-        let d_end = (e2.x + e2.r * s.point2_in_body2) - (e1.x + e1.r * s.point1_in_body1);
+        // At both centres: the general case with zero arms, less its products by zero.
+        let centred = s.at_centres();
+        let (d_start, d_end) = if centred {
+            (s2.x - s1.x, e2.x - e1.x)
+        } else {
+            (
+                (s2.x + s2.r * s.point2_in_body2) - (s1.x + s1.r * s.point1_in_body1),
+                (e2.x + e2.r * s.point2_in_body2) - (e1.x + e1.r * s.point1_in_body1),
+            )
+        };
         let len_sum = d_start.norm() + d_end.norm();
         let sr = &mut self.s.spring_rows[i];
-        sr.centred = false;
         if len_sum < MIN_SPRING_LENGTH_M {
             sr.active = false;
             return;
         }
         let n = (d_start + d_end) / len_sum;
+        sr.e_end = d_end.norm() - s.rest_length_m;
+        let lin_w = (self.bodies[b1].inv_mass + self.bodies[b2].inv_mass) * n.norm_squared();
+        if centred {
+            sr.row = Row {
+                lin: -n,
+                ang1: Vector3::zeros(),
+                ang2: Vector3::zeros(),
+            };
+            sr.w = lin_w;
+            sr.active = sr.w > 0.0;
+            return;
+        }
         let r1 = (s1.r * s.point1_in_body1 + e1.r * s.point1_in_body1) * 0.5;
         let r2 = (s2.r * s.point2_in_body2 + e2.r * s.point2_in_body2) * 0.5;
-        sr.e_end = d_end.norm() - s.rest_length_m;
         sr.row = Row {
             lin: -n,
             ang1: -r1.cross(&n),
             ang2: r2.cross(&n),
         };
-        sr.w = (self.bodies[b1].inv_mass + self.bodies[b2].inv_mass) * n.norm_squared()
+        sr.w = lin_w
             + sr.row
                 .ang1
                 .dot(&(self.s.body.inv_inertia[b1] * sr.row.ang1))
@@ -130,7 +124,7 @@ impl Step<'_> {
         let (b1, b2) = (&self.bodies[s.body1], &self.bodies[s.body2]);
         let v1 = (b1.linear_velocity_in_world + self.s.body.v_start[s.body1]) * 0.5;
         let v2 = (b2.linear_velocity_in_world + self.s.body.v_start[s.body2]) * 0.5;
-        if r.centred {
+        if s.at_centres() {
             return r.row.lin.dot(&(v1 - v2));
         }
         let w1 = (b1.angular_velocity_in_world + self.s.body.w_start[s.body1]) * 0.5;
@@ -148,7 +142,7 @@ impl Step<'_> {
             .row
             .lin
             .dot(&(bd1.linear_velocity_in_world - bd2.linear_velocity_in_world));
-        if !r.centred {
+        if !s.at_centres() {
             u += r.row.ang1.dot(&bd1.angular_velocity_in_world)
                 + r.row.ang2.dot(&bd2.angular_velocity_in_world);
         }
@@ -172,7 +166,7 @@ impl Step<'_> {
         let soft = 0.5 * h * (0.5 * h * k + c);
         let delta = -g / (1.0 + soft * r.w);
         self.s.spring_rows[i].lambda += delta;
-        add_spring_impulse(self.bodies, &mut self.s.body.torque, b1, b2, &r, delta);
+        add_spring_impulse(self.bodies, &mut self.s.body.torque, s, &r.row, delta);
         self.flush_torque(b1);
         self.flush_torque(b2);
         (0.5 * delta * r.w).abs()
@@ -197,7 +191,4 @@ pub(crate) struct SoftRow {
     pub(crate) u_start: f64,
     pub(crate) lambda: f64,
     pub(crate) active: bool,
-    /// Whether the spring is attached at both centres ([`Spring::at_centres`]): the row's
-    /// angular parts are zero.
-    pub(crate) centred: bool,
 }

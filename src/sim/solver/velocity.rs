@@ -245,7 +245,7 @@ impl Step<'_> {
                 .row
                 .lin
                 .dot(&(self.s.body.v_start[b1] - self.s.body.v_start[b2]));
-            if !r.centred {
+            if !s.at_centres() {
                 u_now += r.row.ang1.dot(&self.bodies[b1].angular_velocity_in_world)
                     + r.row.ang2.dot(&self.bodies[b2].angular_velocity_in_world);
                 u_start += r.row.ang1.dot(&self.s.body.w_start[b1])
