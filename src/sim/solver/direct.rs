@@ -212,6 +212,7 @@ impl Step<'_> {
                 &direct.blocks,
                 bodies,
                 &direct.body_weight,
+                &self.s.spring_rows,
                 direct.regularisation,
                 h,
             );

@@ -117,6 +117,7 @@ mod primal;
 mod primal_pattern;
 mod primal_stage;
 mod primal_stylus;
+mod primal_turning;
 mod split;
 mod spring_rows;
 mod step;

@@ -20,6 +20,9 @@
 //! and its symbolic analysis are made once); the few hard rows (pinned nodes, a clamp) are a
 //! small dense Schur complement, at most [`PRIMAL_MAX_HARD_ROWS`] rows.
 //!
+//! H also carries the springs' turning stiffness, and each solve the momentum that the last
+//! row refresh left (see [`super::primal_turning`]).
+//!
 //! W is the direct method's body weight: 1/m on the linear velocities, the (Newton) inverse
 //! inertia turned to the midpoint on the angular ones (its symmetric part here: H must be
 //! symmetric; the outer iterations, which measure the nonlinear residual, remove what that
@@ -44,6 +47,8 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::primal_pattern::{local_dofs, local_jacobian, tri, Pattern, DOF, LOCAL};
 use super::primal_stylus::{condense_stylus, stylus_jacobian, CondensedStylus};
+use super::primal_turning::{across, stiffness};
+use super::spring_rows::SoftRow;
 use crate::sim::block_cholesky::Lanes;
 use crate::sim::body::{Body, BodyId};
 use crate::sim::coupled::{BlockOwner, GlobalBlock};
@@ -103,7 +108,7 @@ impl HardRow {
 /// The primal solve's state: H's pattern and values, its factor, and the hard rows' Schur
 /// complement (see the module docs).
 pub(crate) struct PrimalSolve {
-    pattern: Pattern,
+    pub(super) pattern: Pattern,
     symbolic_h: SymbolicSparseColMat<usize>,
     factor: SymbolicCholesky<usize>,
     values: Vec<f64>,
@@ -128,6 +133,15 @@ pub(crate) struct PrimalSolve {
     /// The time step of the last factorisation (s): a split step's sub-steps need their own.
     dt_secs: f64,
     factored: bool,
+    /// Whether the last factor's turning stiffness includes compressed springs (see
+    /// [`super::primal_turning`]).
+    pub(super) compression: bool,
+    /// Whether the last factor had no impulse to take the turning stiffness from.
+    pub(super) without_impulses: bool,
+    /// The last row refresh's momentum in H's velocities (see [`Self::set_row_lag`]).
+    pub(super) lag: Vec<f64>,
+    /// Whether H and the lag take the springs' turning stiffness (the tests compare).
+    pub(super) turning: bool,
 }
 
 impl std::fmt::Debug for PrimalSolve {
@@ -220,6 +234,10 @@ impl PrimalSolve {
             owners: Vec::with_capacity(pattern.spring_start.len() + max_hard_rows + 1),
             dt_secs: 0.0,
             factored: false,
+            compression: true,
+            without_impulses: true,
+            lag: vec![0.0; n],
+            turning: true,
             symbolic_h,
             factor,
             pattern,
@@ -314,15 +332,14 @@ impl PrimalSolve {
                 .all(|(o, g)| *o == (g.owner, g.b1, g.b2))
     }
 
-    /// Assembles H from the bodies' weights and the soft blocks, factors it, and makes the
-    /// hard rows' Schur complement. `None` if a factorisation fails (a NaN state).
-    pub(crate) fn factor(
+    /// [`Self::factor`] with the springs' turning stiffness as `self.compression` says.
+    pub(super) fn factor_with(
         &mut self,
         blocks: &[GlobalBlock],
         bodies: &[Body],
         body_weight: &[Matrix3<f64>],
+        (spring_rows, dt_secs): (&[SoftRow], f64),
         regularisation: f64,
-        dt_secs: f64,
     ) -> Option<()> {
         self.factored = false;
         self.dt_secs = dt_secs;
@@ -360,10 +377,19 @@ impl PrimalSolve {
                     let soft = g.inv_soft[0].recip();
                     let slots = &p.spring_slots[p.spring_start[i]..p.spring_start[i + 1]];
                     let len = local_dofs(&p.first_dof, g.b1, g.b2, lo).1;
+                    let turn = if self.turning && lo && g.b1 != g.b2 {
+                        stiffness(&spring_rows[i], dt_secs, self.compression)
+                    } else {
+                        0.0
+                    };
+                    let turn_across = across(&g.row(0).lin) * turn;
                     let mut s = 0;
                     for pp in 0..len {
                         for q in 0..=pp {
-                            self.values[slots[s]] += soft * j[pp] * j[q];
+                            // (+ on each body's own block, − between the two.)
+                            let t = turn_across[(pp % 3, q % 3)];
+                            let t = if (pp < 3) == (q < 3) { t } else { -t };
+                            self.values[slots[s]] += soft * j[pp] * j[q] + t;
                             s += 1;
                         }
                     }
@@ -490,6 +516,9 @@ impl PrimalSolve {
                     self.x[dofs[q]] += c * j[q];
                 }
             }
+        }
+        for (x, l) in self.x.iter_mut().zip(&self.lag) {
+            *x += l;
         }
         self.solve_h(SolveFor::X);
         let (n, nh) = (self.pattern.n, self.hard.len());

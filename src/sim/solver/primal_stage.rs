@@ -39,11 +39,22 @@ impl Step<'_> {
                 };
             }
             let size = residual.max(change);
-            if size > CHORD_CONTRACTION * previous {
+            let primal = self.s.direct.primal.as_mut();
+            let without_impulses = primal.as_ref().is_some_and(|p| p.without_impulses());
+            if size > CHORD_CONTRACTION * previous || without_impulses {
                 self.s.direct.factored = false;
             }
             previous = size;
             iterations += 1;
+            if let Some(primal) = primal {
+                primal.set_row_lag(
+                    self.bodies,
+                    &self.s.body.velocity_snapshot,
+                    self.springs,
+                    &self.s.spring_rows,
+                    self.ctx.h,
+                );
+            }
             self.save_velocities();
             if self.direct_solve().is_none() {
                 // A failed factorisation (a NaN state): the step is rejected by its residual.

@@ -88,6 +88,7 @@ impl Step<'_> {
             return;
         }
         let n = (d_start + d_end) / len_sum;
+        sr.len_sum_m = len_sum;
         sr.e_end = d_end.norm() - s.rest_length_m;
         let lin_w = (self.bodies[b1].inv_mass + self.bodies[b2].inv_mass) * n.norm_squared();
         if centred {
@@ -190,5 +191,28 @@ pub(crate) struct SoftRow {
     pub(crate) u_lin: f64,
     pub(crate) u_start: f64,
     pub(crate) lambda: f64,
+    /// The impulse at the end of the previous step (N·s): this step's estimate until its
+    /// first solve.
+    pub(crate) lambda_last_step: f64,
+    /// l₀ + l₁ of the midpoint row (m).
+    pub(crate) len_sum_m: f64,
     pub(crate) active: bool,
+}
+
+impl SoftRow {
+    /// The turning stiffness of the midpoint row (kg, per unit of the ends' relative
+    /// velocity): the impulse λ along the row turns with it when its end pose moves across
+    /// it, by (h/2) λ/(l₀ + l₁) per unit of end velocity (the end pose moves by h/2 per unit
+    /// of end velocity). Positive in tension (the impulse pulls the ends back onto the line),
+    /// negative in compression. Taken at the current impulse, or before the step's first
+    /// solve at the previous step's.
+    pub(crate) fn turning_stiffness(&self, dt_secs: f64) -> f64 {
+        let lambda = if self.lambda != 0.0 {
+            self.lambda
+        } else {
+            self.lambda_last_step
+        };
+        // (The impulse is negative in tension: it pulls body 1 along +n.)
+        -lambda * 0.5 * dt_secs / self.len_sum_m
+    }
 }

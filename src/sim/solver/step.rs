@@ -160,6 +160,7 @@ impl Step<'_> {
                 blk.lambda = [0.0; MAX_ROWS];
             }
             for r in &mut self.s.spring_rows {
+                r.lambda_last_step = r.lambda;
                 r.lambda = 0.0;
             }
             self.s.stylus_block.lambda = Vector3::zeros();
