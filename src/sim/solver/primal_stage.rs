@@ -47,7 +47,11 @@ impl Step<'_> {
             previous = size;
             iterations += 1;
             if let Some(primal) = primal {
+                // (A refresh that moved nothing left no momentum: the step's first, from
+                // zero impulses.)
+                let moved = change != 0.0;
                 primal.set_row_lag(
+                    moved,
                     self.bodies,
                     &self.s.body.velocity_snapshot,
                     self.springs,

@@ -120,13 +120,15 @@ impl PrimalSolve {
     /// were taken at.
     pub(crate) fn set_row_lag(
         &mut self,
+        moved: bool,
         bodies: &[Body],
         snapshot: &[(Vector3<f64>, Vector3<f64>)],
         springs: &[Spring],
         spring_rows: &[SoftRow],
         dt_secs: f64,
     ) {
-        if !self.turning {
+        if !(self.turning && moved) {
+            self.lag.fill(0.0);
             return;
         }
         let compression = self.compression;
