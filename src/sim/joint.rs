@@ -208,6 +208,13 @@ impl Joint {
     /// Position-level constraint ψ of the geometry `g` (first `rows()` entries).
     pub(crate) fn psi_of(&self, g: &JointGeometry) -> BlockVector {
         let mut psi = [0.0; MAX_ROWS];
+        self.psi_into(g, &mut psi);
+        psi
+    }
+
+    /// [`Self::psi_of`] written in place, into the solver's joint blocks.
+    pub(crate) fn psi_into(&self, g: &JointGeometry, psi: &mut BlockVector) {
+        *psi = [0.0; MAX_ROWS];
         let a1 = g.x1 + g.r1;
         let a2 = g.x2 + g.r2;
         let mut i = 0;
@@ -241,7 +248,6 @@ impl Joint {
             }
             JointKind::Ball => {}
         }
-        psi
     }
 
     /// Jacobian rows for the step from poses `s` (start) to `e` (end); see [`Self::rows_of`].

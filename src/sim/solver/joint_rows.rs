@@ -25,7 +25,12 @@ impl Step<'_> {
                 &self.s.body.predicted[j.body2],
                 &mut blk.geometry_pred,
             );
-            blk.psi_pred = j.psi_of(&blk.geometry_pred);
+        }
+        // ψ in a second pass: read right after it was written, the geometry's wide loads
+        // wait for its narrow stores to retire (store-to-load forwarding fails), on every
+        // joint of every prediction. The same holds for ψ returned by value and copied.
+        for (j, blk) in self.joints.iter().zip(self.s.joint.blocks.iter_mut()) {
+            j.psi_into(&blk.geometry_pred, &mut blk.psi_pred);
         }
         self.s.joint.psi_pred_valid = true;
     }
@@ -49,7 +54,7 @@ impl Step<'_> {
             &self.s.body.start[j.body2],
             &mut blk.geometry_start,
         );
-        blk.psi_start = j.psi_of(&blk.geometry_start);
+        j.psi_into(&blk.geometry_start, &mut blk.psi_start);
     }
 
     /// Factors every joint's own block from its current rows, if that has not been done
