@@ -1,6 +1,6 @@
 //! Rigid bodies in maximal coordinates: pose, velocities, mass and principal inertia.
 
-use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Matrix3, Point3, Quaternion, Translation3, UnitQuaternion, Vector3};
 
 use super::shape::Shape;
 
@@ -199,14 +199,33 @@ pub(crate) fn advance_rotation(
     angular_velocity_in_world: &Vector3<f64>,
     dt_secs: f64,
 ) -> UnitQuaternion<f64> {
+    let (turned, norm_squared) = turn_rotation(q, angular_velocity_in_world, dt_secs);
+    normalise_turned(&turned, 1.0 / norm_squared.sqrt())
+}
+
+/// [`advance_rotation`] before its normalisation: q + dt/2 · ω ⊗ q and its squared norm.
+#[inline]
+fn turn_rotation(
+    q: &UnitQuaternion<f64>,
+    angular_velocity_in_world: &Vector3<f64>,
+    dt_secs: f64,
+) -> (Quaternion<f64>, f64) {
     let w = angular_velocity_in_world * (0.5 * dt_secs);
     let (qv, qs) = (q.imag(), q.w);
     // q + (0, w) ⊗ q = (qs − w·qv, qv + qs w + w × qv), written out: the quaternion product
-    // with a pure quaternion, and one division, as this runs several times per body and step.
+    // with a pure quaternion, as this runs several times per body and step.
     let s = qs - w.dot(&qv);
     let v = qv + w * qs + w.cross(&qv);
-    let inv_norm = 1.0 / (s * s + v.norm_squared()).sqrt();
-    UnitQuaternion::new_unchecked(nalgebra::Quaternion::from_parts(s * inv_norm, v * inv_norm))
+    (Quaternion::from_parts(s, v), s * s + v.norm_squared())
+}
+
+/// The end of [`advance_rotation`]: the turned quaternion times 1/|q|.
+#[inline]
+fn normalise_turned(turned: &Quaternion<f64>, inv_norm: f64) -> UnitQuaternion<f64> {
+    UnitQuaternion::new_unchecked(Quaternion::from_parts(
+        turned.w * inv_norm,
+        turned.imag() * inv_norm,
+    ))
 }
 
 /// A body pose in the form the constraint code needs: position, quaternion and its matrix.
@@ -231,19 +250,31 @@ impl Pose {
     }
 
     /// Sets this pose to the one reached after `dt_secs` from `start` with the mean of the start
-    /// velocities (`v0`, `w0`) and the body's current ones (implicit midpoint rule); in place,
-    /// as the solver predicts every body several times per step.
-    pub(crate) fn set_predicted(
+    /// velocities (`v0`, `w0`) and the body's current ones (implicit midpoint rule), in place,
+    /// as the solver predicts every body several times per step; up to the normalisation of
+    /// the orientation. Returns the squared norm that [`Self::finish_predicted`] divides out
+    /// (the solver takes the square roots and divisions of all bodies in one pass, which runs
+    /// them side by side instead of waiting on each). `q` is not a unit quaternion until then.
+    pub(crate) fn set_predicted_unnormalised(
         &mut self,
         start: &Pose,
         v0: &Vector3<f64>,
         w0: &Vector3<f64>,
         body: &Body,
         dt_secs: f64,
-    ) {
+    ) -> f64 {
         let half = 0.5 * dt_secs;
         self.x = start.x + (v0 + body.linear_velocity_in_world) * half;
-        self.q = advance_rotation(&start.q, &(w0 + body.angular_velocity_in_world), half);
+        let (turned, norm_squared) =
+            turn_rotation(&start.q, &(w0 + body.angular_velocity_in_world), half);
+        self.q = UnitQuaternion::new_unchecked(turned);
+        norm_squared
+    }
+
+    /// Completes [`Self::set_predicted_unnormalised`] with 1/|q|: the same bits as
+    /// [`advance_rotation`].
+    pub(crate) fn finish_predicted(&mut self, inv_norm: f64) {
+        self.q = normalise_turned(self.q.quaternion(), inv_norm);
         self.r = *self.q.to_rotation_matrix().matrix();
     }
 }

@@ -166,6 +166,9 @@ pub(crate) struct BodyScratch {
     /// Poses at the start of the step and at its current predicted end.
     pub(crate) start: Vec<Pose>,
     pub(crate) predicted: Vec<Pose>,
+    /// Per body, the squared norm of the predicted orientation before its normalisation, then
+    /// its inverse norm (see [`Pose::set_predicted_unnormalised`]).
+    pub(crate) prediction_norm: Vec<f64>,
     /// Velocities at the start of the step and after the free motion.
     pub(crate) v_start: Vec<Vector3<f64>>,
     pub(crate) w_start: Vec<Vector3<f64>>,
@@ -192,6 +195,7 @@ impl BodyScratch {
             inv_inertia: vec![Matrix3::zeros(); n],
             start: bodies.iter().map(Pose::of).collect(),
             predicted: bodies.iter().map(Pose::of).collect(),
+            prediction_norm: vec![1.0; n],
             v_start: vec![Vector3::zeros(); n],
             w_start: vec![Vector3::zeros(); n],
             v_free: vec![Vector3::zeros(); n],

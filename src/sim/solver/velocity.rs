@@ -296,7 +296,8 @@ impl Step<'_> {
 
     pub(super) fn predict_all(&mut self) {
         let h = self.ctx.h;
-        for ((((p, b), s), v0), w0) in self
+        let norms = &mut self.s.body.prediction_norm;
+        for (((((p, b), s), v0), w0), n) in self
             .s
             .body
             .predicted
@@ -305,10 +306,28 @@ impl Step<'_> {
             .zip(&self.s.body.start)
             .zip(&self.s.body.v_start)
             .zip(&self.s.body.w_start)
+            .zip(norms.iter_mut())
         {
             // A fixed body's prediction is its start pose, which it already holds.
+            *n = if b.is_dynamic() {
+                p.set_predicted_unnormalised(s, v0, w0, b, h)
+            } else {
+                1.0
+            };
+        }
+        for n in norms.iter_mut() {
+            *n = 1.0 / n.sqrt();
+        }
+        for ((p, b), n) in self
+            .s
+            .body
+            .predicted
+            .iter_mut()
+            .zip(self.bodies.iter())
+            .zip(norms.iter())
+        {
             if b.is_dynamic() {
-                p.set_predicted(s, v0, w0, b, h);
+                p.finish_predicted(*n);
             }
         }
         self.s.joint.psi_pred_valid = false;
