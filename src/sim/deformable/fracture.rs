@@ -65,8 +65,8 @@ impl Simulation {
             let d = &mut self.solver.diagnostics;
             d.elastic_j -= energy_j;
             d.fractured_j += energy_j;
-            // The carried impulses included this spring's.
-            self.solver.impulses_carry_over = false;
+            // The carried impulses included this spring's: a jump in the loads.
+            self.solver.loads_jumped();
             self.solver.fractures.push(Fracture {
                 spring: i,
                 time_secs: self.solver.time_secs,
