@@ -115,6 +115,7 @@ mod newton;
 mod params;
 mod primal;
 mod primal_pattern;
+mod primal_rows;
 mod primal_stage;
 mod primal_stylus;
 mod primal_turning;

@@ -43,12 +43,12 @@ use faer::sparse::linalg::cholesky::{
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Conj, Mat, MatMut, Par, Side};
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::Matrix3;
 
 use super::primal_pattern::{local_dofs, local_jacobian, tri, Pattern, DOF, LOCAL};
-use super::primal_stylus::{condense_stylus, stylus_jacobian, CondensedStylus};
-use super::primal_turning::{across, stiffness};
-use super::spring_rows::SoftRow;
+use super::primal_rows::BlockHead;
+use super::primal_stylus::{condense_stylus, CondensedStylus};
+use super::primal_turning::{across, stiffness, TurningInputs};
 use crate::sim::block_cholesky::Lanes;
 use crate::sim::body::{Body, BodyId};
 use crate::sim::coupled::{BlockOwner, GlobalBlock};
@@ -83,22 +83,6 @@ struct HardRow {
     len: usize,
 }
 
-/// A block's rows as [`PrimalSolve::solve`] reads them, made when the blocks are collected
-/// (see [`PrimalSolve::load_rows`]): the many springs of a mesh compactly.
-#[derive(Clone, Copy, Debug)]
-enum BlockHead {
-    /// A spring at both centres: its row's linear part, on the linear velocities of its
-    /// bodies from `f1` and `f2` (`usize::MAX` for a fixed body), and its 1/soft.
-    Centred {
-        f1: usize,
-        f2: usize,
-        lin: Vector3<f64>,
-        inv_soft: f64,
-    },
-    /// Any other block, read from the block itself.
-    Other,
-}
-
 impl HardRow {
     fn dot(&self, x: &[f64]) -> f64 {
         (0..self.len).map(|p| self.jac[p] * x[self.dofs[p]]).sum()
@@ -115,14 +99,14 @@ pub(crate) struct PrimalSolve {
     l_values: Vec<f64>,
     mem: MemBuffer,
     /// The right-hand side and solution in H's velocities.
-    x: Vec<f64>,
+    pub(super) x: Vec<f64>,
     /// H⁻¹ J_Cᵀ, a column per hard row (column-major, `pattern.n` rows).
     y: Vec<f64>,
     hard: Vec<HardRow>,
     /// Per block of the last collection, its rows as the solve reads them.
-    heads: Vec<BlockHead>,
+    pub(super) heads: Vec<BlockHead>,
     /// The stylus of the last factorisation, when it is on a condensed body.
-    stylus: Option<CondensedStylus>,
+    pub(super) stylus: Option<CondensedStylus>,
     /// The hard rows' Schur complement J_C H⁻¹ J_Cᵀ (regularised), its Cholesky factor in
     /// the lower triangle of the leading `hard.len()` square.
     schur: Mat<f64>,
@@ -302,23 +286,6 @@ impl PrimalSolve {
         self.pattern.n
     }
 
-    /// Takes the rows of freshly collected blocks (every assembly, whether or not it factors).
-    pub(crate) fn load_rows(&mut self, blocks: &[GlobalBlock]) {
-        self.heads.clear();
-        for g in blocks {
-            let head = match g.owner {
-                BlockOwner::Spring(i) if self.pattern.lin_only[i] => BlockHead::Centred {
-                    f1: self.pattern.first_dof[g.b1],
-                    f2: self.pattern.first_dof[g.b2],
-                    lin: g.row(0).lin,
-                    inv_soft: g.inv_soft[0],
-                },
-                _ => BlockHead::Other,
-            };
-            self.heads.push(head);
-        }
-    }
-
     /// Whether the last factor was made for exactly these blocks (owners and bodies) and
     /// this time step.
     pub(crate) fn fits(&self, blocks: &[GlobalBlock], dt_secs: f64) -> bool {
@@ -338,9 +305,13 @@ impl PrimalSolve {
         blocks: &[GlobalBlock],
         bodies: &[Body],
         body_weight: &[Matrix3<f64>],
-        (spring_rows, dt_secs): (&[SoftRow], f64),
+        turning: TurningInputs<'_>,
         regularisation: f64,
     ) -> Option<()> {
+        let TurningInputs {
+            spring_rows,
+            dt_secs,
+        } = turning;
         self.factored = false;
         self.dt_secs = dt_secs;
         let p = &self.pattern;
@@ -466,57 +437,7 @@ impl PrimalSolve {
     /// Replaces each block's right-hand side in `rhs` by its impulse increment (see the
     /// module docs), with the rows of `blocks` for the soft elements and the factor's.
     pub(crate) fn solve(&mut self, blocks: &[GlobalBlock], rhs: &mut [Lanes]) {
-        self.x.fill(0.0);
-        for ((g, b), head) in blocks.iter().zip(rhs.iter()).zip(&self.heads) {
-            if let BlockHead::Centred {
-                f1,
-                f2,
-                lin,
-                inv_soft,
-            } = *head
-            {
-                // The general case's sums, term for term.
-                let c = b[0] / inv_soft;
-                if f1 != usize::MAX {
-                    for q in 0..3 {
-                        self.x[f1 + q] += c * lin[q];
-                    }
-                }
-                if f2 != usize::MAX {
-                    for q in 0..3 {
-                        self.x[f2 + q] += c * -lin[q];
-                    }
-                }
-                continue;
-            }
-            if let (BlockOwner::Stylus, Some(cs)) = (g.owner, &mut self.stylus) {
-                cs.r_a = Vector3::zeros();
-                for (k, bk) in b.iter().enumerate().take(g.rows) {
-                    let (j_l, j_a) = stylus_jacobian(&self.pattern, g, k);
-                    let c = bk / g.inv_soft[k];
-                    for (q, jq) in j_l.iter().enumerate() {
-                        self.x[cs.first + q] += c * jq;
-                    }
-                    cs.r_a += c * j_a;
-                }
-                let shift = cs.la * (cs.inv_aa * cs.r_a);
-                for (q, sq) in shift.iter().enumerate() {
-                    self.x[cs.first + q] -= sq;
-                }
-                continue;
-            }
-            let Some(lo) = self.pattern.soft_lin_only(g.owner) else {
-                continue;
-            };
-            let (dofs, len) = local_dofs(&self.pattern.first_dof, g.b1, g.b2, lo);
-            for (k, bk) in b.iter().enumerate().take(g.rows) {
-                let j = local_jacobian(&self.pattern.first_dof, g.b1, g.b2, &g.row(k), lo);
-                let c = bk / g.inv_soft[k];
-                for q in 0..len {
-                    self.x[dofs[q]] += c * j[q];
-                }
-            }
-        }
+        self.scatter_soft_rows(blocks, rhs);
         for (x, l) in self.x.iter_mut().zip(&self.lag) {
             *x += l;
         }
@@ -541,64 +462,6 @@ impl PrimalSolve {
                 rhs[row.block][row.row] = m;
             }
         }
-        for ((g, b), head) in blocks.iter().zip(rhs.iter_mut()).zip(&self.heads) {
-            if let BlockHead::Centred {
-                f1,
-                f2,
-                lin,
-                inv_soft,
-            } = *head
-            {
-                let mut ju = 0.0;
-                if f1 != usize::MAX {
-                    for q in 0..3 {
-                        ju += lin[q] * self.x[f1 + q];
-                    }
-                }
-                if f2 != usize::MAX {
-                    for q in 0..3 {
-                        ju += -lin[q] * self.x[f2 + q];
-                    }
-                }
-                b[0] = (b[0] - ju) / inv_soft;
-                continue;
-            }
-            if let (BlockOwner::Stylus, Some(cs)) = (g.owner, &self.stylus) {
-                let u_l = Vector3::from_column_slice(&self.x[cs.first..cs.first + 3]);
-                let u_a = cs.inv_aa * (cs.r_a - cs.la.transpose() * u_l);
-                for (k, bk) in b.iter_mut().enumerate().take(g.rows) {
-                    let (j_l, j_a) = stylus_jacobian(&self.pattern, g, k);
-                    *bk = (*bk - j_l.dot(&u_l) - j_a.dot(&u_a)) / g.inv_soft[k];
-                }
-                continue;
-            }
-            let Some(lo) = self.pattern.soft_lin_only(g.owner) else {
-                continue;
-            };
-            let (dofs, len) = local_dofs(&self.pattern.first_dof, g.b1, g.b2, lo);
-            for (k, bk) in b.iter_mut().enumerate().take(g.rows) {
-                let j = local_jacobian(&self.pattern.first_dof, g.b1, g.b2, &g.row(k), lo);
-                let ju: f64 = (0..len).map(|q| j[q] * self.x[dofs[q]]).sum();
-                *bk = (*bk - ju) / g.inv_soft[k];
-            }
-        }
-    }
-
-    /// Sets each moving body's linear velocity to its value in `snapshot` plus the last
-    /// [`Self::solve`]'s velocity change u. With a factor of the present rows that is what
-    /// the impulse increments applied along them give; with a factor kept from earlier rows
-    /// (a chord) the two differ, and u converged in fewer solves (6.1 against 7.2 per step on
-    /// a 32 × 32 curtain).
-    pub(crate) fn set_velocity_change(
-        &self,
-        bodies: &mut [Body],
-        snapshot: &[(Vector3<f64>, Vector3<f64>)],
-    ) {
-        let x = &self.x;
-        for ((body, &f), snap) in bodies.iter_mut().zip(&self.pattern.first_dof).zip(snapshot) {
-            if f != usize::MAX {
-                body.linear_velocity_in_world = snap.0 + Vector3::new(x[f], x[f + 1], x[f + 2]);
-            }
-        }
+        self.gather_soft_rows(blocks, rhs);
     }
 }

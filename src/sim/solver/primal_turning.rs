@@ -28,6 +28,13 @@ use crate::sim::body::Body;
 use crate::sim::coupled::GlobalBlock;
 use crate::sim::spring::Spring;
 
+/// What H's turning stiffness is made from: the springs' rows (their impulses) and the step.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TurningInputs<'a> {
+    pub(super) spring_rows: &'a [SoftRow],
+    pub(super) dt_secs: f64,
+}
+
 /// The projection across a row with linear part `lin` (any length).
 pub(super) fn across(lin: &Vector3<f64>) -> Matrix3<f64> {
     Matrix3::identity() - lin * lin.transpose() / lin.norm_squared()
@@ -102,7 +109,10 @@ impl PrimalSolve {
         self.without_impulses = spring_rows
             .iter()
             .all(|r| r.lambda == 0.0 && r.lambda_last_step == 0.0);
-        let turning = (spring_rows, dt_secs);
+        let turning = TurningInputs {
+            spring_rows,
+            dt_secs,
+        };
         for compression in [true, false] {
             self.compression = compression;
             if self
