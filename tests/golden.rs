@@ -173,8 +173,8 @@ fn golden_ten_pendula_drag() {
         "ten_pendula drag",
         got,
         1400,
-        0x97afcc61c9178348,
-        0x183e3d1b8d5f23ff,
+        0x16919e9baa88f540,
+        0x72b5f57ae8b53213,
     );
 }
 
@@ -191,8 +191,8 @@ fn golden_cross_lift_lift() {
         "cross_lift lift",
         got,
         1000,
-        0xa8bfe0bb4b4b071c,
-        0x5e131a812df5a0dc,
+        0x220e599d2555ffa3,
+        0x39aaf5e54c08a450,
     );
 }
 

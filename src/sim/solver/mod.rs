@@ -50,7 +50,9 @@
 //!      The matrix is factored once per step, at the first rows; later linearisations, whose
 //!      rows have been refreshed, reuse that factor (a chord, or simplified Newton,
 //!      iteration: the rows move by O(h·ω) within a step) and factor again only when a solve
-//!      reduced the nonlinear residual by less than `CHORD_CONTRACTION`. The increments are always applied along the current rows.
+//!      reduced the nonlinear residual by less than `CHORD_CONTRACTION`, or when the first
+//!      row refresh moved the velocities by more than `REFACTOR_REFRESH_CHANGE`. The
+//!      increments are always applied along the current rows.
 //!
 //!    Linearisations repeat (Newton) until the nonlinear residual is below the round's
 //!    tolerance (m/s; ψ error / h). Then the rows are re-evaluated at the new prediction and
