@@ -54,20 +54,22 @@ pub(super) fn stiffness(row: &SoftRow, dt_secs: f64, compression: bool) -> f64 {
 /// Sets `lag` (in H's velocities) to the momentum −K_T δ that the last row refresh left, δ
 /// being each body's linear velocity minus its `snapshot` (the velocities whose prediction
 /// the rows were taken at).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn row_lag(
     lag: &mut [f64],
     pattern: &Pattern,
     bodies: &[Body],
     snapshot: &[(Vector3<f64>, Vector3<f64>)],
     springs: &[Spring],
-    rows: &[SoftRow],
-    dt_secs: f64,
+    turning: TurningInputs<'_>,
     compression: bool,
 ) {
+    let TurningInputs {
+        spring_rows,
+        dt_secs,
+    } = turning;
     lag.fill(0.0);
     let delta = |b: usize| bodies[b].linear_velocity_in_world - snapshot[b].0;
-    for (i, (s, r)) in springs.iter().zip(rows).enumerate() {
+    for (i, (s, r)) in springs.iter().zip(spring_rows).enumerate() {
         if !pattern.lin_only[i] || !r.active || s.body1 == s.body2 {
             continue;
         }
@@ -142,14 +144,17 @@ impl PrimalSolve {
             return;
         }
         let compression = self.compression;
+        let turning = TurningInputs {
+            spring_rows,
+            dt_secs,
+        };
         row_lag(
             &mut self.lag,
             &self.pattern,
             bodies,
             snapshot,
             springs,
-            spring_rows,
-            dt_secs,
+            turning,
             compression,
         );
     }
