@@ -191,8 +191,8 @@ fn golden_cross_lift_lift() {
         "cross_lift lift",
         got,
         1000,
-        0x220e599d2555ffa3,
-        0x39aaf5e54c08a450,
+        0x896f048d0f7fa35a,
+        0xe8c060e50512226a,
     );
 }
 

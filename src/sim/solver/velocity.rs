@@ -179,7 +179,10 @@ impl Step<'_> {
                     self.s.newton.backoff_steps = super::newton::NEWTON_BACKOFF_STEPS;
                 } else {
                     // Refreshing diverges here: converge once more with these rows and stop.
+                    // With loops, the null-space impulses of redundant rows may be the cause:
+                    // a larger regularisation keeps them smaller from here on.
                     refreshes = self.ctx.max_row_refreshes;
+                    self.s.direct.loosen_loop_regularisation();
                 }
             }
         }
