@@ -4,11 +4,8 @@
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
 use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::{Pose, Rot3, Vector};
-use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy};
-use parry3d_f64::query::{
-    ContactManifold, ContactManifoldsWorkspace, DefaultQueryDispatcher, PersistentQueryDispatcher,
-    Ray,
-};
+use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
+use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher, Ray};
 use parry3d_f64::shape::{Ball, Capsule, Cuboid, Cylinder, HalfSpace, Shape as ParryShape};
 
 use super::{ContactModel, ContactPoint, Material};
@@ -187,6 +184,33 @@ fn world_pose(c: &Collider, body: &BodyPose) -> Isometry3<f64> {
     world_from_body * c.body_from_shape
 }
 
+/// The buffers of [`detect`], kept from call to call so that detection allocates nothing
+/// once they have grown: the colliders' world poses and radii, the candidate pairs, the
+/// bounding-volume hierarchy (its leaves moved and the tree rebuilt in place) and one contact
+/// manifold.
+#[derive(Clone, Default)]
+pub(crate) struct DetectScratch {
+    world: Vec<Isometry3<f64>>,
+    radius: Vec<f64>,
+    /// Collider indices of the planes and of the bounded colliders (the hierarchy's leaves,
+    /// numbered in this order).
+    planes: Vec<usize>,
+    finite: Vec<usize>,
+    pairs: Vec<(usize, usize)>,
+    bvh: Bvh,
+    bvh_workspace: BvhWorkspace,
+    manifold: ContactManifold<(), ()>,
+}
+
+impl std::fmt::Debug for DetectScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DetectScratch")
+            .field("colliders", &self.world.len())
+            .field("pairs", &self.pairs.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// Detects the contact points of all allowed pairs at the poses `poses` (indexed by body),
 /// within `prediction_m(pair)` beyond touching. `reach_m(body)` bounds a body's share of
 /// that distance: prediction_m(a, b) ≤ reach_m(a) + reach_m(b). Points are appended to `out`
@@ -200,18 +224,24 @@ pub(crate) fn detect(
     poses: &[BodyPose],
     prediction_m: impl Fn(BodyId, BodyId) -> f64,
     reach_m: impl Fn(BodyId) -> f64,
+    scratch: &mut DetectScratch,
     out: &mut Vec<ContactPoint>,
 ) {
     out.clear();
-    let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
-    let mut workspace: Option<ContactManifoldsWorkspace> = None;
     let n = model.colliders.len();
-    let (world, radius) = world_poses_and_radii(model, poses);
-    let mut pairs = candidate_pairs(model, &world, &radius, reach_m);
+    world_poses_and_radii(model, poses, scratch);
+    candidate_pairs(model, reach_m, scratch);
+    let DetectScratch {
+        world,
+        radius,
+        pairs,
+        manifold,
+        ..
+    } = scratch;
     pairs.sort_unstable();
     pairs.dedup();
     debug_assert!(pairs.iter().all(|&(i, j)| i < j && j < n));
-    for (i, j) in pairs {
+    for &(i, j) in pairs.iter() {
         let (c1, c2) = (&model.colliders[i], &model.colliders[j]);
         let (w1, w2) = (&world[i], &world[j]);
         // The bounding spheres first: the cheapest test, and most pairs of a pile fail it.
@@ -228,98 +258,117 @@ pub(crate) fn detect(
             continue;
         }
         let prediction = prediction_m(c1.body, c2.body);
-        manifolds.clear();
+        // A fresh manifold for each pair (parry's convex generators may read what the last
+        // pair left), keeping only the points' storage.
+        let points = std::mem::take(&mut manifold.points);
+        *manifold = ContactManifold::new();
+        manifold.points = points;
+        manifold.points.clear();
         c1.shape.with_parry(|g1, r1| {
             c2.shape.with_parry(|g2, r2| {
                 let p1 = parry_pose(w1, r1);
                 let p2 = parry_pose(w2, r2);
                 let pos12 = p1.inv_mul(&p2);
-                let found = DefaultQueryDispatcher.contact_manifolds(
-                    &pos12,
-                    g1,
-                    g2,
-                    prediction,
-                    &mut manifolds,
-                    &mut workspace,
+                // Every collider shape is convex (no composite shapes).
+                let found = DefaultQueryDispatcher.contact_manifold_convex_convex(
+                    &pos12, g1, g2, None, None, prediction, manifold,
                 );
                 if found.is_err() {
                     return;
                 }
                 let material = c1.material.pair(&c2.material);
-                let mut index = 0;
-                for m in &manifolds {
-                    let normal = nalg(&p1.rotation.mul_vec3(m.local_n1));
-                    for pt in &m.points {
-                        out.push(ContactPoint {
-                            collider1: i,
-                            collider2: j,
-                            index,
-                            body1: c1.body,
-                            body2: c2.body,
-                            point1: nalg(&p1.transform_point(pt.local_p1)),
-                            point2: nalg(&p2.transform_point(pt.local_p2)),
-                            normal,
-                            gap_m: pt.dist,
-                            material,
-                        });
-                        index += 1;
-                    }
+                let normal = nalg(&p1.rotation.mul_vec3(manifold.local_n1));
+                for (index, pt) in manifold.points.iter().enumerate() {
+                    out.push(ContactPoint {
+                        collider1: i,
+                        collider2: j,
+                        index,
+                        body1: c1.body,
+                        body2: c2.body,
+                        point1: nalg(&p1.transform_point(pt.local_p1)),
+                        point2: nalg(&p2.transform_point(pt.local_p2)),
+                        normal,
+                        gap_m: pt.dist,
+                        material,
+                    });
                 }
             })
         });
     }
 }
 
-/// Each collider's world pose and bounding radius (m; infinite for a plane).
-fn world_poses_and_radii(
-    model: &ContactModel,
-    poses: &[BodyPose],
-) -> (Vec<Isometry3<f64>>, Vec<f64>) {
-    model
-        .colliders
-        .iter()
-        .map(|c| (world_pose(c, &poses[c.body]), c.shape.bounding_radius_m()))
-        .unzip()
+/// Each collider's world pose and bounding radius (m; infinite for a plane), into `scratch`.
+fn world_poses_and_radii(model: &ContactModel, poses: &[BodyPose], scratch: &mut DetectScratch) {
+    scratch.world.clear();
+    scratch.radius.clear();
+    for c in &model.colliders {
+        scratch.world.push(world_pose(c, &poses[c.body]));
+        scratch.radius.push(c.shape.bounding_radius_m());
+    }
 }
 
 /// Pairs of colliders (i < j, in no particular order, maybe repeated) whose bounding boxes,
 /// the bounding spheres grown by their bodies' reach, overlap; and every plane with every
-/// other collider.
+/// other collider: into `scratch.pairs`, from `scratch.world` and `scratch.radius`.
 fn candidate_pairs(
     model: &ContactModel,
-    world: &[Isometry3<f64>],
-    radius: &[f64],
     reach_m: impl Fn(BodyId) -> f64,
-) -> Vec<(usize, usize)> {
+    scratch: &mut DetectScratch,
+) {
     // Rounding of prediction_m against the sum of the reaches is far below this (m).
     const SLACK_M: f64 = 1.0e-9;
-    let (planes, finite): (Vec<usize>, Vec<usize>) =
-        (0..radius.len()).partition(|&i| !radius[i].is_finite());
-    let mut pairs = Vec::new();
-    for &p in &planes {
+    let DetectScratch {
+        world,
+        radius,
+        planes,
+        finite,
+        pairs,
+        bvh,
+        bvh_workspace,
+        ..
+    } = scratch;
+    planes.clear();
+    finite.clear();
+    for (i, r) in radius.iter().enumerate() {
+        if r.is_finite() {
+            finite.push(i);
+        } else {
+            planes.push(i);
+        }
+    }
+    pairs.clear();
+    for &p in planes.iter() {
         pairs.extend(
             (0..radius.len())
                 .filter(|&i| i != p)
                 .map(|i| (i.min(p), i.max(p))),
         );
     }
+    let aabb = |i: usize| {
+        let half = radius[i] + reach_m(model.colliders[i].body) + SLACK_M;
+        let centre = glam(&world[i].translation.vector);
+        Aabb::new(centre - Vector::splat(half), centre + Vector::splat(half))
+    };
     // Leaves are numbered 0.. in `finite` (parry's builder assumes so for one or two leaves).
-    let boxes: Vec<Aabb> = finite
-        .iter()
-        .map(|&i| {
-            let half = radius[i] + reach_m(model.colliders[i].body) + SLACK_M;
-            let centre = glam(&world[i].translation.vector);
-            Aabb::new(centre - Vector::splat(half), centre + Vector::splat(half))
-        })
-        .collect();
-    let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &boxes);
-    for (a, b) in bvh.leaf_pairs(&bvh, |n1, n2| n1.intersects(n2)) {
+    // The pairs of overlapping leaves do not depend on the tree's shape, so the tree of the
+    // last call is reused: its leaves moved to the new boxes, then rebuilt.
+    if bvh.leaf_count() as usize == finite.len() {
+        for (leaf, &i) in finite.iter().enumerate() {
+            bvh.insert_or_update_partially(aabb(i), leaf as u32, 0.0);
+        }
+        bvh.rebuild(bvh_workspace, BvhBuildStrategy::Binned);
+    } else {
+        *bvh = Bvh::from_iter(
+            BvhBuildStrategy::Binned,
+            finite.iter().enumerate().map(|(leaf, &i)| (leaf, aabb(i))),
+        );
+    }
+    for (a, b) in bvh.leaf_pairs(bvh, |n1, n2| n1.intersects(n2)) {
         let (a, b) = (finite[a as usize], finite[b as usize]);
         if a != b {
             pairs.push((a.min(b), a.max(b)));
         }
     }
-    pairs
 }
 
 fn parry_pose(w: &Isometry3<f64>, shape_rotation: Option<Rot3>) -> Pose {
@@ -379,10 +428,13 @@ mod tests {
             .add_plane("desk", Vector3::z(), Vector3::zeros(), Material::default())
             .unwrap();
         let reach = |b: BodyId| 0.0005 + 0.002 * (b % 3) as f64;
-        let (world, radius) = world_poses_and_radii(&model, &poses);
-        let mut found = candidate_pairs(&model, &world, &radius, reach);
+        let mut scratch = DetectScratch::default();
+        world_poses_and_radii(&model, &poses, &mut scratch);
+        candidate_pairs(&model, reach, &mut scratch);
+        let mut found = scratch.pairs.clone();
         found.sort_unstable();
         found.dedup();
+        let (world, radius) = (&scratch.world, &scratch.radius);
         let n = model.colliders.len();
         let mut expected = Vec::new();
         for i in 0..n {

@@ -9,8 +9,9 @@
 //! with each diagonal raised by 1e-9 of itself (a box on a plane has four normal rows for
 //! three degrees of freedom) and two steps of iterative refinement.
 
-use nalgebra::{DMatrix, DVector, Matrix3, Vector2, Vector3};
+use nalgebra::{Matrix3, Vector2, Vector3};
 
+use super::dense_lu::DenseLu;
 use crate::sim::body::BodyId;
 
 /// Relative regularisation of the diagonal.
@@ -178,22 +179,46 @@ fn initial_friction(c: &ContactRows) -> Friction {
     }
 }
 
+/// The solve's buffers, kept from solve to solve (no allocation once grown).
+#[derive(Clone, Debug, Default)]
+pub struct LcpScratch {
+    friction: Vec<Friction>,
+    transitions: Vec<usize>,
+    released: Vec<usize>,
+    unknowns: Vec<Unknown>,
+    /// J M⁻¹ C (column-major), its factor, the right-hand side, the impulses and the
+    /// refinement's residual.
+    a: Vec<f64>,
+    lu: DenseLu,
+    rhs: Vec<f64>,
+    lambda: Vec<f64>,
+    residual: Vec<f64>,
+}
+
 /// Solves the contact rows; `handled` is the starting handled set (emptied for
 /// [`Insertion::Right`]) and holds the final one.
+#[allow(clippy::too_many_arguments)]
 pub fn solve(
     contacts: &[ContactRows],
     bilateral: &[Bilateral],
     m: &[InverseMass],
     handled: &mut [bool],
     insertion: Insertion,
+    scratch: &mut LcpScratch,
     out: &mut Vec<ContactImpulse>,
     delta: &mut VelocityChange,
 ) -> SolveStats {
     let n = contacts.len();
     let mut stats = SolveStats::default();
-    let mut friction: Vec<Friction> = contacts.iter().map(initial_friction).collect();
-    let mut transitions = vec![0usize; n];
-    let mut released = vec![0usize; n];
+    let mut friction = std::mem::take(&mut scratch.friction);
+    friction.clear();
+    friction.extend(contacts.iter().map(initial_friction));
+    let mut transitions = std::mem::take(&mut scratch.transitions);
+    transitions.clear();
+    transitions.resize(n, 0);
+    let mut released = std::mem::take(&mut scratch.released);
+    released.clear();
+    released.resize(n, 0);
     if insertion == Insertion::Right {
         handled.fill(false);
     }
@@ -204,7 +229,9 @@ pub fn solve(
     }));
     let cap = 8 * n + 20;
     for _ in 0..cap {
-        solve_handled(contacts, bilateral, m, handled, &friction, out, delta);
+        solve_handled(
+            contacts, bilateral, m, handled, &friction, scratch, out, delta,
+        );
         stats.solves += 1;
         let mut changed = false;
         for c in 0..n {
@@ -267,11 +294,15 @@ pub fn solve(
     for c in 0..n {
         out[c].handled = handled[c];
     }
+    scratch.friction = friction;
+    scratch.transitions = transitions;
+    scratch.released = released;
     stats
 }
 
 /// One unknown impulse: the equation row it closes, its target, and its column (the rows it
 /// acts along, with coefficients).
+#[derive(Clone, Copy, Debug)]
 struct Unknown {
     eq: Row,
     rhs: f64,
@@ -280,12 +311,14 @@ struct Unknown {
     owner: Option<(usize, usize)>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn solve_handled(
     contacts: &[ContactRows],
     bilateral: &[Bilateral],
     m: &[InverseMass],
     handled: &[bool],
     friction: &[Friction],
+    scratch: &mut LcpScratch,
     out: &mut [ContactImpulse],
     delta: &mut VelocityChange,
 ) {
@@ -302,7 +335,16 @@ fn solve_handled(
         return;
     };
     let none = (any_row, 0.0);
-    let mut unknowns: Vec<Unknown> = Vec::new();
+    let LcpScratch {
+        unknowns,
+        a,
+        lu,
+        rhs,
+        lambda,
+        residual,
+        ..
+    } = scratch;
+    unknowns.clear();
     for (c, k) in contacts.iter().enumerate() {
         if !handled[c] {
             continue;
@@ -345,28 +387,45 @@ fn solve_handled(
         }
     }
     let dim = unknowns.len();
-    let mut lambda = DVector::zeros(dim);
+    lambda.clear();
+    lambda.resize(dim, 0.0);
     if dim > 0 {
-        let a = DMatrix::from_fn(dim, dim, |i, j| {
+        a.clear();
+        a.extend((0..dim * dim).map(|k| {
+            let (i, j) = (k % dim, k / dim);
             unknowns[j]
                 .col
                 .iter()
                 .filter(|(_, coef)| *coef != 0.0)
                 .map(|(row, coef)| coef * unknowns[i].eq.coupling(row, m))
                 .sum::<f64>()
-        });
-        let rhs = DVector::from_fn(dim, |i, _| unknowns[i].rhs);
-        let mut reg = a.clone();
+        }));
+        rhs.clear();
+        rhs.extend(unknowns.iter().map(|u| u.rhs));
+        // The regularised matrix is factored; the refinement's residuals use the plain one.
+        residual.clear();
+        residual.extend_from_slice(a);
         for i in 0..dim {
-            reg[(i, i)] += REGULARISATION * a[(i, i)].abs() + 1.0e-300;
+            residual[i * dim + i] += REGULARISATION * a[i * dim + i].abs() + 1.0e-300;
         }
-        let lu = reg.lu();
-        if let Some(x) = lu.solve(&rhs) {
-            lambda = x;
+        lu.factor(dim, residual);
+        residual.clear();
+        residual.extend_from_slice(rhs);
+        if lu.solve_in_place(residual) {
+            lambda.copy_from_slice(residual);
             for _ in 0..2 {
-                let residual = &rhs - &a * &lambda;
-                if let Some(dx) = lu.solve(&residual) {
-                    lambda += dx;
+                // rhs − A λ, the product summed column by column (as nalgebra's gemv).
+                for (i, r) in residual.iter_mut().enumerate() {
+                    let mut product = a[i] * lambda[0];
+                    for j in 1..dim {
+                        product += a[j * dim + i] * lambda[j];
+                    }
+                    *r = rhs[i] - product;
+                }
+                if lu.solve_in_place(residual) {
+                    for (l, dx) in lambda.iter_mut().zip(residual.iter()) {
+                        *l += dx;
+                    }
                 }
             }
         }

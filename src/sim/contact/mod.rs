@@ -42,6 +42,7 @@
 //! complementarity problem by projected Gauss–Seidel on the bodies' velocities
 //! ([`sparse_pgs`]), warm-started from the last step.
 
+pub mod dense_lu;
 pub mod geometry;
 pub mod lcp;
 pub mod sparse_pgs;

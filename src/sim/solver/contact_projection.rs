@@ -36,8 +36,7 @@ impl Step<'_> {
                 return true;
             }
             let c = &mut self.s.contact;
-            let points = c.end_points.clone();
-            for p in points.iter().filter(|p| p.gap_m < 0.0) {
+            for p in c.end_points.iter().filter(|p| p.gap_m < 0.0) {
                 let rows = rows_of(p, &c.poses);
                 let k = rows[0].coupling(&rows[0], &c.inv_mass);
                 if k <= 0.0 {
@@ -101,6 +100,7 @@ impl Step<'_> {
                 &c.inv_mass,
                 &mut c.handled,
                 Insertion::Right,
+                &mut c.lcp,
                 &mut c.projection_impulses,
                 &mut c.delta,
             );

@@ -5,7 +5,7 @@
 //!   restitution impulse with Mirtich's friction prediction, one contact at a time, in sweeps
 //!   until no such contact is left: impulses propagate through simultaneous contacts (a
 //!   Newton's cradle passes the whole velocity on). The kinetic energy this removes is booked
-//!   as dissipated.
+//!   as dissipated ([`super::contact_impacts`]).
 //! - **Contact rows** (after the joints' velocity stage): the start-pose contact rows, each
 //!   handled normal row closing its gap at the end of the step (target velocity
 //!   −2 gap / h − u_start for the midpoint integrator: a resting contact does no work; a
@@ -45,6 +45,14 @@ use crate::sim::contact::{
 };
 use crate::sim::joint::{Joint, Row as JointRow};
 
+/// Linear and angular velocities of the bodies (and the stylus tip) as the contact rows read
+/// them.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RowVelocities {
+    pub(super) v: Vec<Vector3<f64>>,
+    pub(super) w: Vec<Vector3<f64>>,
+}
+
 /// The contact stages' scratch and their results of the last step.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ContactScratch {
@@ -73,12 +81,21 @@ pub(crate) struct ContactScratch {
     pub(crate) max_penetration_m: f64,
     /// The sparse solve's state (many contacts, or the pushing tip).
     sparse: SparseContacts,
+    /// Detection's buffers.
+    detection: geometry::DetectScratch,
+    /// The dense solve's buffers.
+    pub(super) lcp: lcp::LcpScratch,
+    /// The velocities now and at the start of the step, and the impact stage's rows (taken
+    /// out while a stage uses them, and put back).
+    pub(super) now: RowVelocities,
+    start: RowVelocities,
+    pub(super) impact_rows: Vec<[Row; 3]>,
 }
 
 impl ContactScratch {
     /// Solves the contact rows with the bilateral rows eliminated ([`through_joints`]), into
     /// the impulses and the velocity change.
-    fn solve_through_joints(&mut self) {
+    pub(super) fn solve_through_joints(&mut self) {
         through_joints::solve(
             &self.rows,
             &self.bilateral,
@@ -127,7 +144,12 @@ fn touches(tip: Option<usize>, points: &[ContactPoint]) -> bool {
 
 /// The user's work through the pushing tip by impulses (n, t₁, t₂) along `rows`: minus the
 /// impulses times the rows' tip-velocity terms.
-fn tip_work(tip: Option<usize>, v_tip: &Vector3<f64>, rows: &[Row; 3], impulse: [f64; 3]) -> f64 {
+pub(super) fn tip_work(
+    tip: Option<usize>,
+    v_tip: &Vector3<f64>,
+    rows: &[Row; 3],
+    impulse: [f64; 3],
+) -> f64 {
     let sign = match tip {
         Some(t) if rows[0].body2 == t => 1.0,
         Some(t) if rows[0].body1 == t => -1.0,
@@ -171,7 +193,7 @@ pub(super) fn joint_rows_at(
     }
 }
 
-fn row_velocities(rows: &[Row; 3], v: &[Vector3<f64>], w: &[Vector3<f64>]) -> [f64; 3] {
+pub(super) fn row_velocities(rows: &[Row; 3], v: &[Vector3<f64>], w: &[Vector3<f64>]) -> [f64; 3] {
     [
         rows[0].velocity(v, w),
         rows[1].velocity(v, w),
@@ -214,17 +236,21 @@ impl Step<'_> {
         }
     }
 
-    /// The velocities the contact rows read: the bodies' (now, or at the start of the step),
-    /// then the stylus tip's if it pushes.
-    fn contact_velocities(&self, start: bool) -> (Vec<Vector3<f64>>, Vec<Vector3<f64>>) {
-        let (mut v, mut w): (Vec<_>, Vec<_>) = if start {
-            (self.s.body.v_start.clone(), self.s.body.w_start.clone())
+    /// The velocities the contact rows read, into `out`: the bodies' (now, or at the start of
+    /// the step), then the stylus tip's if it pushes.
+    pub(super) fn contact_velocities(&self, start: bool, out: &mut RowVelocities) {
+        let RowVelocities { v, w } = out;
+        v.clear();
+        w.clear();
+        if start {
+            v.extend_from_slice(&self.s.body.v_start);
+            w.extend_from_slice(&self.s.body.w_start);
         } else {
-            self.bodies
-                .iter()
-                .map(|b| (b.linear_velocity_in_world, b.angular_velocity_in_world))
-                .unzip()
-        };
+            for b in self.bodies.iter() {
+                v.push(b.linear_velocity_in_world);
+                w.push(b.angular_velocity_in_world);
+            }
+        }
         if self.contact.is_some_and(|m| m.tip_body.is_some()) {
             v.push(
                 self.stylus_target
@@ -232,11 +258,10 @@ impl Step<'_> {
             );
             w.push(Vector3::zeros());
         }
-        (v, w)
     }
 
     /// The stylus tip's pseudo-body and velocity, if it pushes.
-    fn tip_motion(&self) -> (Option<usize>, Vector3<f64>) {
+    pub(super) fn tip_motion(&self) -> (Option<usize>, Vector3<f64>) {
         (
             self.contact.and_then(|m| m.tip_body),
             self.stylus_target
@@ -304,129 +329,7 @@ impl Step<'_> {
                 0.5 * margin + 2.0 * h * speed[a]
             }
         };
-        geometry::detect(model, &c.poses, prediction, reach, out);
-    }
-
-    /// Stage 0 (contact only): detection at the start poses and the impact sweeps.
-    pub(super) fn contact_impacts(&mut self) {
-        let Some(model) = self.contact_model() else {
-            return;
-        };
-        let v_imp = model.impact_speed_m_per_s;
-        let h = self.ctx.h;
-        self.contact_masses();
-        self.detect_contacts(false);
-        let (mut v, mut w) = self.contact_velocities(false);
-        let (tip, v_tip) = self.tip_motion();
-        let c = &mut self.s.contact;
-        let n = c.points.len();
-        c.impact.clear();
-        c.impact.resize(n, [0.0; 3]);
-        if n == 0 {
-            return;
-        }
-        let rows: Vec<[Row; 3]> = c.points.iter().map(|p| rows_of(p, &c.poses)).collect();
-
-        let kinetic_before: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
-        let mut any_impact = false;
-        if !self.joints.is_empty() {
-            // With joints, the impact is one simultaneous system of the contact impulses and
-            // the joints' attachment impulses (the virtual-mobile paper's §6, after Moore):
-            // the joints' rows are those of the start poses, their target zero row velocity
-            // (see the module docs), eliminated exactly, and the contacts solved through them
-            // by projected Gauss–Seidel (see `through_joints`).
-            let impacting = |k: usize, p: &ContactPoint| {
-                let u = row_velocities(&rows[k], &v, &w);
-                u[0] < -v_imp && p.gap_m + h * u[0] < 0.0
-            };
-            if c.points.iter().enumerate().any(|(k, p)| impacting(k, p)) {
-                c.rows.clear();
-                for (k, p) in c.points.iter().enumerate() {
-                    let u0 = row_velocities(&rows[k], &v, &w);
-                    let target = if impacting(k, p) {
-                        -p.material.restitution * u0[0]
-                    } else {
-                        -p.gap_m.max(0.0) / h
-                    };
-                    c.rows.push(ContactRows {
-                        rows: rows[k],
-                        u0,
-                        target,
-                        mu: p.material.friction,
-                        slip_start: Vector2::new(u0[1], u0[2]),
-                    });
-                }
-                let c = &mut self.s.contact;
-                c.bilateral.clear();
-                joint_rows_at(self.joints, &c.poses, |mut b, _| {
-                    b.change = -b.row.velocity(&v, &w);
-                    c.bilateral.push(b);
-                });
-                c.solve_through_joints();
-                for (k, i) in c.impulses.iter().enumerate() {
-                    if i.handled {
-                        c.impact[k] = [i.normal, i.tangent.x, i.tangent.y];
-                    }
-                }
-                for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
-                    if b.is_dynamic() {
-                        b.linear_velocity_in_world += dv;
-                        b.angular_velocity_in_world += dw;
-                    }
-                }
-                let kinetic_after: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
-                let user: f64 = rows
-                    .iter()
-                    .zip(&self.s.contact.impact)
-                    .map(|(r, i)| tip_work(tip, &v_tip, r, *i))
-                    .sum();
-                self.s.ledger.dissipated_j += kinetic_before - kinetic_after + user;
-                self.s.ledger.user_work_j += user;
-            }
-            return;
-        }
-        for _sweep in 0..(50 * n + 10) {
-            let mut any = false;
-            for (k, p) in c.points.iter().enumerate() {
-                let u = row_velocities(&rows[k], &v, &w);
-                if u[0] < -v_imp && p.gap_m + h * u[0] < 0.0 {
-                    let imp = lcp::impact_impulse(
-                        &rows[k],
-                        u,
-                        p.material.restitution,
-                        p.material.friction,
-                        &c.inv_mass,
-                    );
-                    if imp[0] > 0.0 {
-                        for r in 0..3 {
-                            rows[k][r].apply(imp[r], &c.inv_mass, &mut v, &mut w);
-                            c.impact[k][r] += imp[r];
-                        }
-                        any = true;
-                    }
-                }
-            }
-            if !any {
-                break;
-            }
-            any_impact = true;
-        }
-        if any_impact {
-            for ((b, v), w) in self.bodies.iter_mut().zip(&v).zip(&w) {
-                if b.is_dynamic() {
-                    b.linear_velocity_in_world = *v;
-                    b.angular_velocity_in_world = *w;
-                }
-            }
-            let kinetic_after: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
-            let user: f64 = rows
-                .iter()
-                .zip(&self.s.contact.impact)
-                .map(|(r, i)| tip_work(tip, &v_tip, r, *i))
-                .sum();
-            self.s.ledger.dissipated_j += kinetic_before - kinetic_after + user;
-            self.s.ledger.user_work_j += user;
-        }
+        geometry::detect(model, &c.poses, prediction, reach, &mut c.detection, out);
     }
 
     /// Stage 4b (contact only): the contact rows with friction, solved by the active-set
@@ -438,8 +341,27 @@ impl Step<'_> {
         let method = model.method;
         let v_imp = model.impact_speed_m_per_s;
         let h = self.ctx.h;
-        let (v, w) = self.contact_velocities(false);
-        let (v_start, w_start) = self.contact_velocities(true);
+        let mut now = std::mem::take(&mut self.s.contact.now);
+        let mut start = std::mem::take(&mut self.s.contact.start);
+        self.contact_velocities(false, &mut now);
+        self.contact_velocities(true, &mut start);
+        self.solve_contact_rows(method, v_imp, h, &now, &start);
+        self.s.contact.now = now;
+        self.s.contact.start = start;
+        self.predict_all();
+    }
+
+    /// The contact solve proper, from the velocities now and at the start of the step.
+    fn solve_contact_rows(
+        &mut self,
+        method: InequalityMethod,
+        v_imp: f64,
+        h: f64,
+        now: &RowVelocities,
+        start: &RowVelocities,
+    ) {
+        let (v, w) = (&now.v, &now.w);
+        let (v_start, w_start) = (&start.v, &start.w);
         let (tip, v_tip) = self.tip_motion();
         let c = &mut self.s.contact;
         let n = c.points.len();
@@ -447,8 +369,8 @@ impl Step<'_> {
         c.rows.clear();
         for p in &c.points {
             let rows = rows_of(p, &c.poses);
-            let u0 = row_velocities(&rows, &v, &w);
-            let us = row_velocities(&rows, &v_start, &w_start);
+            let u0 = row_velocities(&rows, v, w);
+            let us = row_velocities(&rows, v_start, w_start);
             // The midpoint target closes the gap at the end of the step with no work from a
             // contact at rest; for a contact that approaches at the start (an impact the impact
             // stage did not resolve) it would reverse the approach, an elastic bounce: the end
@@ -524,6 +446,7 @@ impl Step<'_> {
                 &c.inv_mass,
                 &mut c.handled,
                 insertion,
+                &mut c.lcp,
                 &mut c.impulses,
                 &mut c.delta,
             );
@@ -538,7 +461,7 @@ impl Step<'_> {
             }
             let rows = &c.rows[k].rows;
             let lambda = [imp.normal, imp.tangent.x, imp.tangent.y];
-            let us = row_velocities(rows, &v_start, &w_start);
+            let us = row_velocities(rows, v_start, w_start);
             for r in 0..3 {
                 work += lambda[r] * 0.5 * (us[r] + imp.u[r]);
             }
@@ -555,16 +478,15 @@ impl Step<'_> {
         }
         if method != InequalityMethod::Right {
             // Alg. 1 and 2: a handled row whose multiplier is ≤ 0 leaves the set.
-            let keep: Vec<_> = c
-                .points
-                .iter()
-                .zip(&c.impulses)
-                .filter(|(_, i)| i.handled && i.normal > 0.0)
-                .map(|(p, _)| p.key())
-                .collect();
-            c.kept = keep;
+            c.kept.clear();
+            c.kept.extend(
+                c.points
+                    .iter()
+                    .zip(&c.impulses)
+                    .filter(|(_, i)| i.handled && i.normal > 0.0)
+                    .map(|(p, _)| p.key()),
+            );
             c.kept.sort_unstable();
         }
-        self.predict_all();
     }
 }

@@ -103,6 +103,7 @@
 //! the same scene and inputs give bit-identical results.
 
 mod block_order;
+mod contact_impacts;
 mod contact_projection;
 mod contact_rows;
 mod contact_sparse;
