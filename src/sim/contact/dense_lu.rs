@@ -53,14 +53,17 @@ impl DenseLu {
             for r in i + 1..dim {
                 lu[col + r] *= inv_diag;
             }
-            for k in i + 1..dim {
-                let kc = k * dim;
+            // Column i's multipliers against each later column (disjoint slices, so the update
+            // vectorises).
+            let (left, right) = lu.split_at_mut((i + 1) * dim);
+            let multipliers = &left[col + i + 1..col + dim];
+            for column in right.chunks_exact_mut(dim) {
                 if piv != i {
-                    lu.swap(kc + i, kc + piv);
+                    column.swap(i, piv);
                 }
-                let p = lu[kc + i];
-                for r in i + 1..dim {
-                    lu[kc + r] += -p * lu[col + r];
+                let p = column[i];
+                for (y, x) in column[i + 1..].iter_mut().zip(multipliers) {
+                    *y += -p * x;
                 }
             }
         }
@@ -75,9 +78,10 @@ impl DenseLu {
             b.swap(i, piv);
         }
         for i in 0..dim.saturating_sub(1) {
-            let coeff = b[i];
-            for r in i + 1..dim {
-                b[r] += -coeff * lu[i * dim + r];
+            let (done, rest) = b.split_at_mut(i + 1);
+            let coeff = done[i];
+            for (y, l) in rest.iter_mut().zip(&lu[i * dim + i + 1..(i + 1) * dim]) {
+                *y += -coeff * l;
             }
         }
         for i in (0..dim).rev() {
@@ -87,8 +91,8 @@ impl DenseLu {
             }
             let coeff = b[i] / diag;
             b[i] = coeff;
-            for r in 0..i {
-                b[r] += -coeff * lu[i * dim + r];
+            for (y, u) in b[..i].iter_mut().zip(&lu[i * dim..i * dim + i]) {
+                *y += -coeff * u;
             }
         }
         true

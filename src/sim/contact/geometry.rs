@@ -199,7 +199,10 @@ pub(crate) struct DetectScratch {
     pairs: Vec<(usize, usize)>,
     bvh: Bvh,
     bvh_workspace: BvhWorkspace,
+    /// The manifold of pairs without a plane; planes have their own, as parry's half-space
+    /// generator replaces the point storage with a new one each time.
     manifold: ContactManifold<(), ()>,
+    plane_manifold: ContactManifold<(), ()>,
 }
 
 impl std::fmt::Debug for DetectScratch {
@@ -236,6 +239,7 @@ pub(crate) fn detect(
         radius,
         pairs,
         manifold,
+        plane_manifold,
         ..
     } = scratch;
     pairs.sort_unstable();
@@ -260,6 +264,11 @@ pub(crate) fn detect(
         let prediction = prediction_m(c1.body, c2.body);
         // A fresh manifold for each pair (parry's convex generators may read what the last
         // pair left), keeping only the points' storage.
+        let manifold = if touching.is_finite() {
+            &mut *manifold
+        } else {
+            &mut *plane_manifold
+        };
         let points = std::mem::take(&mut manifold.points);
         *manifold = ContactManifold::new();
         manifold.points = points;

@@ -30,10 +30,12 @@
 //!   the desk chain's energy balance by under 1e-6 of E_ref, at four times the cost.
 //!
 //! The joints hold exactly (K_b is factored, not iterated). The dense matrices are sized by
-//! the bodies and contacts of one solve (tens) and allocated per call.
+//! the bodies and contacts of one solve (tens) and kept from solve to solve
+//! ([`ThroughJointsScratch`]); the arithmetic is nalgebra's, on views of those buffers.
 
-use nalgebra::{DMatrix, DVector, Vector2, Vector3};
+use nalgebra::{DVectorView, DVectorViewMut, Vector2, Vector3};
 
+use super::dense_lu::DenseLu;
 use super::lcp::{Bilateral, ContactImpulse, ContactRows, InverseMass, Row, VelocityChange};
 
 /// The sweeps stop once the complementarity residual is below this (m/s): over a step of
@@ -53,18 +55,14 @@ pub struct SweepStats {
     pub residual_m_per_s: f64,
 }
 
-/// How far the impulses and row velocities are from the contact law (m/s): the largest
-/// [`contact_residual`] over the contacts.
-pub fn complementarity_residual(
-    contacts: &[ContactRows],
-    lambda: &DVector<f64>,
-    u: &DVector<f64>,
-) -> f64 {
+/// How far the impulses and row velocities (three per contact: normal, t₁, t₂) are from the
+/// contact law (m/s): the largest [`contact_residual`] over the contacts.
+pub fn complementarity_residual(contacts: &[ContactRows], lambda: &[f64], u: &[f64]) -> f64 {
     contacts
         .iter()
         .enumerate()
         .map(|(c, k)| {
-            let at = |x: &DVector<f64>| [x[3 * c], x[3 * c + 1], x[3 * c + 2]];
+            let at = |x: &[f64]| [x[3 * c], x[3 * c + 1], x[3 * c + 2]];
             contact_residual(k, &at(lambda), &at(u))
         })
         .fold(0.0, f64::max)
@@ -94,21 +92,42 @@ pub fn contact_residual(k: &ContactRows, lambda: &[f64; 3], u: &[f64; 3]) -> f64
     r_n.max(r_t)
 }
 
-/// A row as a dense Jacobian row over 6 coordinates per body (v then ω).
-fn dense_row(row: &Row, bodies: usize) -> DVector<f64> {
-    let mut j = DVector::zeros(6 * bodies);
+/// The solve's buffers, kept from solve to solve (no allocation once grown). Dense vectors
+/// over the bodies' coordinates (6 per body: v then ω) are stored one after another.
+#[derive(Clone, Debug, Default)]
+pub struct ThroughJointsScratch {
+    /// J_b and M⁻¹ J_bᵀ, one joint row each.
+    jb: Vec<f64>,
+    mjb: Vec<f64>,
+    /// K_b (column-major) and its factor.
+    kb: Vec<f64>,
+    kb_lu: DenseLu,
+    /// Joint row velocity changes and their impulses, and the velocity change they make.
+    joint_change: Vec<f64>,
+    taken: Vec<f64>,
+    /// J_c and P J_cᵀ, one contact row each; W = J_c P J_cᵀ (column-major).
+    jc: Vec<f64>,
+    g: Vec<f64>,
+    w: Vec<f64>,
+    /// Row velocities, impulses and the bodies' velocity change.
+    u: Vec<f64>,
+    lambda: Vec<f64>,
+    dv: Vec<f64>,
+}
+
+/// Writes a row as a dense Jacobian row over 6 coordinates per body (v then ω) into `j`.
+fn dense_row(row: &Row, j: &mut [f64]) {
+    j.fill(0.0);
     for (body, sign, ang) in [(row.body2, 1.0, row.ang2), (row.body1, -1.0, row.ang1)] {
         for a in 0..3 {
             j[6 * body + a] += sign * row.dir[a];
             j[6 * body + 3 + a] += sign * ang[a];
         }
     }
-    j
 }
 
-/// M⁻¹ times a dense vector over the bodies' coordinates.
-fn apply_inverse_mass(m: &[InverseMass], x: &DVector<f64>) -> DVector<f64> {
-    let mut y = DVector::zeros(x.len());
+/// Writes M⁻¹ times a dense vector over the bodies' coordinates into `y`.
+fn apply_inverse_mass(m: &[InverseMass], x: &[f64], y: &mut [f64]) {
     for (b, im) in m.iter().enumerate() {
         let v = Vector3::new(x[6 * b], x[6 * b + 1], x[6 * b + 2]) * im.inv_mass;
         let w = im.inv_inertia * Vector3::new(x[6 * b + 3], x[6 * b + 4], x[6 * b + 5]);
@@ -117,7 +136,28 @@ fn apply_inverse_mass(m: &[InverseMass], x: &DVector<f64>) -> DVector<f64> {
             y[6 * b + 3 + a] = w[a];
         }
     }
-    y
+}
+
+fn view(x: &[f64]) -> DVectorView<'_, f64> {
+    DVectorView::from_slice(x, x.len())
+}
+
+fn view_mut(x: &mut [f64]) -> DVectorViewMut<'_, f64> {
+    let n = x.len();
+    DVectorViewMut::from_slice(x, n)
+}
+
+/// M⁻¹ J_bᵀ K_b⁻¹ r into `y`: the velocity change of the joint impulses that change the joints'
+/// row velocities by `r` (zero when K_b is singular). `r` is overwritten.
+fn joint_response(kb_lu: &DenseLu, mjb: &[f64], r: &mut [f64], y: &mut [f64]) {
+    if !kb_lu.solve_in_place(r) {
+        r.fill(0.0);
+    }
+    y.fill(0.0);
+    let mut y = view_mut(y);
+    for (col, l) in mjb.chunks_exact(y.len()).zip(r.iter()) {
+        y.axpy(*l, &view(col), 1.0);
+    }
 }
 
 /// Solves the impact's contact impulses with the joints eliminated (see the module docs).
@@ -128,6 +168,7 @@ pub fn solve(
     contacts: &[ContactRows],
     bilateral: &[Bilateral],
     m: &[InverseMass],
+    scratch: &mut ThroughJointsScratch,
     out: &mut Vec<ContactImpulse>,
     delta: &mut VelocityChange,
 ) -> SweepStats {
@@ -135,75 +176,112 @@ pub fn solve(
     let dofs = 6 * bodies;
     let nb = bilateral.len();
     let nc = contacts.len();
+    let ThroughJointsScratch {
+        jb,
+        mjb,
+        kb,
+        kb_lu,
+        joint_change,
+        taken,
+        jc,
+        g,
+        w,
+        u,
+        lambda,
+        dv,
+    } = scratch;
     // M⁻¹ J_bᵀ as columns, K_b and its factor.
-    let jb: Vec<DVector<f64>> = bilateral
+    jb.clear();
+    jb.resize(nb * dofs, 0.0);
+    mjb.clear();
+    mjb.resize(nb * dofs, 0.0);
+    for ((b, j), mj) in bilateral
         .iter()
-        .map(|b| dense_row(&b.row, bodies))
-        .collect();
-    let mjb: Vec<DVector<f64>> = jb.iter().map(|j| apply_inverse_mass(m, j)).collect();
-    let mut kb = DMatrix::from_fn(nb, nb, |i, j| jb[i].dot(&mjb[j]));
-    for i in 0..nb {
-        kb[(i, i)] += JOINT_REGULARISATION * kb[(i, i)].abs() + 1.0e-300;
+        .zip(jb.chunks_exact_mut(dofs))
+        .zip(mjb.chunks_exact_mut(dofs))
+    {
+        dense_row(&b.row, j);
+        apply_inverse_mass(m, j, mj);
     }
-    let kb = kb.lu();
-    // M⁻¹ J_bᵀ K_b⁻¹ r: the velocity change of the joint impulses that change the joints' row
-    // velocities by r.
-    let joint_response = |r: &DVector<f64>| -> DVector<f64> {
-        let mu = kb.solve(r).unwrap_or_else(|| DVector::zeros(nb));
-        let mut y = DVector::zeros(dofs);
-        for (col, l) in mjb.iter().zip(mu.iter()) {
-            y.axpy(*l, col, 1.0);
-        }
-        y
-    };
+    kb.clear();
+    kb.extend((0..nb * nb).map(|k| {
+        let (i, j) = (k % nb, k / nb);
+        view(&jb[i * dofs..(i + 1) * dofs]).dot(&view(&mjb[j * dofs..(j + 1) * dofs]))
+    }));
+    for i in 0..nb {
+        kb[i * nb + i] += JOINT_REGULARISATION * kb[i * nb + i].abs() + 1.0e-300;
+    }
+    kb_lu.factor(nb, kb);
     // The joints' own changes: Δv₀ = M⁻¹ J_bᵀ K_b⁻¹ Δu_b.
-    let mut dv = if nb > 0 {
-        joint_response(&DVector::from_fn(nb, |i, _| bilateral[i].change))
-    } else {
-        DVector::zeros(dofs)
-    };
+    dv.clear();
+    dv.resize(dofs, 0.0);
+    if nb > 0 {
+        joint_change.clear();
+        joint_change.extend(bilateral.iter().map(|b| b.change));
+        joint_response(kb_lu, mjb, joint_change, dv);
+    }
     // G = P J_cᵀ column by column, W = J_c G.
-    let jc: Vec<DVector<f64>> = contacts
-        .iter()
-        .flat_map(|c| c.rows.iter().map(|r| dense_row(r, bodies)))
-        .collect();
-    let g: Vec<DVector<f64>> = jc
-        .iter()
-        .map(|j| {
-            // M⁻¹ J_cᵀ less the part the joints take back: P J_cᵀ.
-            let x = apply_inverse_mass(m, j);
-            if nb > 0 {
-                let taken = joint_response(&DVector::from_fn(nb, |i, _| jb[i].dot(&x)));
-                &x - taken
-            } else {
-                x
+    jc.clear();
+    jc.resize(3 * nc * dofs, 0.0);
+    g.clear();
+    g.resize(3 * nc * dofs, 0.0);
+    taken.clear();
+    taken.resize(dofs, 0.0);
+    let contact_rows = contacts.iter().flat_map(|c| c.rows.iter());
+    for ((row, j), x) in contact_rows
+        .zip(jc.chunks_exact_mut(dofs))
+        .zip(g.chunks_exact_mut(dofs))
+    {
+        dense_row(row, j);
+        // M⁻¹ J_cᵀ less the part the joints take back: P J_cᵀ.
+        apply_inverse_mass(m, j, x);
+        if nb > 0 {
+            joint_change.clear();
+            joint_change.extend(jb.chunks_exact(dofs).map(|b| view(b).dot(&view(x))));
+            joint_response(kb_lu, mjb, joint_change, taken);
+            for (x, t) in x.iter_mut().zip(taken.iter()) {
+                *x -= t;
             }
-        })
-        .collect();
-    let w = DMatrix::from_fn(3 * nc, 3 * nc, |i, j| jc[i].dot(&g[j]));
+        }
+    }
+    let dim = 3 * nc;
+    w.clear();
+    w.extend((0..dim * dim).map(|k| {
+        let (i, j) = (k % dim, k / dim);
+        view(&jc[i * dofs..(i + 1) * dofs]).dot(&view(&g[j * dofs..(j + 1) * dofs]))
+    }));
     // Row velocities now: u₀ plus what the joint changes do.
-    let mut u: DVector<f64> =
-        DVector::from_fn(3 * nc, |i, _| contacts[i / 3].u0[i % 3] + jc[i].dot(&dv));
-    let mut lambda: DVector<f64> = DVector::zeros(3 * nc);
+    u.clear();
+    u.extend(
+        jc.chunks_exact(dofs)
+            .enumerate()
+            .map(|(i, j)| contacts[i / 3].u0[i % 3] + view(j).dot(&view(dv))),
+    );
+    lambda.clear();
+    lambda.resize(dim, 0.0);
     let mut stats = SweepStats::default();
-    let add = |lambda: &mut DVector<f64>, u: &mut DVector<f64>, i: usize, d: f64| {
+    // (u += d W(·, i) written out: nalgebra's axpy computes the same d·w + u.)
+    let add = |lambda: &mut [f64], u: &mut [f64], i: usize, d: f64| {
         lambda[i] += d;
-        u.axpy(d, &w.column(i), 1.0);
+        for (y, x) in u.iter_mut().zip(&w[i * dim..(i + 1) * dim]) {
+            *y += d * x;
+        }
     };
+    let at = |i: usize, j: usize| w[j * dim + i];
     for sweep in 0..MAX_SWEEPS {
         for (c, k) in contacts.iter().enumerate() {
             let n = 3 * c;
-            if w[(n, n)] > 0.0 {
-                let new = (lambda[n] - (u[n] - k.target) / w[(n, n)]).max(0.0);
+            if at(n, n) > 0.0 {
+                let new = (lambda[n] - (u[n] - k.target) / at(n, n)).max(0.0);
                 let d = new - lambda[n];
-                add(&mut lambda, &mut u, n, d);
+                add(lambda, u, n, d);
             }
             if k.mu > 0.0 {
                 let mut t = Vector2::new(lambda[n + 1], lambda[n + 2]);
                 for r in 0..2 {
                     let i = n + 1 + r;
-                    if w[(i, i)] > 0.0 {
-                        t[r] -= u[i] / w[(i, i)];
+                    if at(i, i) > 0.0 {
+                        t[r] -= u[i] / at(i, i);
                     }
                 }
                 let bound = k.mu * lambda[n];
@@ -213,11 +291,11 @@ pub fn solve(
                 for r in 0..2 {
                     let i = n + 1 + r;
                     let d = t[r] - lambda[i];
-                    add(&mut lambda, &mut u, i, d);
+                    add(lambda, u, i, d);
                 }
             }
         }
-        let residual = complementarity_residual(contacts, &lambda, &u);
+        let residual = complementarity_residual(contacts, lambda, u);
         stats = SweepStats {
             sweeps: sweep + 1,
             residual_m_per_s: residual,
@@ -226,9 +304,12 @@ pub fn solve(
             break;
         }
     }
-    for (gc, l) in g.iter().zip(lambda.iter()) {
-        if *l != 0.0 {
-            dv.axpy(*l, gc, 1.0);
+    {
+        let mut dv = view_mut(dv);
+        for (gc, l) in g.chunks_exact(dofs).zip(lambda.iter()) {
+            if *l != 0.0 {
+                dv.axpy(*l, &view(gc), 1.0);
+            }
         }
     }
     out.clear();
@@ -313,7 +394,15 @@ mod tests {
             })
             .collect();
         let (mut out, mut delta) = (Vec::new(), VelocityChange::default());
-        let stats = solve(&contacts, &bilateral, &masses, &mut out, &mut delta);
+        let mut scratch = ThroughJointsScratch::default();
+        let stats = solve(
+            &contacts,
+            &bilateral,
+            &masses,
+            &mut scratch,
+            &mut out,
+            &mut delta,
+        );
         let expected = m_kg / 3.0 * omega * l_m;
         assert!(
             stats.residual_m_per_s <= RESIDUAL_TOLERANCE_M_PER_S,
@@ -356,7 +445,8 @@ mod tests {
             })
             .collect();
         let (mut out, mut delta) = (Vec::new(), VelocityChange::default());
-        solve(&contacts, &[], &masses, &mut out, &mut delta);
+        let mut scratch = ThroughJointsScratch::default();
+        solve(&contacts, &[], &masses, &mut scratch, &mut out, &mut delta);
         let total: f64 = out.iter().map(|o| o.normal).sum();
         // To the sweeps' residual (1e-10 m/s) times the bar's mass.
         assert!((total - m_kg * 0.5).abs() < 1e-11, "{out:?}");

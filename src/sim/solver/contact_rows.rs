@@ -83,8 +83,9 @@ pub(crate) struct ContactScratch {
     sparse: SparseContacts,
     /// Detection's buffers.
     detection: geometry::DetectScratch,
-    /// The dense solve's buffers.
+    /// The dense solve's and the solve through the joints' buffers.
     pub(super) lcp: lcp::LcpScratch,
+    through_joints: through_joints::ThroughJointsScratch,
     /// The velocities now and at the start of the step, and the impact stage's rows (taken
     /// out while a stage uses them, and put back).
     pub(super) now: RowVelocities,
@@ -100,6 +101,7 @@ impl ContactScratch {
             &self.rows,
             &self.bilateral,
             &self.inv_mass,
+            &mut self.through_joints,
             &mut self.impulses,
             &mut self.delta,
         );
