@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ar_multibody::sim::Scene;
+use ar_multibody::sim::{Scene, Simulation};
 use nalgebra::{Point3, Vector3};
 
 struct Counting;
@@ -49,6 +49,19 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The scene at `scene` (relative to the crate), built.
+fn load(scene: &str) -> Simulation {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(scene);
+    Scene::load(&path).expect("scene").build().expect("builds")
+}
+
+/// Allocations made by the counted thread while `f` runs.
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    f();
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
 #[test]
 fn a_step_allocates_nothing() {
     COUNTED.with(|c| c.set(true));
@@ -58,30 +71,27 @@ fn a_step_allocates_nothing() {
         // 1024 elements and 2945 connections: the primal solve (faer's sparse Cholesky).
         "assets/scenes/curtain.toml",
     ] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(scene);
-        let mut sim = Scene::load(&path).expect("scene").build().expect("builds");
+        let mut sim = load(scene);
         let start = sim.grab_point_in_world(0).expect("grab point");
         sim.attach_stylus_to_grab_point(0, 1e4, 15.0).expect("clip");
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
-        for n in 0..20 {
-            let t = n as f64 * sim.dt_secs();
-            sim.set_stylus_target(
-                start + Vector3::new(0.05 * t, 0.0, 0.02 * t),
-                Vector3::new(0.05, 0.0, 0.02),
-            );
-            sim.apply_external_force(1, Vector3::new(0.01, 0.0, 0.0), Point3::origin());
-            sim.step().expect("step");
-        }
-        sim.detach_stylus();
-        for _ in 0..20 {
-            sim.step().expect("step");
-        }
-        let after = ALLOCATIONS.load(Ordering::Relaxed);
+        let allocations = allocations_during(|| {
+            for n in 0..20 {
+                let t = n as f64 * sim.dt_secs();
+                sim.set_stylus_target(
+                    start + Vector3::new(0.05 * t, 0.0, 0.02 * t),
+                    Vector3::new(0.05, 0.0, 0.02),
+                );
+                sim.apply_external_force(1, Vector3::new(0.01, 0.0, 0.0), Point3::origin());
+                sim.step().expect("step");
+            }
+            sim.detach_stylus();
+            for _ in 0..20 {
+                sim.step().expect("step");
+            }
+        });
         assert_eq!(
-            after - before,
-            0,
-            "{scene}: {} allocations in 40 steps",
-            after - before
+            allocations, 0,
+            "{scene}: {allocations} allocations in 40 steps"
         );
     }
     // Contacts: a box in a corner, billiard balls, Newton's cradle. The buffers grow in the
@@ -93,25 +103,21 @@ fn a_step_allocates_nothing() {
         "assets/scenes/billiard.toml",
         "assets/scenes/newtons_cradle.toml",
     ] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(scene);
-        let mut sim = Scene::load(&path).expect("scene").build().expect("builds");
+        let mut sim = load(scene);
         for _ in 0..20 {
             sim.step().expect("step");
         }
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
         let mut contact_steps = 0;
-        for _ in 0..100 {
-            sim.step().expect("step");
-            contact_steps += usize::from(!sim.contact_report().is_empty());
-        }
-        let after = ALLOCATIONS.load(Ordering::Relaxed);
+        let allocations = allocations_during(|| {
+            for _ in 0..100 {
+                sim.step().expect("step");
+                contact_steps += usize::from(!sim.contact_report().is_empty());
+            }
+        });
         assert_eq!(
-            after - before,
-            0,
-            "{scene}: {} allocations in 100 steps",
-            after - before
+            allocations, 0,
+            "{scene}: {allocations} allocations in 100 steps"
         );
-        // (Counted after the allocation check: the assertion's message would allocate.)
         assert!(
             contact_steps > 50,
             "{scene}: contacts in {contact_steps} of 100 steps"

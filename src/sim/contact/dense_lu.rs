@@ -22,10 +22,31 @@ pub struct DenseLu {
 impl DenseLu {
     /// Factors the `dim` × `dim` matrix `a` (column-major, `a[i + j·dim]` = A(i, j)).
     pub fn factor(&mut self, dim: usize, a: &[f64]) {
+        self.load(dim, a);
+        self.eliminate();
+    }
+
+    /// Factors `a` with each diagonal entry raised by `relative` of its magnitude and by
+    /// 1e-300 (redundant rows keep bounded solutions; an all-zero row still has a pivot).
+    pub fn factor_regularised(&mut self, dim: usize, a: &[f64], relative: f64) {
+        self.load(dim, a);
+        for i in 0..dim {
+            let d = &mut self.lu[i * dim + i];
+            *d += relative * d.abs() + 1.0e-300;
+        }
+        self.eliminate();
+    }
+
+    fn load(&mut self, dim: usize, a: &[f64]) {
         assert_eq!(a.len(), dim * dim, "a {dim} × {dim} matrix");
         self.dim = dim;
         self.lu.clear();
         self.lu.extend_from_slice(a);
+    }
+
+    /// LU with partial pivoting of the loaded matrix, in place.
+    fn eliminate(&mut self) {
+        let dim = self.dim;
         self.swaps.clear();
         let lu = &mut self.lu;
         for i in 0..dim {

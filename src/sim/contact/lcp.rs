@@ -185,9 +185,14 @@ pub struct LcpScratch {
     friction: Vec<Friction>,
     transitions: Vec<usize>,
     released: Vec<usize>,
+    system: HandledSystem,
+}
+
+/// The buffers of one solve of the handled rows: its unknowns, J M⁻¹ C (column-major) and
+/// its factor, the right-hand side, the impulses and the refinement's residual.
+#[derive(Clone, Debug, Default)]
+struct HandledSystem {
     unknowns: Vec<Unknown>,
-    /// J M⁻¹ C (column-major), its factor, the right-hand side, the impulses and the
-    /// refinement's residual.
     a: Vec<f64>,
     lu: DenseLu,
     rhs: Vec<f64>,
@@ -210,13 +215,16 @@ pub fn solve(
 ) -> SolveStats {
     let n = contacts.len();
     let mut stats = SolveStats::default();
-    let mut friction = std::mem::take(&mut scratch.friction);
+    let LcpScratch {
+        friction,
+        transitions,
+        released,
+        system,
+    } = scratch;
     friction.clear();
     friction.extend(contacts.iter().map(initial_friction));
-    let mut transitions = std::mem::take(&mut scratch.transitions);
     transitions.clear();
     transitions.resize(n, 0);
-    let mut released = std::mem::take(&mut scratch.released);
     released.clear();
     released.resize(n, 0);
     if insertion == Insertion::Right {
@@ -230,7 +238,7 @@ pub fn solve(
     let cap = 8 * n + 20;
     for _ in 0..cap {
         solve_handled(
-            contacts, bilateral, m, handled, &friction, scratch, out, delta,
+            contacts, bilateral, m, handled, friction, system, out, delta,
         );
         stats.solves += 1;
         let mut changed = false;
@@ -294,9 +302,6 @@ pub fn solve(
     for c in 0..n {
         out[c].handled = handled[c];
     }
-    scratch.friction = friction;
-    scratch.transitions = transitions;
-    scratch.released = released;
     stats
 }
 
@@ -318,7 +323,7 @@ fn solve_handled(
     m: &[InverseMass],
     handled: &[bool],
     friction: &[Friction],
-    scratch: &mut LcpScratch,
+    system: &mut HandledSystem,
     out: &mut [ContactImpulse],
     delta: &mut VelocityChange,
 ) {
@@ -335,15 +340,14 @@ fn solve_handled(
         return;
     };
     let none = (any_row, 0.0);
-    let LcpScratch {
+    let HandledSystem {
         unknowns,
         a,
         lu,
         rhs,
         lambda,
         residual,
-        ..
-    } = scratch;
+    } = system;
     unknowns.clear();
     for (c, k) in contacts.iter().enumerate() {
         if !handled[c] {
@@ -403,12 +407,7 @@ fn solve_handled(
         rhs.clear();
         rhs.extend(unknowns.iter().map(|u| u.rhs));
         // The regularised matrix is factored; the refinement's residuals use the plain one.
-        residual.clear();
-        residual.extend_from_slice(a);
-        for i in 0..dim {
-            residual[i * dim + i] += REGULARISATION * a[i * dim + i].abs() + 1.0e-300;
-        }
-        lu.factor(dim, residual);
+        lu.factor_regularised(dim, a, REGULARISATION);
         residual.clear();
         residual.extend_from_slice(rhs);
         if lu.solve_in_place(residual) {

@@ -208,10 +208,7 @@ pub fn solve(
         let (i, j) = (k % nb, k / nb);
         view(&jb[i * dofs..(i + 1) * dofs]).dot(&view(&mjb[j * dofs..(j + 1) * dofs]))
     }));
-    for i in 0..nb {
-        kb[i * nb + i] += JOINT_REGULARISATION * kb[i * nb + i].abs() + 1.0e-300;
-    }
-    kb_lu.factor(nb, kb);
+    kb_lu.factor_regularised(nb, kb, JOINT_REGULARISATION);
     // The joints' own changes: Δv₀ = M⁻¹ J_bᵀ K_b⁻¹ Δu_b.
     dv.clear();
     dv.resize(dofs, 0.0);
