@@ -14,8 +14,13 @@
 //! rapier runs with impulse joints at 1, 4 and 20 solver iterations and with multibody
 //! (reduced-coordinate) joints. Error columns: for ar-multibody the largest ‖ψ‖ over the run
 //! (the norm of every constraint row, which bounds each joint's gap); for rapier the largest
-//! distance between the two anchor points of any chain joint. A run whose state goes
-//! non-finite is reported unstable. Runs longer than [`WALL_BUDGET_SECS`] stop early and say
+//! distance between the two anchor points of any chain joint. Energy column: the largest
+//! |E − E₀| over the run over E_ref, the larger of the peak kinetic energy and the range of the
+//! potential energy (ar-multibody's own balance, which books the stylus's work, in both
+//! scenarios; rapier's in the swing only, where nothing does work on the chain, with rapier's
+//! `kinetic_energy` and `gravitational_potential_energy`). Time per step is the engine's step
+//! alone, without the error and energy measurements. A run whose state goes non-finite is
+//! reported unstable. Runs longer than [`WALL_BUDGET_SECS`] stop early and say
 //! how many steps they took; rapier's multibody joints take one step only on the
 //! 1000-link chain (its reduced-coordinate solve is dense: about 19 s per step here).
 //!
@@ -76,6 +81,10 @@ struct Outcome {
     planned_steps: usize,
     us_per_step: f64,
     max_error_m: f64,
+    /// Largest |E − E₀| / E_ref (see the module docs), where measured.
+    max_energy_error_rel: Option<f64>,
+    /// What the run found wrong with itself, if anything.
+    note: Option<String>,
     unstable_at_s: Option<f64>,
 }
 
@@ -133,6 +142,8 @@ fn run_ar(scene: &Scene, scenario: Scenario, drag: &StylusScript) -> Outcome {
             planned_steps,
             us_per_step: wall / s.steps as f64 * 1e6,
             max_error_m: s.max_constraint_norm_m,
+            max_energy_error_rel: Some(s.max_abs_energy_error_rel),
+            note: None,
             unstable_at_s: None,
         },
         Err(e) => {
@@ -143,6 +154,8 @@ fn run_ar(scene: &Scene, scenario: Scenario, drag: &StylusScript) -> Outcome {
                 planned_steps,
                 us_per_step: f64::NAN,
                 max_error_m: f64::NAN,
+                max_energy_error_rel: None,
+                note: None,
                 unstable_at_s: Some(sim.time_secs()),
             }
         }
@@ -220,9 +233,23 @@ fn run_rapier(
                 world.insert_impulse_joint(b1, b2, joint);
             }
             Rapier::Multibody => {
-                world
+                let handle = world
                     .insert_multibody_joint(b1, b2, joint)
                     .expect("a chain is a tree");
+                // A multibody places its links from the joint coordinates (all zero: the chain
+                // hanging straight), not from the bodies' poses: the swing's tilt goes into the
+                // pivot's ball joint, whose axes are the ground's (the world's).
+                if scenario == Scenario::Swing && (j.body1 == 0 || j.body2 == 0) {
+                    let (multibody, link) = world
+                        .multibody_joints
+                        .get_mut(handle)
+                        .expect("just inserted");
+                    multibody
+                        .link_mut(link)
+                        .expect("its link")
+                        .joint
+                        .apply_displacement(&[0.0, SWING_TILT_RAD, 0.0]);
+                }
             }
         }
         links.push(Link {
@@ -258,9 +285,28 @@ fn run_rapier(
         planned_steps,
         us_per_step: 0.0,
         max_error_m: 0.0,
+        max_energy_error_rel: None,
+        note: None,
         unstable_at_s: None,
     };
+    let gravity = world.gravity;
+    let energy = |world: &PhysicsWorld| {
+        let (mut kinetic, mut potential) = (0.0, 0.0);
+        for &b in &handles[1..] {
+            let body = &world.bodies[b];
+            kinetic += body.kinetic_energy();
+            potential += body.gravitational_potential_energy(h, gravity);
+        }
+        (kinetic, potential)
+    };
+    // At rest; from the scene, as rapier sets the bodies' mass properties in its first step.
+    let initial_potential_j: f64 = scene.bodies[1..]
+        .iter()
+        .map(|b| -b.mass_kg * scene.gravity_in_world.dot(&b.position_in_world))
+        .sum();
+    let mut balance = EnergyRange::new((0.0, initial_potential_j));
     let start = Instant::now();
+    let mut stepping_secs = 0.0;
     for n in 0..step_cap {
         if scenario == Scenario::Drag {
             let sample = drag.sample(n as f64 * h, &origin);
@@ -280,7 +326,9 @@ fn run_rapier(
                 _ => {}
             }
         }
+        let step_start = Instant::now();
         world.step();
+        stepping_secs += step_start.elapsed().as_secs_f64();
         out.steps = n + 1;
         let mut gap = 0.0f64;
         for l in &links {
@@ -293,12 +341,63 @@ fn run_rapier(
             break;
         }
         out.max_error_m = out.max_error_m.max(gap);
+        if scenario == Scenario::Swing {
+            balance.add(energy(&world));
+        }
         if start.elapsed().as_secs_f64() > budget_secs {
             break;
         }
     }
-    out.us_per_step = start.elapsed().as_secs_f64() / out.steps as f64 * 1e6;
+    out.us_per_step = stepping_secs / out.steps as f64 * 1e6;
+    if scenario == Scenario::Swing && out.unstable_at_s.is_none() {
+        if balance.peak_kinetic_j == 0.0 {
+            // (A tilted start that the engine does not take, so the chain hangs at rest.)
+            out.note = Some("did not move: the chain hung straight from the start".into());
+        } else {
+            out.max_energy_error_rel = Some(balance.max_error_rel());
+        }
+    }
     out
+}
+
+/// The energy measures of a run without work from outside: the largest |E − E₀|, the peak
+/// kinetic energy and the potential energy's range (J).
+struct EnergyRange {
+    initial_j: f64,
+    max_drift_j: f64,
+    peak_kinetic_j: f64,
+    potential_min_j: f64,
+    potential_max_j: f64,
+}
+
+impl EnergyRange {
+    fn new((kinetic, potential): (f64, f64)) -> Self {
+        Self {
+            initial_j: kinetic + potential,
+            max_drift_j: 0.0,
+            peak_kinetic_j: kinetic,
+            potential_min_j: potential,
+            potential_max_j: potential,
+        }
+    }
+
+    fn add(&mut self, (kinetic, potential): (f64, f64)) {
+        self.max_drift_j = self
+            .max_drift_j
+            .max((kinetic + potential - self.initial_j).abs());
+        self.peak_kinetic_j = self.peak_kinetic_j.max(kinetic);
+        self.potential_min_j = self.potential_min_j.min(potential);
+        self.potential_max_j = self.potential_max_j.max(potential);
+    }
+
+    /// max |E − E₀| / E_ref, E_ref the larger of the peak kinetic energy and the potential
+    /// energy's range (ar-multibody's reference without stylus or springs).
+    fn max_error_rel(&self) -> f64 {
+        let reference = self
+            .peak_kinetic_j
+            .max(self.potential_max_j - self.potential_min_j);
+        self.max_drift_j / reference
+    }
 }
 
 fn main() {
@@ -332,8 +431,8 @@ fn main() {
     let drag = StylusScript::parse(&drag).expect("drag script parses");
 
     println!(
-        "{:<7} {:>6} {:<24} {:>11} {:>12} {:>9}  note",
-        "scenario", "links", "engine", "us/step", "max err m", "time/ar"
+        "{:<7} {:>6} {:<24} {:>11} {:>12} {:>10} {:>9}  note",
+        "scenario", "links", "engine", "us/step", "max err m", "energy", "time/ar"
     );
     let mut rows = CsvWriter::new(Vec::new());
     rows.write_fields([
@@ -342,6 +441,7 @@ fn main() {
         "engine",
         "us_per_step",
         "max_error_m",
+        "max_energy_error_rel",
         "steps",
         "planned_steps",
         "unstable_at_s",
@@ -383,15 +483,19 @@ fn main() {
                         "stopped after {} of {} steps (time budget)",
                         o.steps, o.planned_steps
                     ),
-                    _ => String::new(),
+                    _ => o.note.clone().unwrap_or_default(),
                 };
+                let energy = o
+                    .max_energy_error_rel
+                    .map_or("-".into(), |e| format!("{:.2e}%", 100.0 * e));
                 println!(
-                    "{:<8} {:>6} {:<24} {:>11.1} {:>12.1e} {:>8.2}x  {note}",
+                    "{:<8} {:>6} {:<24} {:>11.1} {:>12.1e} {:>10} {:>8.2}x  {note}",
                     scenario.name(),
                     links,
                     o.engine,
                     o.us_per_step,
                     o.max_error_m,
+                    energy,
                     o.us_per_step / ar.us_per_step,
                 );
                 rows.row()
@@ -399,6 +503,10 @@ fn main() {
                     .value(links)
                     .text(&o.engine)
                     .values([o.us_per_step, o.max_error_m])
+                    .text(
+                        &o.max_energy_error_rel
+                            .map_or(String::new(), |e| e.to_string()),
+                    )
                     .values([o.steps, o.planned_steps])
                     .text(&o.unstable_at_s.map_or(String::new(), |t| t.to_string()))
                     .end()

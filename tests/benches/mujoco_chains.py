@@ -12,7 +12,10 @@ Timing: `mj_step(model, data, nstep)` in chunks of 10 steps, so the loop runs in
 each chunk the state is checked, and a run whose state is not finite or that MuJoCo reset
 after a bad position, velocity or acceleration (its mjWARN_BADQPOS/QVEL/QACC warnings) is marked unstable at that chunk's end.
 MuJoCo's joints are exact by construction (reduced coordinates), so there is no joint error
-column. A run that takes longer than 30 s of wall time stops early and says how many
+column. The energy column is the largest |E - E0| over the run over E_ref, the larger of the
+peak kinetic energy and the range of the potential energy (as `cargo bench --bench compare`
+reports for ar-multibody and rapier), from MuJoCo's own energy (mjENBL_ENERGY) in a second run
+of the same model that is not timed. A run that takes longer than 30 s of wall time stops early and says how many
 steps it took.
 
 The `mujoco` package is installed from PyPI into a throw-away virtual environment
@@ -89,6 +92,27 @@ def chain_model(links, integrator):
     return spec.compile()
 
 
+def energy_error(links, integrator):
+    """max |E - E0| / E_ref over the swing, from a run with MuJoCo's energy enabled."""
+    import mujoco
+
+    model = chain_model(links, integrator)
+    model.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_ENERGY)
+    data = mujoco.MjData(model)
+    data.qpos[0:4] = [math.cos(SWING_TILT_RAD / 2), 0.0, math.sin(SWING_TILT_RAD / 2), 0.0]
+    mujoco.mj_forward(model, data)
+    potential, kinetic = data.energy
+    initial = potential + kinetic
+    drift, peak_kinetic, low, high = 0.0, kinetic, potential, potential
+    for _ in range(round(RUN_SECS / H_SECS)):
+        mujoco.mj_step(model, data)
+        potential, kinetic = data.energy
+        drift = max(drift, abs(potential + kinetic - initial))
+        peak_kinetic = max(peak_kinetic, kinetic)
+        low, high = min(low, potential), max(high, potential)
+    return drift / max(peak_kinetic, high - low)
+
+
 def run(links, integrator):
     """Returns (us per step, steps taken, unstable at t or None)."""
     import mujoco
@@ -149,7 +173,10 @@ def main():
             sys.exit(f"error: {args.ar_csv}: cannot read the compare bench's CSV: {e}")
 
     print(f"MuJoCo {mujoco.__version__}, swing scenario, h = {H_SECS} s, {RUN_SECS} s")
-    print(f"{'scenario':<8} {'links':>6} {'engine':<24} {'us/step':>11} {'time/ar':>9}  note")
+    print(
+        f"{'scenario':<8} {'links':>6} {'engine':<24} {'us/step':>11} {'energy':>10} "
+        f"{'time/ar':>9}  note"
+    )
     for links in (10, 100, 1000):
         for name, integrator in (
             ("MuJoCo Euler", mujoco.mjtIntegrator.mjINT_EULER),
@@ -165,7 +192,10 @@ def main():
                 note = f"stopped after {done} of {planned} steps (time budget)"
             else:
                 note = ""
-            print(f"{'swing':<8} {links:>6} {name:<24} {us:>11.1f} {ratio}  {note}")
+            energy = "-"
+            if unstable_at is None and done == planned:
+                energy = f"{100 * energy_error(links, integrator):.2e}%"
+            print(f"{'swing':<8} {links:>6} {name:<24} {us:>11.1f} {energy:>10} {ratio}  {note}")
 
 
 if __name__ == "__main__":
