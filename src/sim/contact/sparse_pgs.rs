@@ -25,49 +25,77 @@
 
 use nalgebra::{Vector2, Vector3};
 
-use super::lcp::{ContactImpulse, ContactRows, InverseMass, Row, VelocityChange};
+use super::lcp::{ContactImpulse, ContactRows, InverseMass, VelocityChange};
 use super::through_joints::{contact_residual, SweepStats, RESIDUAL_TOLERANCE_M_PER_S};
 
 /// Sweeps at most per solve.
 pub const MAX_SWEEPS: usize = 500;
 
-/// One row with its impulse response: the velocity change per unit impulse of each body.
+/// One contact's three rows (normal, t₁, t₂) as the sweeps read them, with their impulse
+/// responses. The solve keeps them in sweep order, so that a sweep reads them front to back
+/// (or back to front) instead of jumping through the contacts.
 #[derive(Clone, Copy, Debug)]
-struct Lane {
-    row: Row,
-    /// M⁻¹ Jᵀ: linear and angular velocity change of body 1 (subtracted) and body 2.
-    dv1: Vector3<f64>,
-    dw1: Vector3<f64>,
-    dv2: Vector3<f64>,
-    dw2: Vector3<f64>,
-    /// J M⁻¹ Jᵀ (1/m/s per N·s).
-    diag: f64,
+struct Packed {
+    body1: usize,
+    body2: usize,
+    inv_mass1: f64,
+    inv_mass2: f64,
+    dir: [Vector3<f64>; 3],
+    ang1: [Vector3<f64>; 3],
+    ang2: [Vector3<f64>; 3],
+    /// M⁻¹ Jᵀ, angular parts: the angular velocity change of body 1 (subtracted) and body 2
+    /// per unit impulse (the linear ones are dir / m).
+    dw1: [Vector3<f64>; 3],
+    dw2: [Vector3<f64>; 3],
+    /// J M⁻¹ Jᵀ of each row (1/m/s per N·s).
+    diag: [f64; 3],
+    u0: [f64; 3],
+    target: f64,
+    mu: f64,
 }
 
-impl Lane {
-    fn of(r: &Row, m: &[InverseMass]) -> Self {
-        let (m1, m2) = (&m[r.body1], &m[r.body2]);
+impl Packed {
+    fn of(c: &ContactRows, m: &[InverseMass]) -> Self {
+        let [n, _, _] = &c.rows;
+        debug_assert!(c
+            .rows
+            .iter()
+            .all(|r| r.body1 == n.body1 && r.body2 == n.body2));
+        let (m1, m2) = (&m[n.body1], &m[n.body2]);
         Self {
-            row: *r,
-            dv1: r.dir * m1.inv_mass,
-            dw1: m1.inv_inertia * r.ang1,
-            dv2: r.dir * m2.inv_mass,
-            dw2: m2.inv_inertia * r.ang2,
-            diag: r.coupling(r, m),
+            body1: n.body1,
+            body2: n.body2,
+            inv_mass1: m1.inv_mass,
+            inv_mass2: m2.inv_mass,
+            dir: c.rows.map(|r| r.dir),
+            ang1: c.rows.map(|r| r.ang1),
+            ang2: c.rows.map(|r| r.ang2),
+            dw1: c.rows.map(|r| m1.inv_inertia * r.ang1),
+            dw2: c.rows.map(|r| m2.inv_inertia * r.ang2),
+            diag: c.rows.map(|r| r.coupling(&r, m)),
+            u0: c.u0,
+            target: c.target,
+            mu: c.mu,
         }
     }
 
-    /// The row velocity the impulses so far add (m/s).
-    fn velocity(&self, dv: &[Vector3<f64>], dw: &[Vector3<f64>]) -> f64 {
-        self.row.velocity(dv, dw)
+    /// Row `r`'s velocity that the impulses so far add (m/s) ([`Row::velocity`]).
+    ///
+    /// [`Row::velocity`]: super::lcp::Row::velocity
+    #[inline(always)]
+    fn velocity(&self, r: usize, dv: &[Vector3<f64>], dw: &[Vector3<f64>]) -> f64 {
+        let (b1, b2) = (self.body1, self.body2);
+        self.dir[r].dot(&(dv[b2] - dv[b1])) + self.ang2[r].dot(&dw[b2]) - self.ang1[r].dot(&dw[b1])
     }
 
-    fn apply(&self, lambda: f64, dv: &mut [Vector3<f64>], dw: &mut [Vector3<f64>]) {
-        let (b1, b2) = (self.row.body1, self.row.body2);
-        dv[b2] += self.dv2 * lambda;
-        dw[b2] += self.dw2 * lambda;
-        dv[b1] -= self.dv1 * lambda;
-        dw[b1] -= self.dw1 * lambda;
+    /// Applies impulse `lambda` along row `r` to the two bodies' velocity changes.
+    #[inline(always)]
+    fn apply(&self, r: usize, lambda: f64, dv: &mut [Vector3<f64>], dw: &mut [Vector3<f64>]) {
+        let (b1, b2) = (self.body1, self.body2);
+        dv[b2] += self.dir[r] * self.inv_mass2 * lambda;
+        dw[b2] += self.dw2[r] * lambda;
+        dv[b1] -= self.dir[r] * self.inv_mass1 * lambda;
+        dw[b1] -= self.dw1[r] * lambda;
     }
 }
 
@@ -77,17 +105,20 @@ const CHECK_EVERY: usize = 4;
 /// The solve's buffers, kept between steps (no allocation once grown).
 #[derive(Clone, Debug, Default)]
 pub struct PgsScratch {
-    lanes: Vec<[Lane; 3]>,
+    /// The contacts' rows in sweep order (entry p is contact `order[p]`).
+    packed: Vec<Packed>,
+    /// Where each contact is in `packed`.
+    position: Vec<usize>,
     /// Row velocities now, per contact (normal, t₁, t₂).
     u: Vec<[f64; 3]>,
-    /// Impulses now.
+    /// Impulses now, in sweep order.
     lambda: Vec<[f64; 3]>,
 }
 
 /// Solves the contacts' impulses (see the module docs). `warm[k]` is contact k's starting
 /// impulse (zeros when it is new); `order` the contacts' indices in the order the sweeps
-/// take them. Writes one impulse per contact (handled when its normal impulse is positive)
-/// and the bodies' velocity change.
+/// take them (a permutation of 0..n). Writes one impulse per contact (handled when its normal
+/// impulse is positive) and the bodies' velocity change.
 pub fn solve(
     contacts: &[ContactRows],
     order: &[usize],
@@ -98,17 +129,25 @@ pub fn solve(
     delta: &mut VelocityChange,
 ) -> SweepStats {
     let n = contacts.len();
+    debug_assert_eq!(order.len(), n);
     delta.v.clear();
     delta.v.resize(m.len(), Vector3::zeros());
     delta.w.clear();
     delta.w.resize(m.len(), Vector3::zeros());
     let (dv, dw) = (&mut delta.v, &mut delta.w);
-    scratch.lanes.clear();
+    scratch.packed.clear();
     scratch
-        .lanes
-        .extend(contacts.iter().map(|c| c.rows.map(|r| Lane::of(&r, m))));
+        .packed
+        .extend(order.iter().map(|&k| Packed::of(&contacts[k], m)));
+    scratch.position.clear();
+    scratch.position.resize(n, 0);
+    for (p, &k) in order.iter().enumerate() {
+        scratch.position[k] = p;
+    }
     scratch.lambda.clear();
-    for ((c, start), lanes) in contacts.iter().zip(warm).zip(&scratch.lanes) {
+    scratch.lambda.resize(n, [0.0; 3]);
+    // The warm start in contact order (its sums are then those of any earlier solve).
+    for ((c, start), &p) in contacts.iter().zip(warm).zip(&scratch.position) {
         let normal = start[0].max(0.0);
         let mut t = Vector2::new(start[1], start[2]) * if c.mu > 0.0 { 1.0 } else { 0.0 };
         let bound = c.mu * normal;
@@ -116,12 +155,13 @@ pub fn solve(
             t *= bound / t.norm();
         }
         let l = [normal, t.x, t.y];
-        for (lane, li) in lanes.iter().zip(l) {
-            if li != 0.0 {
-                lane.apply(li, dv, dw);
+        let packed = &scratch.packed[p];
+        for (r, li) in l.iter().enumerate() {
+            if *li != 0.0 {
+                packed.apply(r, *li, dv, dw);
             }
         }
-        scratch.lambda.push(l);
+        scratch.lambda[p] = l;
     }
     scratch.u.clear();
     scratch.u.resize(n, [0.0; 3]);
@@ -130,23 +170,21 @@ pub fn solve(
         // Forward on even sweeps, backward on odd ones (symmetric Gauss–Seidel): the first
         // contacts of `order` carry their loads to the last ones in one sweep, and back.
         for i in 0..n {
-            let k = order[if sweep % 2 == 0 { i } else { n - 1 - i }];
-            let c = &contacts[k];
-            let (l, lanes) = (&mut scratch.lambda[k], &scratch.lanes[k]);
-            if lanes[0].diag > 0.0 {
-                let u = c.u0[0] + lanes[0].velocity(dv, dw);
-                let new = (l[0] - (u - c.target) / lanes[0].diag).max(0.0);
+            let p = if sweep % 2 == 0 { i } else { n - 1 - i };
+            let (c, l) = (&scratch.packed[p], &mut scratch.lambda[p]);
+            if c.diag[0] > 0.0 {
+                let u = c.u0[0] + c.velocity(0, dv, dw);
+                let new = (l[0] - (u - c.target) / c.diag[0]).max(0.0);
                 if new != l[0] {
-                    lanes[0].apply(new - l[0], dv, dw);
+                    c.apply(0, new - l[0], dv, dw);
                     l[0] = new;
                 }
             }
             if c.mu > 0.0 {
                 let mut t = Vector2::new(l[1], l[2]);
                 for r in 0..2 {
-                    let lane = &lanes[r + 1];
-                    if lane.diag > 0.0 {
-                        t[r] -= (c.u0[r + 1] + lane.velocity(dv, dw)) / lane.diag;
+                    if c.diag[r + 1] > 0.0 {
+                        t[r] -= (c.u0[r + 1] + c.velocity(r + 1, dv, dw)) / c.diag[r + 1];
                     }
                 }
                 let bound = c.mu * l[0];
@@ -156,7 +194,7 @@ pub fn solve(
                 for r in 0..2 {
                     let change = t[r] - l[r + 1];
                     if change != 0.0 {
-                        lanes[r + 1].apply(change, dv, dw);
+                        c.apply(r + 1, change, dv, dw);
                         l[r + 1] = t[r];
                     }
                 }
@@ -166,11 +204,10 @@ pub fn solve(
             continue;
         }
         let mut residual = 0.0f64;
-        for (k, c) in contacts.iter().enumerate() {
-            let lanes = &scratch.lanes[k];
-            let u = [0, 1, 2].map(|r| c.u0[r] + lanes[r].velocity(dv, dw));
+        for ((c, l), &k) in scratch.packed.iter().zip(&scratch.lambda).zip(order) {
+            let u = [0, 1, 2].map(|r| c.u0[r] + c.velocity(r, dv, dw));
             scratch.u[k] = u;
-            residual = residual.max(contact_residual(c, &scratch.lambda[k], &u));
+            residual = residual.max(contact_residual(&contacts[k], l, &u));
         }
         stats = SweepStats {
             sweeps: sweep + 1,
@@ -181,18 +218,15 @@ pub fn solve(
         }
     }
     out.clear();
-    out.extend(
-        scratch
-            .lambda
-            .iter()
-            .zip(&scratch.u)
-            .map(|(l, u)| ContactImpulse {
-                handled: l[0] > 0.0,
-                normal: l[0],
-                tangent: Vector2::new(l[1], l[2]),
-                u: *u,
-            }),
-    );
+    out.extend(scratch.position.iter().zip(&scratch.u).map(|(&p, u)| {
+        let l = scratch.lambda[p];
+        ContactImpulse {
+            handled: l[0] > 0.0,
+            normal: l[0],
+            tangent: Vector2::new(l[1], l[2]),
+            u: *u,
+        }
+    }));
     stats
 }
 
@@ -200,6 +234,7 @@ pub fn solve(
 mod tests {
     use nalgebra::Matrix3;
 
+    use super::super::lcp::Row;
     use super::*;
 
     const G_M_PER_S2: f64 = 9.81;
