@@ -79,6 +79,10 @@ pub(crate) struct ContactScratch {
     pub(crate) report: Vec<ContactReport>,
     /// Largest penetration at the end of the last step (m, ≥ 0).
     pub(crate) max_penetration_m: f64,
+    /// The largest row-velocity error the step's contact solve left (m/s; 0 when it
+    /// converged or there was none): the projection's tolerance follows it (see
+    /// [`super::contact_projection`]). Taken by the projection, so no step inherits it.
+    pub(super) velocity_residual_m_per_s: f64,
     /// The sparse solve's state (many contacts, or the pushing tip).
     sparse: SparseContacts,
     /// Detection's buffers.
@@ -432,7 +436,7 @@ impl Step<'_> {
                 .gravity_in_world
                 .try_normalize(0.0)
                 .unwrap_or(-Vector3::z());
-            c.sparse.solve(
+            c.velocity_residual_m_per_s = c.sparse.solve(
                 &mut c.rows,
                 &c.points,
                 &c.inv_mass,

@@ -25,7 +25,8 @@ pub(super) struct SparseContacts {
 
 impl SparseContacts {
     /// Solves the contact rows (`rows[k]` of `points[k]`) into the impulses and the velocity
-    /// change. `down` is the direction of gravity (unit), `h` the step (s).
+    /// change. `down` is the direction of gravity (unit), `h` the step (s). Returns the
+    /// largest row-velocity error the sweeps left (m/s).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn solve(
         &mut self,
@@ -36,7 +37,7 @@ impl SparseContacts {
         h: f64,
         impulses: &mut Vec<ContactImpulse>,
         delta: &mut VelocityChange,
-    ) {
+    ) -> f64 {
         let n = points.len();
         // On a pile the sweeps stop short of convergence (see `sparse_pgs`) and leave
         // velocity errors of up to a few mm/s, which the midpoint target would reflect
@@ -84,6 +85,7 @@ impl SparseContacts {
             stats.sweeps,
             stats.residual_m_per_s
         );
+        stats.residual_m_per_s
     }
 
     /// Keeps the step's loaded impulses by contact key for the next step's warm start
