@@ -92,15 +92,24 @@ def chain_model(links, integrator):
     return spec.compile()
 
 
+def swing_start(model):
+    """The model's data at the swing's start: the chain at rest, tilted about world y."""
+    import mujoco
+
+    data = mujoco.MjData(model)
+    # The ball joint's quaternion (w, x, y, z): a turn of SWING_TILT_RAD about world y.
+    data.qpos[0:4] = [math.cos(SWING_TILT_RAD / 2), 0.0, math.sin(SWING_TILT_RAD / 2), 0.0]
+    mujoco.mj_forward(model, data)
+    return data
+
+
 def energy_error(links, integrator):
     """max |E - E0| / E_ref over the swing, from a run with MuJoCo's energy enabled."""
     import mujoco
 
     model = chain_model(links, integrator)
     model.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_ENERGY)
-    data = mujoco.MjData(model)
-    data.qpos[0:4] = [math.cos(SWING_TILT_RAD / 2), 0.0, math.sin(SWING_TILT_RAD / 2), 0.0]
-    mujoco.mj_forward(model, data)
+    data = swing_start(model)
     potential, kinetic = data.energy
     initial = potential + kinetic
     drift, peak_kinetic, low, high = 0.0, kinetic, potential, potential
@@ -119,10 +128,7 @@ def run(links, integrator):
     import numpy as np
 
     model = chain_model(links, integrator)
-    data = mujoco.MjData(model)
-    # The ball joint's quaternion (w, x, y, z): a turn of SWING_TILT_RAD about world y.
-    data.qpos[0:4] = [math.cos(SWING_TILT_RAD / 2), 0.0, math.sin(SWING_TILT_RAD / 2), 0.0]
-    mujoco.mj_forward(model, data)
+    data = swing_start(model)
     steps = round(RUN_SECS / H_SECS)
     done = 0
     wall = 0.0
