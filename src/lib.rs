@@ -1,7 +1,5 @@
 //! ar-multibody: the library behind the `ar-multibody` binary.
 //!
-//! - [`sim`]: the sequential-impulse multibody solver (no threads, no I/O).
-//! - [`articulated`]: the second method, articulated bodies in reduced coordinates.
 //! - [`tracking`]: ArUco marker detection and camera pose.
 //! - [`interaction`]: stylus → clip / drag / release.
 //! - [`rig`]: worker threads, messages, clocks, shutdown.
@@ -10,12 +8,10 @@
 //! - [`compositor`]: video background and simulation overlay (kiss3d).
 //! - [`manual`]: the reference manual (commands, scene format, solver, hardware, ...).
 
-pub mod articulated;
 pub mod compositor;
 pub mod interaction;
 pub mod manual;
 pub mod rig;
 pub mod sandbox;
 pub mod scene_view;
-pub mod sim;
 pub mod tracking;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use nalgebra::{Isometry3, Point3, Vector3};
 
-pub use crate::sim::{Shape, Support, SupportShape};
+pub use ar_dynamics::{Shape, Support, SupportShape};
 
 /// One body to show: which body, what it looks like, and where it is.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,7 +23,7 @@ pub struct BodyView {
     pub world_from_body: Isometry3<f64>,
 }
 
-/// A deformable body's rigid group (see [`crate::sim::deformable::rigid_group`]) and whether
+/// A deformable body's rigid group (see [`ar_dynamics::deformable::rigid_group`]) and whether
 /// it is rigid now: what the sandbox's `G` key toggles.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RigidGroupView {

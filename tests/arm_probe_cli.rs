@@ -164,7 +164,7 @@ fn a_probe_recording_drives_simulate_through_the_tracker_calibration() {
     let duration = format!("{:.2}", number(release, 0) + 0.5);
 
     let scene = root.join("assets/scenes/ten_pendula.toml");
-    let sim = ar_multibody::sim::Scene::load(&scene)
+    let sim = ar_dynamics::Scene::load(&scene)
         .and_then(|s| s.build())
         .expect("scene");
     let offset = sim.grab_point_in_world(0).expect("grab point") - first_press_in_arm;

@@ -6,11 +6,11 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
-use ar_multibody::sim::stylus::{
+use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
+use ar_dynamics::model::stylus::{
     StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M,
 };
-use ar_multibody::sim::Scene;
+use ar_dynamics::Scene;
 use nalgebra::{Point3, Vector3};
 
 struct Counting;

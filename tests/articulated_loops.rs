@@ -14,8 +14,8 @@
 use std::f64::consts::{PI, TAU};
 use std::path::Path;
 
-use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
-use ar_multibody::sim::Scene;
+use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
+use ar_dynamics::Scene;
 use nalgebra::{Matrix3, Point3, Vector3};
 
 fn scene(name: &str) -> Scene {

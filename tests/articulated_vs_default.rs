@@ -14,8 +14,8 @@
 
 use std::path::Path;
 
-use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim, Integrator, Workspace};
-use ar_multibody::sim::{Scene, Simulation, SolverParams};
+use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim, Integrator, Workspace};
+use ar_dynamics::{Scene, Simulation, SolverParams};
 use nalgebra::{DMatrix, Isometry3, Point3, Vector3};
 
 fn ten_pendula() -> Scene {

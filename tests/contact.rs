@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use ar_multibody::sim::contact::InequalityMethod;
-use ar_multibody::sim::{Scene, Simulation};
+use ar_dynamics::contact::InequalityMethod;
+use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
 fn scene(name: &str) -> Scene {
@@ -318,7 +318,7 @@ fn ten_pendula_desk_chain_lies_on_the_desk() {
 /// 7.5e-4 J backwards, no split step; the tip ends 10.0 cm across.
 #[test]
 fn ten_pendula_desk_chain_is_dragged_across_the_desk() {
-    use ar_multibody::sim::{run_scripted, StylusScript, StylusSpring};
+    use ar_dynamics::{run_scripted, StylusScript, StylusSpring};
     let mut sim = scene("ten_pendula_desk.toml").build().unwrap();
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scripts/ten_pendula_desk_drag.csv");
@@ -371,7 +371,7 @@ const BALL: &str = "[[body]]\nname = \"ball\"\nmass_kg = 0.1\ninertia_kg_m2 = [1
 
 #[test]
 fn pair_materials_and_scene_checks() {
-    use ar_multibody::sim::contact::Material;
+    use ar_dynamics::contact::Material;
     let a = Material {
         friction: 0.04,
         restitution: 0.2,

@@ -11,7 +11,7 @@
 //! case, is in `tests/convergence_free_body.rs`.)
 //!
 //! The reference is written here and shares nothing with the solver but the initial state
-//! (no `ar_multibody::sim` code computes any reference motion): the maximal-coordinate DAE M a = F + Jᵀλ (gyroscopic torque −ω × Iω) with the
+//! (no `ar_dynamics` code computes any reference motion): the maximal-coordinate DAE M a = F + Jᵀλ (gyroscopic torque −ω × Iω) with the
 //!   constraints imposed on the accelerations (J a = −J̇v, and a light Baumgarte term), solved
 //!   by dense LU and integrated by RK4 at 0.1 ms; checked by its energy conservation, its
 //!   constraint drift, and its agreement with RK4 at 0.2 ms.
@@ -20,7 +20,7 @@
 //! within 2× of the value measured when this test was written, so that a regression of the
 //! constant shows too. `cargo test --test convergence -- --nocapture` prints the tables.
 
-use ar_multibody::sim::{Body, Joint, JointKind, Simulation, SolverParams};
+use ar_dynamics::{Body, Joint, JointKind, Simulation, SolverParams};
 use nalgebra::{
     DMatrix, DVector, Isometry3, Matrix3, Quaternion, Translation3, UnitQuaternion, Vector3,
 };

@@ -10,7 +10,7 @@
 //! `cargo test --test convergence_free_body -- --nocapture` prints the table. (Spatial chains:
 //! `tests/convergence.rs`.)
 
-use ar_multibody::sim::{Body, Simulation};
+use ar_dynamics::{Body, Simulation};
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
 
 #[path = "support/convergence_order.rs"]

@@ -2,7 +2,7 @@
 //! equilibria that this file computes with its own assembly and Newton iteration (not the
 //! solver's), fracture of a connection, and the scene errors.
 
-use ar_multibody::sim::{Scene, Simulation};
+use ar_dynamics::{Scene, Simulation};
 
 #[path = "support/settle.rs"]
 mod settle;

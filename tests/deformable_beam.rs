@@ -5,7 +5,7 @@
 //! EI = Σ_c k s z_c², and its diagonal bracing (two diagonals of length d per cell, height h)
 //! gives it the shear stiffness GA = 2 k s h² / d².
 
-use ar_multibody::sim::{Scene, Simulation};
+use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
 #[path = "support/settle.rs"]

@@ -7,7 +7,7 @@
 //! bends with EI = 2 k s (h/2)² and shears with GA = 2 k s h² / (s² + h²) (see "Deformable
 //! bodies" in `src/manual/scene_files.md`).
 
-use ar_multibody::sim::{Scene, Simulation};
+use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
 #[path = "support/settle.rs"]

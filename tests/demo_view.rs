@@ -4,12 +4,12 @@
 //! the arm inside the image and below the HUD. The README's frames come from the ignored
 //! regenerator at the end, which picks them by simulated time (a second after the clip).
 
+use ar_dynamics::{Scene, SupportShape, GROUND};
 use ar_multibody::compositor::arrows::MAX_ARROW_M;
 use ar_multibody::compositor::Overlay;
 use ar_multibody::rig::demo_world::{demo_frame_points, demo_view, DemoView};
 use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
 use ar_multibody::rig::Simulation;
-use ar_multibody::sim::{Scene, SupportShape, GROUND};
 use nalgebra::{Point3, Vector3};
 use std::path::Path;
 use std::process::Command;

@@ -4,10 +4,8 @@
 
 use std::f64::consts::TAU;
 
-use ar_multibody::sim::{
-    force::{ForceAxes, ForceElement, ForceKind},
-    Scene, SimError, Simulation, SolverParams,
-};
+use ar_dynamics::model::force::{ForceAxes, ForceElement, ForceKind};
+use ar_dynamics::{Scene, SimError, Simulation, SolverParams};
 use nalgebra::{UnitQuaternion, Vector3};
 
 const G: f64 = 9.81;

@@ -1,25 +1,21 @@
 //! Free rigid-body rotation against Euler's equations: a symmetric body's precession at the
 //! Euler rate, and the intermediate-axis (Dzhanibekov) flip.
 
-use ar_multibody::sim::Simulation;
+use ar_dynamics::Simulation;
 use nalgebra::Vector3;
 
 /// One free body of inertia `inertia` with no gravity, spinning at body-frame rate `omega`.
 fn free_spinning_body(inertia: Vector3<f64>, omega_in_body: Vector3<f64>) -> Simulation {
-    free_spinning_body_with(
-        inertia,
-        omega_in_body,
-        ar_multibody::sim::SolverParams::default(),
-    )
+    free_spinning_body_with(inertia, omega_in_body, ar_dynamics::SolverParams::default())
 }
 
 /// [`free_spinning_body`] with the given solver parameters.
 fn free_spinning_body_with(
     inertia: Vector3<f64>,
     omega_in_body: Vector3<f64>,
-    params: ar_multibody::sim::SolverParams,
+    params: ar_dynamics::SolverParams,
 ) -> Simulation {
-    use ar_multibody::sim::Body;
+    use ar_dynamics::Body;
     use nalgebra::{Isometry3, Translation3, UnitQuaternion};
     // A tilted start pose, so that the body axes are not the world axes.
     let pose = Isometry3::from_parts(
@@ -104,7 +100,7 @@ impl Precession {
     }
 }
 
-fn precess(params: ar_multibody::sim::SolverParams, steps: usize) -> Precession {
+fn precess(params: ar_dynamics::SolverParams, steps: usize) -> Precession {
     let inertia = Vector3::new(2.0e-3, 2.0e-3, 1.0e-3);
     let omega0 = Vector3::new(1.0, 0.0, 10.0);
     let mut sim = free_spinning_body_with(inertia, omega0, params);
@@ -160,7 +156,7 @@ fn precess(params: ar_multibody::sim::SolverParams, steps: usize) -> Precession 
 /// estimated under it, and the drift is of that order over the run.
 #[test]
 fn a_free_symmetric_body_precesses_at_the_euler_rate() {
-    use ar_multibody::sim::SolverParams;
+    use ar_dynamics::SolverParams;
     let tight = SolverParams {
         velocity_tolerance: 1e-12,
         ..SolverParams::default()

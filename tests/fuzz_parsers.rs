@@ -12,10 +12,10 @@ use ar_calibration::calibration_object::CalibrationObject;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_calibration::pairs_csv::parse_pairs;
 use ar_calibration::tracker_file::TrackerCalibration;
+use ar_dynamics::drive::script::StylusScript;
+use ar_dynamics::wind::LevelSchedule;
+use ar_dynamics::Scene;
 use ar_multibody::rig::config::RigConfig;
-use ar_multibody::sim::script::StylusScript;
-use ar_multibody::sim::wind::LevelSchedule;
-use ar_multibody::sim::Scene;
 use proptest::prelude::*;
 use std::path::Path;
 

@@ -7,11 +7,10 @@
 //! in its message why the numbers changed. A change of the CSV's *format* alters only the CSV
 //! hash; the state hash then shows that the numbers did not move.
 
-use ar_calibration::csv_write::CsvWriter;
-use ar_multibody::sim::wind::{LevelSchedule, WindElement};
-use ar_multibody::sim::{
-    run_scripted_with, scripted, Scene, Simulation, SolverMethod, StylusScript, StylusSpring,
-};
+use ar_dynamics::drive::scripted;
+use ar_dynamics::wind::{LevelSchedule, WindElement};
+use ar_dynamics::{run_scripted_with, Scene, Simulation, SolverMethod, StylusScript, StylusSpring};
+use ar_io::csv_write::CsvWriter;
 
 fn asset(rel: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)

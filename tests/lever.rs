@@ -3,7 +3,7 @@
 //! about the pivot, ω = m v a / (I + m a²), with I the lever's inertia about the pivot from
 //! its box dimensions and m, v, a read from the dropped body's state before the impact.
 
-use ar_multibody::sim::Scene;
+use ar_dynamics::Scene;
 
 /// The scene's lever: mass (kg) and box size along x and z (m), from `lever.toml`.
 const LEVER_MASS_KG: f64 = 0.5;

@@ -6,8 +6,8 @@
 //!
 //! Time per step against n is measured by `cargo bench --bench scale -- mobile`.
 
-use ar_multibody::sim::scene_gen::mobile_toml;
-use ar_multibody::sim::Scene;
+use ar_dynamics::scene::generate::mobile_toml;
+use ar_dynamics::Scene;
 use nalgebra::Vector3;
 
 #[test]

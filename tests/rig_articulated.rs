@@ -198,9 +198,9 @@ fn demo_ten_pendula_clip_drag_release_with_the_articulated_method() {
 #[test]
 fn the_wind_pushes_both_methods_alike() {
     let _serial = serial();
-    use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim};
-    use ar_multibody::sim::wind::WindElement;
-    use ar_multibody::sim::Scene;
+    use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim};
+    use ar_dynamics::wind::WindElement;
+    use ar_dynamics::Scene;
     let scene = Scene::load(resolve_scene("steel_fish")).unwrap();
     let settings = scene.wind.clone().expect("steel_fish has a [wind] table");
     let mut default = scene.build().unwrap();

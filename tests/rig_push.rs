@@ -235,7 +235,7 @@ fn push_in_trace(s: &SolverSummary, clip_s: f64) -> (Vector3<f64>, f64, f64) {
 /// Gauss–Seidel, which keeps every friction impulse in its cone.
 #[test]
 fn a_push_that_slows_down_or_jitters_keeps_the_energy_balance() {
-    use ar_multibody::sim::Scene;
+    use ar_dynamics::Scene;
     use nalgebra::Point3;
     let h = 0.01;
     let (x0, y, z) = (-0.085, 0.09, 0.05);

@@ -3,7 +3,7 @@
 //! element states; a group that is rigid throughout moves like the rigid body of its summed
 //! inertia, integrated here with RK4 of Euler's equations; and bad tables name their field.
 
-use ar_multibody::sim::{Body, Scene, Simulation};
+use ar_dynamics::{Body, Scene, Simulation};
 use nalgebra::{Isometry3, Matrix3, Quaternion, UnitQuaternion, Vector3};
 
 const RADIUS_M: f64 = 0.005;
@@ -465,6 +465,6 @@ fn the_articulated_method_refuses_rigid_groups_rather_than_ignore_them() {
         "[[deformable.rigid_group]]\nname = \"g\"\n",
     );
     let scene = Scene::parse(&text, "rigid_groups.toml").expect("scene");
-    let e = ar_multibody::articulated::system::scene_model(&scene).unwrap_err();
+    let e = ar_dynamics::articulated::system::scene_model(&scene).unwrap_err();
     assert!(e.to_string().contains("rigid groups"), "{e}");
 }

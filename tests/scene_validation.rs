@@ -1,7 +1,7 @@
 //! Issue 20 item 7: scene files that used to load (or to fail far from the cause) are refused
 //! with the file, line and field, and the CLI prints the message once.
 
-use ar_multibody::sim::Scene;
+use ar_dynamics::Scene;
 use std::process::Command;
 
 /// One pendulum on a ball joint; `body_extra` is inserted in its `[[body]]` table.
@@ -142,7 +142,7 @@ fn an_empty_scene_is_refused() {
 #[test]
 fn a_scene_over_the_body_limit_is_refused_before_building() {
     let mut text = String::new();
-    for i in 0..=ar_multibody::sim::scene::MAX_BODIES {
+    for i in 0..=ar_dynamics::scene::MAX_BODIES {
         text.push_str(&format!(
             "[[body]]\nname = \"b{i}\"\nmass_kg = 1.0\ninertia_kg_m2 = [1.0, 1.0, 1.0]\n\
              position_m = [0.0, 0.0, 0.0]\nshape = {{ kind = \"sphere\", radius_m = 0.1 }}\n"
@@ -283,7 +283,7 @@ fn supports_load_and_change_nothing_of_the_model() {
     assert_eq!(scene.supports[0].name, "post");
     assert_eq!(
         scene.supports[0].shape,
-        ar_multibody::sim::SupportShape::Rod {
+        ar_dynamics::SupportShape::Rod {
             from_in_world: nalgebra::Point3::new(0.0, 0.1, 0.0),
             to_in_world: nalgebra::Point3::new(0.0, 0.1, 0.62),
             radius_m: 0.008,

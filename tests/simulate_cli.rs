@@ -333,7 +333,7 @@ fn names_with_commas_and_quotes_keep_their_columns() {
     ]);
     for (path, columns) in [(&poses, &["body"][..]), (&contacts, &["shape1", "shape2"])] {
         let text = std::fs::read_to_string(path).unwrap();
-        let table = ar_calibration::csv_table::read_table(&text)
+        let table = ar_io::csv_table::read_table(&text)
             .unwrap()
             .expect("a header");
         let width = table.header.fields.len();

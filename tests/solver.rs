@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
-use ar_calibration::csv_write::CsvWriter;
+use ar_io::csv_write::CsvWriter;
 
-use ar_multibody::sim::{
-    run_scripted, scripted, RunSummary, Scene, SceneError, Simulation, StylusScript, StylusSpring,
+use ar_dynamics::drive::scripted;
+use ar_dynamics::{
+    run_scripted, RunSummary, Scene, SceneError, Simulation, StylusScript, StylusSpring,
 };
 use nalgebra::{Point3, Vector3};
 
@@ -344,7 +345,7 @@ fn stiff_springs_are_stable_at_the_default_step() {
         .unwrap();
     sim.set_stylus_target(Point3::new(0.0, 0.0, 1.0), Vector3::zeros());
     sim.attach_stylus_to_grab_point(0, 1e4, 0.0).unwrap_err();
-    sim.attach_stylus(ar_multibody::sim::StylusAttachment {
+    sim.attach_stylus(ar_dynamics::StylusAttachment {
         body: 1,
         point_in_body: Vector3::new(0.0, 0.0, 0.0),
         stiffness_n_per_m: 1e4,
@@ -483,7 +484,7 @@ fn a_minute_of_free_swing_after_the_drag_keeps_the_energy_balance() {
 /// release (measured: no split step, max |psi| 1.6e-8 m, energy error 2.6e-6 of E_ref).
 #[test]
 fn the_stylus_release_on_a_100_link_chain_converges_without_splitting() {
-    let scene = ar_multibody::sim::scene_gen::chain_toml(100).expect("chain");
+    let scene = ar_dynamics::scene::generate::chain_toml(100).expect("chain");
     let mut sim = Scene::parse(&scene, "chain100.toml")
         .and_then(|s| s.build())
         .expect("chain builds");

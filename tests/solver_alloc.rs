@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ar_multibody::sim::{Scene, Simulation};
+use ar_dynamics::{Scene, Simulation};
 use nalgebra::{Point3, Vector3};
 
 struct Counting;

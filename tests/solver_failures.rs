@@ -2,7 +2,7 @@
 //! names the time and the element, the simulation keeps the state before it, and nothing
 //! non-finite is ever reported as a result.
 
-use ar_multibody::sim::{
+use ar_dynamics::{
     run_scripted, FailureCause, Scene, SimError, SolverMethod, StylusScript, StylusSpring,
 };
 

@@ -2,8 +2,8 @@
 //! masses, balance at rest, a blow that swings them downwind and lets them come back,
 //! constraint error, determinism.
 
-use ar_multibody::sim::wind::{LevelSchedule, WindElement, WindSettings};
-use ar_multibody::sim::{Scene, Simulation};
+use ar_dynamics::wind::{LevelSchedule, WindElement, WindSettings};
+use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
 const SCENE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/steel_fish.toml");
@@ -166,7 +166,7 @@ fn mobile_balances_at_rest_with_every_bar_level() {
         .position(|b| b.name == "o1_fish")
         .expect("o1_fish");
     let b = &wrong.bodies[k];
-    wrong.bodies[k] = ar_multibody::sim::Body::new(
+    wrong.bodies[k] = ar_dynamics::Body::new(
         b.name.clone(),
         b.mass_kg * 1.1,
         b.principal_inertia_kg_m2,

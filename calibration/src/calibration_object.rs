@@ -14,7 +14,7 @@
 //! numbers in its messages.
 
 use crate::point_set::{check_point_set, PointSetError};
-use crate::toml_location::line_of;
+use ar_io::toml_location::line_of;
 use nalgebra::Point3;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -167,7 +167,7 @@ impl CalibrationObject {
 
     /// Reads and checks an object file.
     pub fn load(path: &Path) -> Result<Self, ObjectError> {
-        let text = crate::input_file::read_text(path).map_err(|source| ObjectError::Io {
+        let text = ar_io::input_file::read_text(path).map_err(|source| ObjectError::Io {
             path: path.to_owned(),
             source,
         })?;

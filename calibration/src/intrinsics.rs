@@ -162,7 +162,7 @@ impl CameraIntrinsics {
 
     /// Reads and validates a camera file.
     pub fn load(path: &Path) -> Result<Self, IntrinsicsError> {
-        let text = crate::input_file::read_text(path).map_err(|source| IntrinsicsError::Io {
+        let text = ar_io::input_file::read_text(path).map_err(|source| IntrinsicsError::Io {
             path: path.to_owned(),
             source,
         })?;
@@ -179,7 +179,7 @@ impl CameraIntrinsics {
         let text = format!(
             "# Camera intrinsics (pixels) and distortion [k1, k2, p1, p2, k3], OpenCV axes.\n{text}"
         );
-        crate::atomic_write::write_atomic(path, text.as_bytes()).map_err(|source| {
+        ar_io::atomic_write::write_atomic(path, text.as_bytes()).map_err(|source| {
             IntrinsicsError::Io {
                 path: path.to_owned(),
                 source,

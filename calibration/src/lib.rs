@@ -2,9 +2,6 @@
 //!
 //! - [`intrinsics`]: the camera file (pinhole intrinsics and distortion), read and written as TOML.
 //! - [`camera_calibration`]: camera intrinsics from chessboard views, refusing poor view sets.
-//! - [`atomic_write`]: writes a file so that an interrupted run never leaves half of it.
-//! - [`csv_table`], [`csv_write`]: the one CSV reader and writer of the workspace.
-//! - [`input_file`]: reads only regular files, under a size limit checked before reading.
 //! - Tracker-to-marker calibration (`world_from_arm`, Mariti & Valentini Eq. 1–9):
 //!   [`linalg`] (pseudo-inverse, proper QR), [`rigid_fit`] (pinv + QR and SVD fits),
 //!   [`point_set`] (refusal of degenerate sets), [`fit_report`] (both fits, residuals,
@@ -15,14 +12,10 @@
 //!   (how far an estimate is from a known true transform).
 
 pub mod accuracy;
-pub mod atomic_write;
 pub mod calibration_object;
 pub mod camera_calibration;
 pub mod camera_from_arm;
-pub mod csv_table;
-pub mod csv_write;
 pub mod fit_report;
-pub mod input_file;
 pub mod intrinsics;
 pub mod linalg;
 pub mod pairs_csv;
@@ -30,5 +23,4 @@ pub mod pick_session;
 pub mod point_set;
 pub mod rigid_fit;
 pub mod simulated_user;
-pub mod toml_location;
 pub mod tracker_file;

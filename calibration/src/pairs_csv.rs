@@ -1,6 +1,6 @@
 //! Point pairs from a CSV file for `calibrate tracker --pairs`: a header
 //! `world_x,world_y,world_z,arm_x,arm_y,arm_z` and one pair per line, metres, read through
-//! [`crate::csv_table`] (BOM, quotes, CRLF, blank and `#` lines). Errors name the file, line
+//! [`ar_io::csv_table`] (BOM, quotes, CRLF, blank and `#` lines). Errors name the file, line
 //! and column.
 
 use nalgebra::Point3;
@@ -71,7 +71,7 @@ pub enum PairsError {
 
 /// Parses the text of a pairs file; `path` only names the file in errors.
 pub fn parse_pairs(text: &str, path: &Path) -> Result<Vec<PointPair>, PairsError> {
-    let table = crate::csv_table::read_table(text).map_err(|e| PairsError::Header {
+    let table = ar_io::csv_table::read_table(text).map_err(|e| PairsError::Header {
         path: path.to_owned(),
         line: e.line,
         found: e.message,
@@ -125,7 +125,7 @@ pub fn parse_pairs(text: &str, path: &Path) -> Result<Vec<PointPair>, PairsError
 
 /// Reads and parses a pairs file.
 pub fn load_pairs(path: &Path) -> Result<Vec<PointPair>, PairsError> {
-    let text = crate::input_file::read_text(path).map_err(|source| PairsError::Io {
+    let text = ar_io::input_file::read_text(path).map_err(|source| PairsError::Io {
         path: path.to_owned(),
         source,
     })?;

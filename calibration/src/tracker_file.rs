@@ -15,8 +15,8 @@
 //! points = 8         # optional: how many touched points
 //! ```
 
-use crate::atomic_write::write_atomic;
-use crate::toml_location::line_of;
+use ar_io::atomic_write::write_atomic;
+use ar_io::toml_location::line_of;
 use nalgebra::{Isometry3, Matrix3, Matrix4, Rotation3, Translation3, UnitQuaternion, Vector3};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -177,7 +177,7 @@ impl TrackerCalibration {
 
     /// Reads and checks a tracker calibration file.
     pub fn load(path: &Path) -> Result<Self, TrackerFileError> {
-        let text = crate::input_file::read_text(path).map_err(|source| TrackerFileError::Io {
+        let text = ar_io::input_file::read_text(path).map_err(|source| TrackerFileError::Io {
             path: path.to_owned(),
             source,
         })?;

@@ -1,5 +1,5 @@
 //! `scene`: writes parametric scenes (a chain of N Table 1 pendula, a balanced binary mobile
-//! of depth D) as scene TOML to stdout or to a file (see [`ar_multibody::sim::scene_gen`]).
+//! of depth D) as scene TOML to stdout or to a file (see [`ar_dynamics::scene::generate`]).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
-use ar_multibody::sim::scene_gen::{chain_toml, mobile_toml};
+use ar_dynamics::scene::generate::{chain_toml, mobile_toml};
 
 /// What `scene` generates.
 #[derive(Subcommand, Debug)]
@@ -60,7 +60,7 @@ pub fn run(command: SceneCommand) -> Result<()> {
         SceneCommand::Mobile(args) => (mobile_toml(args.depth)?, args.output),
     };
     match output.out {
-        Some(path) => ar_calibration::atomic_write::write_atomic(&path, text.as_bytes())
+        Some(path) => ar_io::atomic_write::write_atomic(&path, text.as_bytes())
             .with_context(|| format!("cannot write the scene to {}", path.display())),
         None => {
             let mut out = std::io::stdout().lock();

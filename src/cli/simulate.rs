@@ -2,7 +2,8 @@
 //! summary (model size, steps, wall time, real-time factor, max ‖ψ‖, max |energy error|);
 //! streams the per-step CSV and the bodies' poses to files, and draws a plot, on request.
 
-use std::io::{self, Write};
+use std::io;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -22,11 +23,13 @@ use super::simulate_articulated::{IntegratorArg, Method};
 use super::simulate_contacts::{contact_rows, ContactSummary, CONTACTS_HEADER};
 use super::simulate_output::{finish_all, CsvStream, RunWatch, COLUMNS_HELP};
 use super::simulate_plot::{plot, Series};
-use ar_multibody::sim::contact::InequalityMethod;
-use ar_multibody::sim::wind::{LevelSchedule, WindElement, WindSettings};
-use ar_multibody::sim::{
-    run_scripted_with, scripted, stylus, RunSummary, Scene, ScriptFrame, SimError, Simulation,
-    SolverMethod, SolverParams, StylusScript, StylusSpring,
+use ar_dynamics::contact::InequalityMethod;
+use ar_dynamics::drive::scripted;
+use ar_dynamics::model::stylus;
+use ar_dynamics::wind::{LevelSchedule, WindElement, WindSettings};
+use ar_dynamics::{
+    run_scripted_with, RunSummary, Scene, ScriptFrame, SimError, Simulation, SolverMethod,
+    SolverParams, StylusScript, StylusSpring,
 };
 
 /// Arguments of `simulate`. Numeric flags are checked while the command line is parsed
@@ -161,7 +164,7 @@ fn check_solver_params(params: &SolverParams) -> Result<()> {
 pub(super) fn stylus_script(args: &SimulateArgs) -> Result<Option<StylusScript>> {
     Ok(match &args.stylus {
         Some(path) => {
-            let text = ar_calibration::input_file::read_text(path)
+            let text = ar_io::input_file::read_text(path)
                 .with_context(|| format!("cannot read stylus script {}", path.display()))?;
             let script = StylusScript::parse(&text)
                 .with_context(|| format!("stylus script {}", path.display()))?;

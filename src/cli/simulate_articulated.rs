@@ -1,26 +1,28 @@
 //! `simulate --method articulated`: the scene run by the articulated-body method
-//! ([`ar_multibody::articulated`]) with semi-implicit Euler, RK4 or adaptive RK45, writing the
+//! ([`ar_dynamics::articulated`]) with semi-implicit Euler, RK4 or adaptive RK45, writing the
 //! same main CSV columns and poses CSV as the default method, and a summary with the
 //! integrator's step counts.
 //!
 //! `--stylus` and `--wind` drive it through the default method's scripted loop
-//! ([`ar_multibody::sim::run_scripted_with`]): the same script sampling, clip and release, and
+//! ([`ar_dynamics::run_scripted_with`]): the same script sampling, clip and release, and
 //! run summary; the same progress bar and Ctrl-C handling (the rows so far are flushed). Not with this method: the default method's solver flags (`--iterations`,
 //! `--beta`, `--row-refreshes`, `--gauss-seidel`); they are refused, not ignored. Joint
 //! reactions are not computed, so the CSV has no reaction columns.
 
-use std::io::{self, Write};
+use std::io;
+use std::io::Write;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use ar_calibration::csv_write::CsvWriter;
+use ar_io::csv_write::CsvWriter;
 use clap::ValueEnum;
 
 use super::simulate::SimulateArgs;
 use super::simulate_output::{finish_all, CsvStream, RunWatch};
 use super::simulate_plot::{plot, Series};
-use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
-use ar_multibody::sim::{run_scripted_with, scripted, Scene};
+use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
+use ar_dynamics::drive::scripted;
+use ar_dynamics::{run_scripted_with, Scene};
 
 /// The method `simulate` runs (the rig's, so that every command names it alike).
 pub use ar_multibody::rig::method::Method;

@@ -1,11 +1,13 @@
 //! `simulate --contacts OUT.csv` and `--inequality-method`: the contact points of every step,
 //! long format, and the contact lines of the summary.
 
-use std::io::{self, Write};
+use std::io;
+use std::io::Write;
 
-use ar_calibration::csv_write::CsvWriter;
+use ar_io::csv_write::CsvWriter;
 
-use ar_multibody::sim::{scripted, Simulation};
+use ar_dynamics::drive::scripted;
+use ar_dynamics::Simulation;
 
 /// Header of the contacts CSV (issue 15).
 pub const CONTACTS_HEADER: [&str; 12] = [

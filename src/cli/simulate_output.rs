@@ -2,7 +2,7 @@
 //! long help that documents their columns, and the run's progress bar and Ctrl-C handling
 //! (both methods).
 //!
-//! Rows are streamed through the workspace's CSV writer (`ar_calibration::csv_write`) opened
+//! Rows are streamed through the workspace's CSV writer (`ar_io::csv_write`) opened
 //! before the run, not collected in memory:
 //! an hour of simulation at 100 steps/s is 360 000 rows (tens of MB for the main CSV, ten times
 //! that for the poses of ten bodies).
@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
-use ar_calibration::csv_write::CsvWriter;
+use ar_io::csv_write::CsvWriter;
 use indicatif::ProgressBar;
 
 /// Long help of `simulate` (`--help`): the columns of both CSV files.

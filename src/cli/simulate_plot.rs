@@ -24,7 +24,7 @@ pub struct Series {
 
 impl Series {
     /// Appends the last step's diagnostics.
-    pub fn push(&mut self, d: &ar_multibody::sim::StepDiagnostics) {
+    pub fn push(&mut self, d: &ar_dynamics::StepDiagnostics) {
         self.t.push(d.time_secs);
         self.psi.push(d.constraint_norm_m);
         self.kinetic.push(d.kinetic_j);

@@ -4,12 +4,12 @@
 //! a live run cleanly: the CSV rows, the recording and the summary are kept (exit 130).
 
 use anyhow::{bail, Context};
-use ar_calibration::csv_write::CsvWriter;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::camera::{
     CameraPath, CameraSource, CaptureRequest, CaptureTarget, OpenCvCamera, Pacing, SyntheticCamera,
     SyntheticConfig, VideoRecorder,
 };
+use ar_io::csv_write::CsvWriter;
 use ar_multibody::tracking::accuracy::quantile;
 use ar_multibody::tracking::pose_csv::{
     read_truth, write_track_row, TruthWriter, TRACK_CSV_HEADER,

@@ -3,7 +3,7 @@
 //! Frames written with a simulated time are listed in `frames.csv` (`frame,sim_time_s`), so
 //! that a frame can be picked by the simulated instant it shows, whatever the frame rate.
 
-use ar_calibration::atomic_write::write_atomic;
+use ar_io::atomic_write::write_atomic;
 use image::RgbImage;
 use std::fs::File;
 use std::io::Write as _;

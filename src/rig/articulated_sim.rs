@@ -1,14 +1,14 @@
-//! The articulated method ([`crate::articulated`]) behind the rig's [`Simulation`] interface,
+//! The articulated method ([`ar_dynamics::articulated`]) behind the rig's [`Simulation`] interface,
 //! next to [`super::scene_sim`] for the default method: the same scene file, the same stylus
 //! spring (stiffness, damping, the end moving along the chord, see
 //! [`super::scene_common::StylusChord`]), the same wind for the same level (the scene's
-//! [`crate::sim::wind::WindElement`] pushes the tree's bodies), grab points, bodies and
+//! [`ar_dynamics::wind::WindElement`] pushes the tree's bodies), grab points, bodies and
 //! diagnostics with the default method's meaning (ψ: the loop-closing joints, 0 for a tree).
 //!
 //! The rig integrates with fixed-step RK4 ([`RIG_INTEGRATOR`]), [`RIG_SUBSTEPS`] steps per
 //! rig step of the scene's h (the wind is computed once per rig step, as the default method
 //! does, and acts over all of them); the stylus spring is one implicit impulse per step
-//! ([`crate::articulated`]'s `stylus` module says why). Joint reactions are not computed by
+//! ([`ar_dynamics::articulated`]'s `stylus` module says why). Joint reactions are not computed by
 //! this method, so the rig shows none; scenes with contacts are refused when loaded.
 
 use super::devices::{Simulation, SimulationError};
@@ -18,12 +18,12 @@ use super::scene_common::{
     MicWind, RigStylus,
 };
 use super::wind_log::WindLog;
-use crate::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::scene_view::{BodyView, Support};
-use crate::sim::wind::{WindBodies, WindBody, WindElement};
-use crate::sim::{BodyId, Scene};
-use nalgebra::{Isometry3, Point3, Vector3};
+use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
+use ar_dynamics::wind::WindElement;
+use ar_dynamics::Scene;
+use nalgebra::{Isometry3, Point3};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -42,30 +42,6 @@ pub const RIG_INTEGRATOR: Integrator = Integrator::Rk4;
 /// Four cost ~40 evaluations of the dynamics per clipped rig step, ~0.1 ms for the ten
 /// pendula in a release build.
 pub const RIG_SUBSTEPS: usize = 4;
-
-/// The wind pushes the tree's moving bodies that have a shape.
-impl WindBodies for ArticulatedSim {
-    fn body_count(&self) -> usize {
-        self.model().bodies.len()
-    }
-
-    fn wind_body(&self, body: BodyId) -> Option<WindBody> {
-        let b = self.model().bodies.get(body)?;
-        let shape = b.shape?;
-        self.body_map().link_of_body[body]?;
-        let (linear_velocity_in_world, angular_velocity_in_world) = self.body_velocity(body);
-        Some(WindBody {
-            shape,
-            world_from_body: self.body_pose(body),
-            linear_velocity_in_world,
-            angular_velocity_in_world,
-        })
-    }
-
-    fn push(&mut self, body: BodyId, force_in_world: Vector3<f64>, point_in_world: Point3<f64>) {
-        self.apply_external_force(body, force_in_world, point_in_world);
-    }
-}
 
 /// A scene's articulated simulation driven by the rig.
 pub struct ArticulatedSceneSimulation {

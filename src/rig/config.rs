@@ -168,11 +168,10 @@ fn default_eye_height() -> u32 {
 impl RigConfig {
     /// Reads, validates and resolves a rig config (relative paths against its folder).
     pub fn load(path: &Path) -> Result<Self, RigConfigError> {
-        let text =
-            ar_calibration::input_file::read_text(path).map_err(|source| RigConfigError::Io {
-                path: path.to_owned(),
-                source,
-            })?;
+        let text = ar_io::input_file::read_text(path).map_err(|source| RigConfigError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
         Self::parse(&text, path)
     }
 

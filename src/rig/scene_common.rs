@@ -9,9 +9,11 @@ use super::devices::SimulationError;
 use super::messages::SimDiagnostics;
 use super::wind_log::WindLog;
 use crate::interaction::{GrabPoint, SpringAttachment};
-use crate::sim::stylus::{StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M};
-use crate::sim::wind::{WindBodies, WindElement};
-use crate::sim::{Scene, StepDiagnostics};
+use ar_dynamics::model::stylus::{
+    StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M,
+};
+use ar_dynamics::wind::{WindBodies, WindElement};
+use ar_dynamics::{Scene, StepDiagnostics};
 use nalgebra::{Isometry3, Point3, Vector3};
 use std::path::Path;
 
@@ -29,7 +31,7 @@ pub trait StylusDriven {
     /// Takes the tip away (the stylus is gone: nothing pushes any more).
     fn lift_tip(&mut self);
     /// The scene's grab points.
-    fn scene_grab_points(&self) -> &[crate::sim::GrabPoint];
+    fn scene_grab_points(&self) -> &[ar_dynamics::GrabPoint];
     /// Where grab point `index` is now.
     fn grab_point_now(&self, index: usize) -> Option<Point3<f64>>;
 }
@@ -62,7 +64,7 @@ macro_rules! stylus_driven_by_its_own_calls {
                 self.clear_stylus_target();
             }
 
-            fn scene_grab_points(&self) -> &[crate::sim::GrabPoint] {
+            fn scene_grab_points(&self) -> &[ar_dynamics::GrabPoint] {
                 self.grab_points()
             }
 
@@ -73,10 +75,10 @@ macro_rules! stylus_driven_by_its_own_calls {
     };
 }
 
-stylus_driven_by_its_own_calls!(crate::sim::Simulation, crate::sim::SimError);
+stylus_driven_by_its_own_calls!(ar_dynamics::Simulation, ar_dynamics::SimError);
 stylus_driven_by_its_own_calls!(
-    crate::articulated::ArticulatedSim,
-    crate::articulated::ArticulatedError
+    ar_dynamics::articulated::ArticulatedSim,
+    ar_dynamics::articulated::ArticulatedError
 );
 
 /// The stylus as the rig drives it: clips and releases as the interaction says, with the

@@ -1,4 +1,4 @@
-//! The solver library (`crate::sim`) behind the rig's [`Simulation`] interface: loads a scene,
+//! The solver library (`ar_dynamics`) behind the rig's [`Simulation`] interface: loads a scene,
 //! attaches and detaches the stylus spring as the interaction clips and releases, feeds the
 //! stylus target (moving along the chord from the last one) before every step, checks after every
 //! step that the state is still finite (a diverged solution is an error naming the time and
@@ -27,8 +27,8 @@ use super::scene_common::{
 use super::wind_log::WindLog;
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::scene_view::{BodyView, ReactionView, RigidGroupView, Support};
-use crate::sim::wind::WindElement;
-use crate::sim::Scene;
+use ar_dynamics::wind::WindElement;
+use ar_dynamics::Scene;
 use nalgebra::{Isometry3, Point3};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,7 +37,7 @@ pub use super::scene_common::MAX_TARGET_SPEED_M_PER_S;
 
 /// A scene's simulation driven by the rig.
 pub struct SceneSimulation {
-    sim: crate::sim::Simulation,
+    sim: ar_dynamics::Simulation,
     stylus: RigStylus,
     /// The newest stylus tip (world), for a tip that pushes.
     tip_in_world: Option<Point3<f64>>,
@@ -98,7 +98,7 @@ pub fn shipped_scene_names() -> Vec<String> {
 /// outside the sphere about the collider that holds it, by the tip's radius. Conservative (a
 /// tip beside a long box may wait a little longer to enter), but it never lets the tip appear
 /// inside a body; the fixed geometry (the desk, static shapes) never collides with the tip.
-pub fn tip_is_clear(sim: &crate::sim::Simulation, tip_in_world: &Point3<f64>) -> bool {
+pub fn tip_is_clear(sim: &ar_dynamics::Simulation, tip_in_world: &Point3<f64>) -> bool {
     let Some(model) = sim.model().contact.as_ref() else {
         return true;
     };
@@ -126,7 +126,7 @@ impl SceneSimulation {
     }
 
     /// Wraps a built simulation, with the default stylus spring and no wind.
-    pub fn new(sim: crate::sim::Simulation) -> Self {
+    pub fn new(sim: ar_dynamics::Simulation) -> Self {
         let names = sim
             .bodies()
             .iter()
@@ -190,7 +190,7 @@ impl SceneSimulation {
     }
 
     /// The wrapped simulation.
-    pub fn inner(&self) -> &crate::sim::Simulation {
+    pub fn inner(&self) -> &ar_dynamics::Simulation {
         &self.sim
     }
 }
@@ -476,7 +476,7 @@ shape = { kind = "sphere", radius_m = 0.01 }
             wind.apply(&mut lib, level(k), 0.0);
             lib.step().expect("step");
         }
-        let bits = |s: &crate::sim::Simulation| -> Vec<u64> {
+        let bits = |s: &ar_dynamics::Simulation| -> Vec<u64> {
             s.bodies()
                 .iter()
                 .flat_map(|b| {
@@ -532,7 +532,7 @@ shape = { kind = "sphere", radius_m = 0.01 }
         )
         .expect("a valid view");
         let push = |follow_camera: bool| {
-            let settings = crate::sim::wind::WindSettings {
+            let settings = ar_dynamics::wind::WindSettings {
                 follow_camera,
                 ..scene.wind.clone().unwrap()
             };

@@ -25,12 +25,14 @@
 //! the two CSV files grow by about 130 kB/s for the ten pendula (~0.5 GB an hour; measured
 //! 1.09 MB for a 7.94 s demo).
 
-use std::fs::{self, File};
-use std::io::{self, BufWriter};
+use std::fs;
+use std::fs::File;
+use std::io;
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use ar_calibration::csv_table::read_table;
-use ar_calibration::csv_write::CsvWriter;
+use ar_io::csv_table::read_table;
+use ar_io::csv_write::CsvWriter;
 use nalgebra::{Isometry3, Point3, Quaternion, Translation3, UnitQuaternion};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

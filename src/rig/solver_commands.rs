@@ -24,7 +24,7 @@ pub enum SolverCommand {
     /// lets go; a recording ends here, since a recording holds one scene from its start.
     Replace(Box<dyn Simulation>),
     /// `make_rigid` (`rigid: true`) or `make_deformable` of the rigid group of this name
-    /// (`<deformable>.<group>`, see [`crate::sim::deformable::rigid_group`]).
+    /// (`<deformable>.<group>`, see [`ar_dynamics::deformable::rigid_group`]).
     SetGroupRigid {
         /// The group's name.
         name: String,

@@ -3,8 +3,8 @@
 //! the drag plane through that point facing the camera.
 
 use crate::scene_view::BodyView;
-use crate::sim::contact::geometry::ColliderShape;
 use ar_calibration::intrinsics::CameraIntrinsics;
+use ar_dynamics::contact::geometry::ColliderShape;
 use nalgebra::{Isometry3, Point3, Unit, Vector3};
 use std::sync::Arc;
 

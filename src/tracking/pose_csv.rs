@@ -10,7 +10,7 @@ use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use std::collections::HashMap;
 use std::io::Write;
 
-use ar_calibration::csv_write::{CsvWriter, Row};
+use ar_io::csv_write::{CsvWriter, Row};
 use std::path::{Path, PathBuf};
 
 /// Header of the tracker's CSV.
@@ -127,7 +127,7 @@ impl TruthWriter {
 
 /// Reads a ground-truth CSV into frame number → `camera_from_world`.
 pub fn read_truth(path: &Path) -> Result<HashMap<u64, Isometry3<f64>>, PoseCsvError> {
-    let text = ar_calibration::input_file::read_text(path).map_err(|source| PoseCsvError::Io {
+    let text = ar_io::input_file::read_text(path).map_err(|source| PoseCsvError::Io {
         path: path.to_owned(),
         source,
     })?;
@@ -136,7 +136,7 @@ pub fn read_truth(path: &Path) -> Result<HashMap<u64, Isometry3<f64>>, PoseCsvEr
         line,
         problem,
     };
-    let table = ar_calibration::csv_table::read_table(&text)
+    let table = ar_io::csv_table::read_table(&text)
         .map_err(|e| err(e.line, e.message))?
         .ok_or_else(|| err(1, "empty file".into()))?;
     let names = TRUTH_CSV_HEADER;

@@ -16,8 +16,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ar_multibody::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
-use ar_multibody::sim::{Body, Joint, JointKind, Model, Scene};
+use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
+use ar_dynamics::{Body, Joint, JointKind, Model, Scene};
 use criterion::{criterion_group, criterion_main, Criterion};
 use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 

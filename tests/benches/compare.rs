@@ -33,9 +33,9 @@
 use std::path::Path;
 use std::time::Instant;
 
-use ar_calibration::csv_write::CsvWriter;
-use ar_multibody::sim::scene_gen::chain_toml;
-use ar_multibody::sim::{run_scripted, JointKind, Scene, StylusScript, StylusSpring};
+use ar_dynamics::scene::generate::chain_toml;
+use ar_dynamics::{run_scripted, JointKind, Scene, StylusScript, StylusSpring};
+use ar_io::csv_write::CsvWriter;
 use nalgebra::{Point3, UnitQuaternion, Vector3};
 use rapier3d_f64::dynamics::{
     GenericJoint, ImpulseJointHandle, MassProperties, RevoluteJointBuilder, RigidBodyBuilder,

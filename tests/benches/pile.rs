@@ -49,9 +49,9 @@ use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ar_calibration::csv_write::CsvWriter;
-use ar_multibody::sim::contact::{ColliderShape, ContactModel};
-use ar_multibody::sim::Scene;
+use ar_dynamics::contact::{ColliderShape, ContactModel};
+use ar_dynamics::Scene;
+use ar_io::csv_write::CsvWriter;
 use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
 use parry3d_f64::query;

@@ -15,8 +15,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use ar_multibody::sim::scene_gen::{chain_toml, mobile_toml};
-use ar_multibody::sim::{run_scripted, Scene, StylusScript, StylusSpring};
+use ar_dynamics::scene::generate::{chain_toml, mobile_toml};
+use ar_dynamics::{run_scripted, Scene, StylusScript, StylusSpring};
 
 /// Runs of each case, of which the fastest is shown. The runs are deterministic, so they differ
 /// in wall time only.

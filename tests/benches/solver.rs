@@ -18,8 +18,8 @@
 
 use std::path::Path;
 
-use ar_multibody::sim::block_cholesky::{BlockCholesky, Lanes, ZERO};
-use ar_multibody::sim::{run_scripted, Scene, Simulation, StylusScript, StylusSpring};
+use ar_dynamics::linalg::block_cholesky::{BlockCholesky, Lanes, ZERO};
+use ar_dynamics::{run_scripted, Scene, Simulation, StylusScript, StylusSpring};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};

@@ -1,7 +1,7 @@
 //! Shared by the convergence tests: the solver's parameters at a step h, the fitted order of
 //! an error table and its printout, and the assertion on order and measured errors.
 
-use ar_multibody::sim::SolverParams;
+use ar_dynamics::SolverParams;
 
 pub fn params(h: f64) -> SolverParams {
     SolverParams {

@@ -1,6 +1,6 @@
 //! Settling a simulation for the static-equilibrium tests of deformable bodies.
 
-use ar_multibody::sim::Simulation;
+use ar_dynamics::Simulation;
 use nalgebra::Vector3;
 
 /// Steps `steps` times, then 100 more (1 s at h = 0.01 s); returns how far the element that

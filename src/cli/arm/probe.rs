@@ -8,7 +8,6 @@
 
 use super::{describe, ProbeArgs};
 use anyhow::{bail, Context};
-use ar_calibration::csv_write::CsvWriter;
 use ar_drivers::arm::codec::{timer_ticks_between, DataCommand, TIMER_TICK_SECS};
 use ar_drivers::arm::plausibility::{PlausibilityFilter, PlausibilityLimits};
 use ar_drivers::arm::protocol::Session;
@@ -16,7 +15,8 @@ use ar_drivers::arm::transport::{auto_detect, candidate_ports, SerialLine};
 use ar_drivers::arm::{
     ArmConfig, ArmCounters, ArmParams, ArmStatus, ArmWorker, PortSpec, StylusSample, TipCorrection,
 };
-use ar_multibody::sim::script::ARM_PROBE_HEADER;
+use ar_dynamics::drive::script::ARM_PROBE_HEADER;
+use ar_io::csv_write::CsvWriter;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

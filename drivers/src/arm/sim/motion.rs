@@ -2,7 +2,7 @@
 //! time, read from CSV, interpolated linearly (tip keyframes are followed along straight lines
 //! through inverse kinematics), with the buttons held from one keyframe to the next.
 //!
-//! CSV formats (header required; read through `ar_calibration::csv_table`: BOM, quotes, CRLF,
+//! CSV formats (header required; read through `ar_io::csv_table`: BOM, quotes, CRLF,
 //! blank and `#` comment lines):
 //! - `t_s,theta0,theta1,theta2,theta3,theta4,buttons` (a `theta5` column is optional), rad;
 //! - `t_s,x_m,y_m,z_m,buttons`, tip in the arm's base frame.
@@ -96,7 +96,7 @@ impl MotionScript {
             line,
             message,
         };
-        let table = ar_calibration::csv_table::read_table(text)
+        let table = ar_io::csv_table::read_table(text)
             .map_err(|e| err(e.line, e.message))?
             .ok_or_else(|| err(1, "empty script: expected a header line".into()))?;
         let header_line = table.header.line;

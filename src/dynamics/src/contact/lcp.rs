@@ -1,0 +1,497 @@
+//! The dense solve of one step's contact rows: unilateral normal rows with Coulomb friction,
+//! the active set by Jonquet et al.'s algorithms (see [`super`]), and the sequential impact
+//! impulses with Mirtich's friction prediction (the virtual-mobile paper's §6).
+//!
+//! A row is the relative velocity of body 2 with respect to body 1 along a direction, at two
+//! lever arms: u = d·(v₂ − v₁) + (r₂ × d)·ω₂ − (r₁ × d)·ω₁. Its impulse λ acts as λd on
+//! body 2 and −λd on body 1. Handled rows are equalities; the system J M⁻¹ C λ = target − u₀
+//! (C: the impulse columns, which differ from the rows for a sliding contact) is solved by LU
+//! with each diagonal raised by 1e-9 of itself (a box on a plane has four normal rows for
+//! three degrees of freedom) and two steps of iterative refinement.
+
+use nalgebra::{Matrix3, Vector2, Vector3};
+
+use crate::linalg::dense_lu::DenseLu;
+use crate::model::body::BodyId;
+
+/// Relative regularisation of the diagonal.
+const REGULARISATION: f64 = 1.0e-9;
+/// Row velocity below its target by more than this is a violation tendency (m/s).
+pub const TENDENCY_TOLERANCE: f64 = 1.0e-10;
+
+/// A body's inverse mass and world inverse inertia (zero for fixed bodies).
+#[derive(Clone, Copy, Debug)]
+pub struct InverseMass {
+    pub inv_mass: f64,
+    pub inv_inertia: Matrix3<f64>,
+}
+
+/// One velocity row between two bodies.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    pub body1: BodyId,
+    pub body2: BodyId,
+    pub dir: Vector3<f64>,
+    /// r₁ × d and r₂ × d.
+    pub ang1: Vector3<f64>,
+    pub ang2: Vector3<f64>,
+}
+
+impl Row {
+    pub fn new(
+        body1: BodyId,
+        body2: BodyId,
+        r1: &Vector3<f64>,
+        r2: &Vector3<f64>,
+        dir: Vector3<f64>,
+    ) -> Self {
+        Self {
+            body1,
+            body2,
+            dir,
+            ang1: r1.cross(&dir),
+            ang2: r2.cross(&dir),
+        }
+    }
+
+    /// The row velocity at these body velocities.
+    pub fn velocity(&self, v: &[Vector3<f64>], w: &[Vector3<f64>]) -> f64 {
+        self.dir.dot(&(v[self.body2] - v[self.body1])) + self.ang2.dot(&w[self.body2])
+            - self.ang1.dot(&w[self.body1])
+    }
+
+    /// J_self M⁻¹ J_otherᵀ.
+    pub fn coupling(&self, other: &Row, m: &[InverseMass]) -> f64 {
+        let term = |b: BodyId, a: &Vector3<f64>, c: &Vector3<f64>| {
+            m[b].inv_mass * self.dir.dot(&other.dir) + a.dot(&(m[b].inv_inertia * c))
+        };
+        let mut s = 0.0;
+        if self.body2 == other.body2 {
+            s += term(self.body2, &self.ang2, &other.ang2);
+        }
+        if self.body1 == other.body1 {
+            s += term(self.body1, &self.ang1, &other.ang1);
+        }
+        if self.body2 == other.body1 {
+            s -= term(self.body2, &self.ang2, &other.ang1);
+        }
+        if self.body1 == other.body2 {
+            s -= term(self.body1, &self.ang1, &other.ang2);
+        }
+        s
+    }
+
+    /// Adds the impulse λ along this row to the velocities.
+    pub fn apply(
+        &self,
+        lambda: f64,
+        m: &[InverseMass],
+        v: &mut [Vector3<f64>],
+        w: &mut [Vector3<f64>],
+    ) {
+        v[self.body2] += self.dir * (m[self.body2].inv_mass * lambda);
+        w[self.body2] += m[self.body2].inv_inertia * self.ang2 * lambda;
+        v[self.body1] -= self.dir * (m[self.body1].inv_mass * lambda);
+        w[self.body1] -= m[self.body1].inv_inertia * self.ang1 * lambda;
+    }
+}
+
+/// The friction state of a handled contact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Friction {
+    /// Frictionless (μ = 0).
+    None,
+    /// No slip: two tangent equality rows, |λₜ| ≤ μ λₙ.
+    Stick,
+    /// Slip along this unit direction of the tangent plane (t₁, t₂ coordinates): friction
+    /// impulse −μ λₙ times it.
+    Slide(Vector2<f64>),
+}
+
+/// One contact's rows and data for the solve.
+#[derive(Clone, Copy, Debug)]
+pub struct ContactRows {
+    /// Normal, first and second tangent rows.
+    pub rows: [Row; 3],
+    /// Row velocities before the contact impulses (m/s).
+    pub u0: [f64; 3],
+    /// Normal target: the row velocity that closes the gap at the end of the step.
+    pub target: f64,
+    /// Friction coefficient.
+    pub mu: f64,
+    /// Tangential slip at the start of the step (t₁, t₂).
+    pub slip_start: Vector2<f64>,
+}
+
+/// The solve's result per contact.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ContactImpulse {
+    pub handled: bool,
+    /// Normal impulse (N·s) and friction impulse (t₁, t₂).
+    pub normal: f64,
+    pub tangent: Vector2<f64>,
+    /// Row velocities after the impulses.
+    pub u: [f64; 3],
+}
+
+/// Counts of one solve (for diagnostics and tests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SolveStats {
+    /// Linear solves.
+    pub solves: usize,
+    /// Rows released by the safeguard (a negative impulse after Alg. 3's insertions).
+    pub released: usize,
+}
+
+/// A bilateral (joint) row in a contact solve: an equality whose row velocity changes by
+/// `change` (0 keeps the joint's row velocity; a position projection asks for −ψ).
+#[derive(Clone, Copy, Debug)]
+pub struct Bilateral {
+    pub row: Row,
+    pub change: f64,
+}
+
+/// The bodies' velocity change by a solve's impulses (contacts and bilateral rows).
+#[derive(Clone, Debug, Default)]
+pub struct VelocityChange {
+    pub v: Vec<Vector3<f64>>,
+    pub w: Vec<Vector3<f64>>,
+}
+
+/// Which insertions the solve makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Insertion {
+    /// Alg. 3: insert by violation tendency until nothing is inserted; release negative
+    /// impulses.
+    Right,
+    /// Alg. 1 and 2 within a step: solve once with the given handled set (friction states
+    /// still settle).
+    Fixed,
+}
+
+fn initial_friction(c: &ContactRows) -> Friction {
+    if c.mu <= 0.0 {
+        Friction::None
+    } else if c.slip_start.norm() > 1.0e-9 {
+        Friction::Slide(c.slip_start.normalize())
+    } else {
+        Friction::Stick
+    }
+}
+
+/// The solve's buffers, kept from solve to solve (no allocation once grown).
+#[derive(Clone, Debug, Default)]
+pub struct LcpScratch {
+    friction: Vec<Friction>,
+    transitions: Vec<usize>,
+    released: Vec<usize>,
+    system: HandledSystem,
+}
+
+/// The buffers of one solve of the handled rows: its unknowns, J M⁻¹ C (column-major) and
+/// its factor, the right-hand side, the impulses and the refinement's residual.
+#[derive(Clone, Debug, Default)]
+struct HandledSystem {
+    unknowns: Vec<Unknown>,
+    a: Vec<f64>,
+    lu: DenseLu,
+    rhs: Vec<f64>,
+    lambda: Vec<f64>,
+    residual: Vec<f64>,
+}
+
+/// Solves the contact rows; `handled` is the starting handled set (emptied for
+/// [`Insertion::Right`]) and holds the final one.
+#[allow(clippy::too_many_arguments)]
+pub fn solve(
+    contacts: &[ContactRows],
+    bilateral: &[Bilateral],
+    m: &[InverseMass],
+    handled: &mut [bool],
+    insertion: Insertion,
+    scratch: &mut LcpScratch,
+    out: &mut Vec<ContactImpulse>,
+    delta: &mut VelocityChange,
+) -> SolveStats {
+    let n = contacts.len();
+    let mut stats = SolveStats::default();
+    let LcpScratch {
+        friction,
+        transitions,
+        released,
+        system,
+    } = scratch;
+    friction.clear();
+    friction.extend(contacts.iter().map(initial_friction));
+    transitions.clear();
+    transitions.resize(n, 0);
+    released.clear();
+    released.resize(n, 0);
+    if insertion == Insertion::Right {
+        handled.fill(false);
+    }
+    out.clear();
+    out.extend(contacts.iter().map(|c| ContactImpulse {
+        u: c.u0,
+        ..Default::default()
+    }));
+    let cap = 8 * n + 20;
+    for _ in 0..cap {
+        solve_handled(
+            contacts, bilateral, m, handled, friction, system, out, delta,
+        );
+        stats.solves += 1;
+        let mut changed = false;
+        for c in 0..n {
+            if !handled[c] || transitions[c] >= 3 {
+                continue;
+            }
+            let k = &contacts[c];
+            let r = &out[c];
+            match friction[c] {
+                Friction::Stick => {
+                    let t = r.tangent.norm();
+                    if t > k.mu * r.normal.max(0.0) * (1.0 + 1.0e-12) + 1.0e-15 {
+                        friction[c] = Friction::Slide(-r.tangent / t);
+                        transitions[c] += 1;
+                        changed = true;
+                    }
+                }
+                Friction::Slide(d) => {
+                    if Vector2::new(r.u[1], r.u[2]).dot(&d) < 0.0 {
+                        friction[c] = Friction::Stick;
+                        transitions[c] += 1;
+                        changed = true;
+                    }
+                }
+                Friction::None => {}
+            }
+        }
+        if changed {
+            continue;
+        }
+        if insertion == Insertion::Fixed {
+            break;
+        }
+        let mut inserted = false;
+        for c in 0..n {
+            if !handled[c]
+                && released[c] < 2
+                && out[c].u[0] < contacts[c].target - TENDENCY_TOLERANCE
+            {
+                handled[c] = true;
+                inserted = true;
+            }
+        }
+        if inserted {
+            continue;
+        }
+        // Safeguard (not in Alg. 3): release the most negative impulse.
+        let worst = (0..n)
+            .filter(|&c| handled[c] && out[c].normal < -1.0e-12)
+            .min_by(|&a, &b| out[a].normal.total_cmp(&out[b].normal));
+        match worst {
+            Some(c) => {
+                handled[c] = false;
+                released[c] += 1;
+                stats.released += 1;
+            }
+            None => break,
+        }
+    }
+    for c in 0..n {
+        out[c].handled = handled[c];
+    }
+    stats
+}
+
+/// One unknown impulse: the equation row it closes, its target, and its column (the rows it
+/// acts along, with coefficients).
+#[derive(Clone, Copy, Debug)]
+struct Unknown {
+    eq: Row,
+    rhs: f64,
+    col: [(Row, f64); 3],
+    /// Contact and row (0 normal, 1–2 tangents), or `None` for a bilateral (joint) row.
+    owner: Option<(usize, usize)>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_handled(
+    contacts: &[ContactRows],
+    bilateral: &[Bilateral],
+    m: &[InverseMass],
+    handled: &[bool],
+    friction: &[Friction],
+    system: &mut HandledSystem,
+    out: &mut [ContactImpulse],
+    delta: &mut VelocityChange,
+) {
+    delta.v.clear();
+    delta.v.resize(m.len(), Vector3::zeros());
+    delta.w.clear();
+    delta.w.resize(m.len(), Vector3::zeros());
+    let Some(any_row) = bilateral
+        .first()
+        .map(|b| &b.row)
+        .or(contacts.first().map(|c| &c.rows[0]))
+        .copied()
+    else {
+        return;
+    };
+    let none = (any_row, 0.0);
+    let HandledSystem {
+        unknowns,
+        a,
+        lu,
+        rhs,
+        lambda,
+        residual,
+    } = system;
+    unknowns.clear();
+    for (c, k) in contacts.iter().enumerate() {
+        if !handled[c] {
+            continue;
+        }
+        let col = match friction[c] {
+            Friction::Slide(d) => [
+                (k.rows[0], 1.0),
+                (k.rows[1], -k.mu * d.x),
+                (k.rows[2], -k.mu * d.y),
+            ],
+            _ => [(k.rows[0], 1.0), none, none],
+        };
+        unknowns.push(Unknown {
+            eq: k.rows[0],
+            rhs: k.target - k.u0[0],
+            col,
+            owner: Some((c, 0)),
+        });
+        if friction[c] == Friction::Stick {
+            for r in 1..3 {
+                unknowns.push(Unknown {
+                    eq: k.rows[r],
+                    rhs: -k.u0[r],
+                    col: [(k.rows[r], 1.0), none, none],
+                    owner: Some((c, r)),
+                });
+            }
+        }
+    }
+    // With contacts, the joints keep their row velocities (contact impulses move a chain as
+    // a whole); a bilateral row that asks for a change is solved in any case.
+    if !unknowns.is_empty() || bilateral.iter().any(|b| b.change != 0.0) {
+        for b in bilateral {
+            unknowns.push(Unknown {
+                eq: b.row,
+                rhs: b.change,
+                col: [(b.row, 1.0), none, none],
+                owner: None,
+            });
+        }
+    }
+    let dim = unknowns.len();
+    lambda.clear();
+    lambda.resize(dim, 0.0);
+    if dim > 0 {
+        a.clear();
+        a.extend((0..dim * dim).map(|k| {
+            let (i, j) = (k % dim, k / dim);
+            unknowns[j]
+                .col
+                .iter()
+                .filter(|(_, coef)| *coef != 0.0)
+                .map(|(row, coef)| coef * unknowns[i].eq.coupling(row, m))
+                .sum::<f64>()
+        }));
+        rhs.clear();
+        rhs.extend(unknowns.iter().map(|u| u.rhs));
+        // The regularised matrix is factored; the refinement's residuals use the plain one.
+        lu.factor_regularised(dim, a, REGULARISATION);
+        residual.clear();
+        residual.extend_from_slice(rhs);
+        if lu.solve_in_place(residual) {
+            lambda.copy_from_slice(residual);
+            for _ in 0..2 {
+                // rhs − A λ, the product summed column by column (as nalgebra's gemv).
+                for (i, r) in residual.iter_mut().enumerate() {
+                    let mut product = a[i] * lambda[0];
+                    for j in 1..dim {
+                        product += a[j * dim + i] * lambda[j];
+                    }
+                    *r = rhs[i] - product;
+                }
+                if lu.solve_in_place(residual) {
+                    for (l, dx) in lambda.iter_mut().zip(residual.iter()) {
+                        *l += dx;
+                    }
+                }
+            }
+        }
+    }
+    // Impulses per contact and the resulting row velocities.
+    for (o, k) in out.iter_mut().zip(contacts) {
+        o.normal = 0.0;
+        o.tangent = Vector2::zeros();
+        o.u = k.u0;
+    }
+    let (dv, dw) = (&mut delta.v, &mut delta.w);
+    for (unknown, &l) in unknowns.iter().zip(lambda.iter()) {
+        for (row, coef) in &unknown.col {
+            if *coef != 0.0 {
+                row.apply(coef * l, m, dv, dw);
+            }
+        }
+        match unknown.owner {
+            Some((c, 0)) => {
+                out[c].normal = l;
+                if let Friction::Slide(d) = friction[c] {
+                    out[c].tangent = -d * (contacts[c].mu * l);
+                }
+            }
+            Some((c, r)) => out[c].tangent[r - 1] = l,
+            None => {}
+        }
+    }
+    for (o, k) in out.iter_mut().zip(contacts) {
+        for r in 0..3 {
+            o.u[r] += k.rows[r].velocity(dv, dw);
+        }
+    }
+}
+
+/// The impulse of one impact at a contact (Newton's restitution e on the normal relative
+/// velocity `u`, friction by Mirtich's prediction): the sticking impulse if it lies in the
+/// cone, else the sliding one. Returns the impulse in (n, t₁, t₂) coordinates.
+pub fn impact_impulse(
+    rows: &[Row; 3],
+    u: [f64; 3],
+    e: f64,
+    mu: f64,
+    m: &[InverseMass],
+) -> [f64; 3] {
+    let k = Matrix3::from_fn(|i, j| rows[i].coupling(&rows[j], m));
+    let target = Vector3::new(-(1.0 + e) * u[0], -u[1], -u[2]);
+    if mu > 0.0 {
+        if let Some(kinv) = k.try_inverse() {
+            let p = kinv * target;
+            if p.x >= 0.0 && p.y.hypot(p.z) <= mu * p.x {
+                return [p.x, p.y, p.z];
+            }
+        }
+    }
+    // Sliding (or frictionless): P = Pₙ (n − μ ŝ), ŝ the slip direction.
+    let slip = Vector2::new(u[1], u[2]);
+    let s = if mu > 0.0 && slip.norm() > 1.0e-12 {
+        slip.normalize()
+    } else {
+        Vector2::zeros()
+    };
+    let col = Vector3::new(1.0, -mu * s.x, -mu * s.y);
+    let kn = (k * col).x;
+    if kn <= 0.0 {
+        return [0.0; 3];
+    }
+    let pn = (target.x / kn).max(0.0);
+    [pn, col.y * pn, col.z * pn]
+}

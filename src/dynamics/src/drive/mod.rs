@@ -1,0 +1,5 @@
+//! Driving a simulation from outside: stylus scripts (a CSV of tip positions and clip states)
+//! and the scripted loop behind `simulate`, the demo and the acceptance tests.
+
+pub mod script;
+pub mod scripted;

@@ -1,0 +1,150 @@
+//! Errors of the solver library: bad scene files and bad simulation set-ups.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// A simulation could not be built or configured.
+#[derive(Debug, Error, PartialEq)]
+pub enum SimError {
+    /// The coupled solver's factor for these elements would be too large to allocate.
+    #[error(
+        "{elements} joints, springs and the stylus couple into {factor_blocks} blocks of the \
+         coupled solver's factor, which would need {} MB, over the limit of {} MB \
+         (elements that share a moving body couple with each other)",
+        bytes / 1_000_000, limit / 1_000_000
+    )]
+    TooLarge {
+        /// Joints + springs + the stylus.
+        elements: usize,
+        /// Blocks of the factor's pattern.
+        factor_blocks: usize,
+        /// What the factor would need (bytes; `usize::MAX` on overflow).
+        bytes: usize,
+        /// The limit (bytes).
+        limit: usize,
+    },
+    /// Body 0 must be the fixed ground.
+    #[error("the first body must be the fixed ground")]
+    NoGround,
+    /// An element refers to a body index that does not exist.
+    #[error("{what} `{name}` refers to body index {index}, which does not exist")]
+    UnknownBodyIndex {
+        /// Kind of element.
+        what: &'static str,
+        /// Its name.
+        name: String,
+        /// The bad index.
+        index: usize,
+    },
+    /// A joint's block J M⁻¹ Jᵀ is singular (e.g. both bodies fixed).
+    #[error(
+        "joint `{joint}` cannot be solved: its block J M⁻¹ Jᵀ is singular (are both bodies fixed?)"
+    )]
+    SingularJoint {
+        /// Joint name.
+        joint: String,
+    },
+    /// A parameter is out of range.
+    #[error("bad value {value} for {field}")]
+    BadParameter {
+        /// Parameter name.
+        field: &'static str,
+        /// The rejected value.
+        value: f64,
+    },
+    /// The stylus can only clip to a dynamic body.
+    #[error("the stylus cannot clip to body index {index} (missing or fixed)")]
+    BadStylusBody {
+        /// The body index.
+        index: usize,
+    },
+    /// No grab point with this index.
+    #[error("the scene has no grab point number {index}")]
+    UnknownGrabPoint {
+        /// The index asked for.
+        index: usize,
+    },
+    /// A step could not be taken (the simulation keeps the state before it).
+    #[error("{0}")]
+    StepFailed(Box<super::solver::StepFailure>),
+    /// A contact material, plane or static shape is unusable.
+    #[error("contact `{name}`: {reason}")]
+    BadContact {
+        /// The body, plane or static shape.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A rigid group cannot be made (see [`crate::deformable::rigid_group`]).
+    #[error("rigid group `{name}`: {reason}")]
+    BadRigidGroup {
+        /// The group's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// No rigid group has this name.
+    #[error("no rigid group is called `{name}`")]
+    UnknownRigidGroup {
+        /// The name asked for.
+        name: String,
+    },
+    /// A force element acts on a fixed body or has a bad number.
+    #[error("force element `{name}`: {reason}")]
+    BadForceElement {
+        /// The element's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// A scene file could not be read or is invalid. Every variant names the file; parse and
+/// validation errors also name the line, column and field.
+#[derive(Debug, Error)]
+pub enum SceneError {
+    /// The file could not be read (retrying helps only if the file appears).
+    // The I/O error is part of the message and not a `source`, so that a report that prints
+    // the whole chain does not say it twice.
+    #[error("cannot read scene file {}: {cause}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        cause: std::io::Error,
+    },
+    /// TOML syntax error, a missing or misspelt field or a value of the wrong type; the
+    /// message from the TOML parser carries the line, column and field.
+    #[error("scene file {}: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// A value parsed but is not acceptable.
+    #[error("{}:{line}:{column}: field `{field}`: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the value.
+        line: usize,
+        /// 1-based column of the value.
+        column: usize,
+        /// Field path, e.g. `joint[3].anchor2_in_body_m`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The scene is valid field by field but cannot be simulated.
+    // The cause is part of the message and not a `source`, so that a report that prints the
+    // whole chain does not say it twice.
+    #[error("scene file {}: {cause}", path.display())]
+    Build {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        cause: SimError,
+    },
+}

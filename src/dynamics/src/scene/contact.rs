@@ -1,0 +1,185 @@
+//! Contact in scene files: body materials, `[[plane]]`, `[[static]]` and `[contact]`.
+//!
+//! ```toml
+//! [contact]                     # optional; contact is on with it, a plane or a static
+//! margin_m = 0.001              # rows exist this far before touching (default 1e-3)
+//! inequality_method = "right"   # right | platt | tendency (Jonquet et al. Alg. 3, 1, 2)
+//! stylus_tip_radius_m = 0.003   # the stylus tip pushes: a kinematic sphere (default: off)
+//!
+//! [[body]]                      # ... as before, plus (all optional):
+//! friction = 0.5                # Coulomb μ (default 0.5)
+//! restitution = 0.0             # Newton e in [0, 1] (default 0)
+//! collide = true                # false: the body's shape collides with nothing
+//!
+//! [[plane]]                     # a half-space of the ground
+//! name = "desk"
+//! normal = [0, 0, 1]            # towards the free side; need not be unit
+//! point_in_world_m = [0, 0, 0]  # a point of the plane
+//! friction = 0.5
+//! restitution = 0.0
+//!
+//! [[static]]                    # a fixed shape of the ground
+//! name = "post"
+//! shape = { kind = "box", size_m = [0.1, 0.1, 0.3] }
+//! position_m = [0.2, 0, 0.15]
+//! rotation_rad = [0, 0, 0]
+//! friction = 0.5
+//! restitution = 0.0
+//! ```
+//! A pair's friction is √(μ₁ μ₂) and its restitution max(e₁, e₂). Bodies joined by a joint
+//! never collide with each other.
+
+use nalgebra::{Isometry3, Translation3, Vector3};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::checker::{rotation, Checker};
+use super::file::SceneFile;
+use crate::contact::{ColliderShape, ContactModel, InequalityMethod, Material, DEFAULT_MARGIN_M};
+use crate::error::SceneError;
+use crate::model::body::{Body, GROUND};
+use crate::model::shape::Shape;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ContactDef {
+    margin_m: Option<Spanned<f64>>,
+    inequality_method: Option<Spanned<String>>,
+    stylus_tip_radius_m: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PlaneDef {
+    name: Spanned<String>,
+    normal: Spanned<[f64; 3]>,
+    point_in_world_m: Spanned<[f64; 3]>,
+    friction: Option<Spanned<f64>>,
+    restitution: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StaticDef {
+    name: Spanned<String>,
+    shape: Spanned<Shape>,
+    position_m: Spanned<[f64; 3]>,
+    rotation_rad: Option<[f64; 3]>,
+    friction: Option<Spanned<f64>>,
+    restitution: Option<Spanned<f64>>,
+}
+
+fn material(
+    ck: &Checker,
+    friction: Option<&Spanned<f64>>,
+    restitution: Option<&Spanned<f64>>,
+    field: &dyn Fn(&str) -> String,
+) -> Result<Material, SceneError> {
+    let mut m = Material::default();
+    if let Some(f) = friction {
+        m.friction = ck.non_negative(f, &field("friction"))?;
+    }
+    if let Some(e) = restitution {
+        let v = *e.get_ref();
+        if !(0.0..=1.0).contains(&v) {
+            return Err(ck.err(
+                e.span(),
+                field("restitution"),
+                format!("must be in [0, 1], got {v}"),
+            ));
+        }
+        m.restitution = v;
+    }
+    Ok(m)
+}
+
+/// The contact model of a scene, if it has contact.
+pub(super) fn contact_model(
+    ck: &Checker,
+    file: &SceneFile,
+    bodies: &[Body],
+) -> Result<Option<ContactModel>, SceneError> {
+    if file.contact.is_none() && file.planes.is_empty() && file.statics.is_empty() {
+        return Ok(None);
+    }
+    let mut margin = DEFAULT_MARGIN_M;
+    let mut method = InequalityMethod::default();
+    if let Some(c) = &file.contact {
+        if let Some(m) = &c.margin_m {
+            margin = ck.non_negative(m, "contact.margin_m")?;
+        }
+        if let Some(m) = &c.inequality_method {
+            method = InequalityMethod::parse(m.get_ref()).ok_or_else(|| {
+                ck.err(
+                    m.span(),
+                    "contact.inequality_method",
+                    format!("`{}`: expected right, platt or tendency", m.get_ref()),
+                )
+            })?;
+        }
+    }
+    let mut model = ContactModel::new(margin, method);
+    if let Some(r) = file
+        .contact
+        .as_ref()
+        .and_then(|c| c.stylus_tip_radius_m.as_ref())
+    {
+        model.stylus_tip_radius_m = Some(ck.positive(r, "contact.stylus_tip_radius_m")?);
+    }
+    // The `[[body]]` tables are bodies 1..; mobile parts after them collide with defaults.
+    for (i, b) in bodies.iter().enumerate().skip(1) {
+        let def = file.bodies.get(i - 1);
+        let field = |name: &str| format!("body[{}].{name}", i - 1);
+        let (mat, collide) = match def {
+            Some(d) => (
+                material(ck, d.friction.as_ref(), d.restitution.as_ref(), &field)?,
+                d.collide.unwrap_or(true),
+            ),
+            None => (Material::default(), true),
+        };
+        if let (true, Some(shape)) = (collide, &b.shape) {
+            model.add(
+                b.name.clone(),
+                i,
+                ColliderShape::of(shape),
+                Isometry3::identity(),
+                mat,
+            );
+        }
+    }
+    for (i, s) in file.statics.iter().enumerate() {
+        let field = |name: &str| format!("static[{i}].{name}");
+        for (f, size) in s.shape.get_ref().sizes() {
+            if !(size > 0.0 && size.is_finite()) {
+                return Err(ck.err(
+                    s.shape.span(),
+                    field(&format!("shape.{f}")),
+                    format!("must be positive, got {size}"),
+                ));
+            }
+        }
+        let mat = material(ck, s.friction.as_ref(), s.restitution.as_ref(), &field)?;
+        let position = ck.finite3(&s.position_m, &field("position_m"))?;
+        let pose = Isometry3::from_parts(Translation3::from(position), rotation(s.rotation_rad));
+        model.add(
+            s.name.get_ref().clone(),
+            GROUND,
+            ColliderShape::of(s.shape.get_ref()),
+            pose,
+            mat,
+        );
+    }
+    for (i, p) in file.planes.iter().enumerate() {
+        let field = |name: &str| format!("plane[{i}].{name}");
+        let mat = material(ck, p.friction.as_ref(), p.restitution.as_ref(), &field)?;
+        let normal: Vector3<f64> = ck.finite3(&p.normal, &field("normal"))?;
+        if normal.norm() < 1.0e-12 {
+            return Err(ck.err(p.normal.span(), field("normal"), "must not be zero"));
+        }
+        let point = ck.finite3(&p.point_in_world_m, &field("point_in_world_m"))?;
+        model
+            .add_plane(p.name.get_ref().clone(), normal, point, mat)
+            .map_err(|e| ck.err(p.name.span(), field("name"), e.to_string()))?;
+    }
+    Ok(Some(model))
+}

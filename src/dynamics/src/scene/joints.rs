@@ -1,0 +1,176 @@
+//! The joints of a scene: the `[[joint]]` tables in file order, then a mobile's ball joints.
+
+use nalgebra::Vector3;
+
+use super::checker::Checker;
+use super::file::{JointDef, KindDef};
+use super::mobile::MobileLink;
+use super::ANCHOR_TOLERANCE_M;
+use crate::error::SceneError;
+use crate::model::body::{Body, GROUND};
+use crate::model::joint::{Joint, JointKind};
+
+/// The `[[joint]]` tables.
+pub(super) fn joints(
+    ck: &Checker,
+    defs: &[JointDef],
+    bodies: &[Body],
+) -> Result<Vec<Joint>, SceneError> {
+    let mut joints: Vec<Joint> = Vec::with_capacity(defs.len());
+    let mut names = std::collections::HashSet::new();
+    for (i, j) in defs.iter().enumerate() {
+        let f = |name: &str| format!("joint[{i}].{name}");
+        let name = j.name.get_ref();
+        ck.name(&j.name, f("name"), "joint", &[], &mut names)?;
+        let b1 = ck.body(bodies, &j.body1, &f("body1"))?;
+        let b2 = ck.body(bodies, &j.body2, &f("body2"))?;
+        if b1 == b2 {
+            return Err(ck.err(
+                j.body2.span(),
+                f("body2"),
+                "a joint needs two different bodies",
+            ));
+        }
+        let (p1, p2) = (bodies[b1].world_from_body(), bodies[b2].world_from_body());
+        let (a1, a2) = match (&j.anchor_in_world_m, &j.anchor1_in_body_m, &j.anchor2_in_body_m) {
+            (Some(a), None, None) => {
+                let a = ck.finite3(a, &f("anchor_in_world_m"))?;
+                (
+                    p1.inverse_transform_point(&a.into()).coords,
+                    p2.inverse_transform_point(&a.into()).coords,
+                )
+            }
+            (None, Some(a1s), Some(a2s)) => {
+                let a1 = ck.finite3(a1s, &f("anchor1_in_body_m"))?;
+                let a2 = ck.finite3(a2s, &f("anchor2_in_body_m"))?;
+                let gap = (p1.transform_point(&a1.into()) - p2.transform_point(&a2.into())).norm();
+                if gap > ANCHOR_TOLERANCE_M {
+                    return Err(ck.err(
+                        a2s.span(),
+                        f("anchor2_in_body_m"),
+                        format!(
+                            "the anchors of `{}` and `{}` are {gap:.3e} m apart in the initial pose (limit {ANCHOR_TOLERANCE_M:e} m)",
+                            bodies[b1].name, bodies[b2].name
+                        ),
+                    ));
+                }
+                (a1, a2)
+            }
+            _ => {
+                return Err(ck.err(
+                    j.name.span(),
+                    f("anchor_in_world_m"),
+                    "give either `anchor_in_world_m` or both `anchor1_in_body_m` and `anchor2_in_body_m`",
+                ))
+            }
+        };
+        let kind = match j.kind.get_ref() {
+            KindDef::Ball => JointKind::Ball,
+            KindDef::Hinge => JointKind::Hinge,
+            KindDef::Prismatic => JointKind::Prismatic,
+            KindDef::Slot => JointKind::Slot,
+            KindDef::Fixed => JointKind::Fixed,
+        };
+        let needs_axis = matches!(
+            kind,
+            JointKind::Hinge | JointKind::Prismatic | JointKind::Slot
+        );
+        let axis = match (&j.axis_in_world, needs_axis) {
+            (Some(a), true) => ck.unit3(a, &f("axis_in_world"))?,
+            (None, true) => {
+                return Err(ck.err(
+                    j.kind.span(),
+                    f("axis_in_world"),
+                    format!("a {} joint needs `axis_in_world`", kind.name()),
+                ))
+            }
+            (Some(a), false) => {
+                return Err(ck.err(
+                    a.span(),
+                    f("axis_in_world"),
+                    format!("a {} joint has no axis", kind.name()),
+                ))
+            }
+            (None, false) => Vector3::z(),
+        };
+        let hinge_axis = match (&j.hinge_axis_in_world, kind == JointKind::Slot) {
+            (Some(a), true) => ck.unit3(a, &f("hinge_axis_in_world"))?,
+            (None, true) => {
+                return Err(ck.err(
+                    j.kind.span(),
+                    f("hinge_axis_in_world"),
+                    "a slot joint needs `hinge_axis_in_world`",
+                ))
+            }
+            (Some(a), false) => {
+                return Err(ck.err(
+                    a.span(),
+                    f("hinge_axis_in_world"),
+                    "only a slot joint has a hinge axis",
+                ))
+            }
+            (None, false) => axis,
+        };
+        joints.push(Joint::new(
+            name.clone(),
+            kind,
+            bodies,
+            b1,
+            b2,
+            a1,
+            a2,
+            axis,
+            hinge_axis,
+        ));
+    }
+    Ok(joints)
+}
+
+/// Adds a mobile's ball joints to `joints`.
+pub(super) fn add_mobile_links(
+    ck: &Checker,
+    links: &[MobileLink],
+    bodies: &[Body],
+    joints: &mut Vec<Joint>,
+) -> Result<(), SceneError> {
+    for link in links {
+        let id = |name: Option<&String>| {
+            name.map_or(Some(GROUND), |n| bodies.iter().position(|b| &b.name == n))
+        };
+        let (Some(b1), Some(b2)) = (id(link.parent.as_ref()), id(Some(&link.child))) else {
+            return Err(ck.err(
+                0..0,
+                "mobile",
+                format!("joint `{}` names a missing body", link.name),
+            ));
+        };
+        if joints.iter().any(|o| o.name == link.name) {
+            return Err(ck.err(
+                0..0,
+                "mobile",
+                format!("joint name `{}` is used twice", link.name),
+            ));
+        }
+        let a = link.anchor_in_world_m.into();
+        let a1 = bodies[b1]
+            .world_from_body()
+            .inverse_transform_point(&a)
+            .coords;
+        let a2 = bodies[b2]
+            .world_from_body()
+            .inverse_transform_point(&a)
+            .coords;
+        joints.push(Joint::new(
+            link.name.clone(),
+            JointKind::Ball,
+            bodies,
+            b1,
+            b2,
+            a1,
+            a2,
+            Vector3::z(),
+            Vector3::z(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,254 @@
+//! Scene files (TOML): bodies (with optional initial velocities), joints, springs, grab
+//! points, force elements, gravity, solver settings and the supports drawn with the bodies.
+//!
+//! The format is documented in the manual's `scene_files` page (`src/manual/scene_files.md`) and by the two scenes in
+//! `assets/scenes/`. All values are SI; the world frame is the marker frame with z up. Points
+//! are given in the world frame at the initial pose (joint anchors may instead be given in
+//! each body's frame); rotations are rotation vectors (axis × angle, rad).
+//!
+//! Errors name the file, the line and column, and the field: the TOML parser reports syntax
+//! errors, missing, misspelt and mistyped fields itself; values checked after parsing (names,
+//! anchors, masses, axes) are kept as `toml::Spanned` so that their position is known.
+//!
+//! One concept per submodule: `file` holds the serde definitions of the tables, `checker`
+//! the value checks that know their position; `bodies`, `joints`, `elements` (springs, grab
+//! points) and `forces` (force elements, [`crate::model::force`]) turn the tables into the model;
+//! `supports` checks the visual `[[support]]` tables; `deformable` expands the
+//! `[[deformable]]` tables into element bodies, connections and pins
+//! ([`super::deformable`]), and `rigid_groups` their `[[deformable.rigid_group]]` tables.
+
+pub(crate) mod array3;
+mod bodies;
+pub(crate) mod checker;
+mod contact;
+mod deformable;
+mod elements;
+mod file;
+mod forces;
+pub mod generate;
+mod joints;
+pub mod mobile;
+mod rigid_groups;
+mod supports;
+
+pub use supports::DESK_TOLERANCE_M;
+
+use std::path::{Path, PathBuf};
+
+use nalgebra::Vector3;
+use toml::Spanned;
+
+use super::error::{SceneError, SimError};
+use super::simulation::Simulation;
+use super::solver::SolverParams;
+use crate::model::body::Body;
+use crate::model::force::ForceElement;
+use crate::model::grab::GrabPoint;
+use crate::model::joint::Joint;
+use crate::model::spring::Spring;
+use checker::Checker;
+use file::{SceneFile, SolverSection};
+
+/// The most `[[body]]` tables a scene may have, checked before any body is built. Memory is
+/// linear in the bodies for chains and trees; elements coupled through one body add to the
+/// coupled solver's factor (see [`SimError::TooLarge`]).
+pub const MAX_BODIES: usize = 100_000;
+
+/// Anchors given in two body frames must coincide in the initial pose within this (m).
+pub const ANCHOR_TOLERANCE_M: f64 = 1.0e-9;
+
+/// A validated scene: the model a [`Simulation`] is built from.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    /// The file it came from (for messages).
+    pub path: PathBuf,
+    /// Bodies; index 0 is the ground. They carry the initial velocities from the file (zero
+    /// where none is given).
+    pub bodies: Vec<Body>,
+    /// Joints in file order.
+    pub joints: Vec<Joint>,
+    /// Springs in file order.
+    pub springs: Vec<Spring>,
+    /// Grab points in file order (the first one is the scripted stylus's).
+    pub grab_points: Vec<GrabPoint>,
+    /// Gravity (m/s², world).
+    pub gravity_in_world: Vector3<f64>,
+    /// Solver settings from the file's `[solver]` table, defaults elsewhere.
+    pub params: SolverParams,
+    /// The `[wind]` table, if the file has one.
+    pub wind: Option<super::wind::WindSettings>,
+    /// Force elements (`[[force]]` tables) in file order.
+    pub forces: Vec<ForceElement>,
+    /// Contact geometry and settings, when the scene has a `[contact]` table, a `[[plane]]`
+    /// or a `[[static]]` (see [`super::contact`]).
+    pub contact: Option<super::contact::ContactModel>,
+    /// The `[[support]]` tables in file order: drawn, never simulated.
+    pub supports: Vec<crate::model::support::Support>,
+    /// The rigid groups of the `[[deformable.rigid_group]]` tables, in file order.
+    pub rigid_groups: Vec<super::deformable::RigidGroup>,
+}
+
+impl Scene {
+    /// Reads and validates a scene file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Scene, SceneError> {
+        let path = path.as_ref();
+        let text = ar_io::input_file::read_text(path).map_err(|cause| SceneError::Io {
+            path: path.to_owned(),
+            cause,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates scene text; `path` is used in messages only.
+    pub fn parse(text: &str, path: impl AsRef<Path>) -> Result<Scene, SceneError> {
+        let path = path.as_ref();
+        let file: SceneFile = toml::from_str(text).map_err(|e| SceneError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let ck = Checker {
+            path,
+            text,
+            body_ids: Default::default(),
+        };
+        if file.bodies.len() > MAX_BODIES {
+            return Err(ck.err(
+                file.bodies[MAX_BODIES].name.span(),
+                "body",
+                format!(
+                    "{} bodies, over the limit of {MAX_BODIES}",
+                    file.bodies.len()
+                ),
+            ));
+        }
+        if file.bodies.is_empty() && file.mobile.is_none() && file.deformables.is_empty() {
+            return Err(ck.err(
+                0..0,
+                "body",
+                "the scene has no bodies: add [[body]] tables, a [mobile] or a [[deformable]] (nothing would move)",
+            ));
+        }
+
+        let gravity_in_world = ck.finite3(&file.gravity_m_per_s2, "gravity_m_per_s2")?;
+        let params = solver_params(&ck, file.solver.as_ref())?;
+        let mut bodies = bodies::bodies(&ck, &file.bodies)?;
+        let mobile_links = bodies::add_mobile(&ck, file.mobile.as_ref(), &mut bodies)?;
+        if let Some(w) = &file.wind {
+            w.get_ref()
+                .wind()
+                .map_err(|e| ck.err(w.span(), format!("wind.{}", e.field), e.message))?;
+        }
+        let expanded = deformable::expand(
+            &ck,
+            &file.deformables,
+            &mut bodies,
+            gravity_in_world,
+            params.dt_secs,
+        )?;
+        let mut joints = joints::joints(&ck, &file.joints, &bodies)?;
+        joints::add_mobile_links(&ck, &mobile_links, &bodies, &mut joints)?;
+        if let Some(j) = expanded
+            .joints
+            .iter()
+            .find(|p| joints.iter().any(|j| j.name == p.name))
+        {
+            return Err(ck.err(
+                0..0,
+                "deformable",
+                format!("the pin `{}` has the name of a joint", j.name),
+            ));
+        }
+        joints.extend(expanded.joints);
+        let mut springs = elements::springs(&ck, &file.springs, &bodies)?;
+        springs.extend(expanded.springs);
+        let grab_points = elements::grab_points(&ck, &file.grabs, &bodies)?;
+        let forces = forces::force_elements(&ck, &file.forces, &bodies)?;
+        let mut contact = contact::contact_model(&ck, &file, &bodies)?;
+        if let Some(c) = contact.as_mut() {
+            // Connected elements touch by construction: like jointed bodies, never a contact.
+            c.excluded_pairs.extend(expanded.excluded_pairs);
+            c.excluded_pairs.sort_unstable();
+            c.excluded_pairs.dedup();
+        }
+        let supports = supports::supports(&ck, &file.supports)?;
+
+        Ok(Scene {
+            path: path.to_owned(),
+            bodies,
+            joints,
+            springs,
+            grab_points,
+            gravity_in_world,
+            params,
+            wind: file.wind.map(Spanned::into_inner),
+            forces,
+            contact,
+            supports,
+            rigid_groups: expanded.rigid_groups,
+        })
+    }
+
+    /// Builds a simulation of this scene with its own solver settings.
+    pub fn build(&self) -> Result<Simulation, SceneError> {
+        self.build_with(self.params)
+    }
+
+    /// Builds a simulation with the given solver settings (with the bodies' initial
+    /// velocities and the force elements).
+    pub fn build_with(&self, params: SolverParams) -> Result<Simulation, SceneError> {
+        let build_error = |cause: SimError| SceneError::Build {
+            path: self.path.clone(),
+            cause,
+        };
+        let mut sim = Simulation::new(
+            self.bodies.clone(),
+            self.joints.clone(),
+            self.springs.clone(),
+            self.grab_points.clone(),
+            self.gravity_in_world,
+            params,
+        )
+        .map_err(build_error)?;
+        for f in &self.forces {
+            sim.add_force_element(f.clone()).map_err(build_error)?;
+        }
+        if let Some(c) = &self.contact {
+            sim.set_contact_model(c.clone()).map_err(build_error)?;
+        }
+        for g in &self.rigid_groups {
+            sim.add_rigid_group(g.clone()).map_err(build_error)?;
+        }
+        Ok(sim)
+    }
+}
+
+/// The `[solver]` table over the defaults.
+fn solver_params(
+    ck: &Checker,
+    section: Option<&SolverSection>,
+) -> Result<SolverParams, SceneError> {
+    let mut params = SolverParams::default();
+    if let Some(s) = section {
+        if let Some(dt) = &s.dt_secs {
+            params.dt_secs = ck.positive(dt, "solver.dt_secs")?;
+        }
+        if let Some(it) = &s.iterations {
+            if *it.get_ref() == 0 {
+                return Err(ck.err(it.span(), "solver.iterations", "must be at least 1"));
+            }
+            params.max_iterations = *it.get_ref();
+        }
+        if let Some(beta) = &s.beta {
+            let b = *beta.get_ref();
+            if !(b > 0.0 && b <= 1.0) {
+                return Err(ck.err(
+                    beta.span(),
+                    "solver.beta",
+                    format!("must be in (0, 1], got {b}"),
+                ));
+            }
+            params.beta = b;
+        }
+    }
+    Ok(params)
+}

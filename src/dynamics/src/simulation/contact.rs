@@ -1,0 +1,64 @@
+//! Contact on a [`Simulation`]: turning it on with a scene's geometry (checked, jointed bodies
+//! kept apart, the pushing stylus tip added), and what the last step's contacts were.
+
+use super::Simulation;
+use crate::contact::{ColliderShape, ContactModel, ContactReport, Material};
+use crate::error::SimError;
+
+impl Simulation {
+    /// Turns contact on with this geometry (see [`crate::contact`]); bodies joined by a
+    /// joint are added to the pairs that never collide.
+    pub fn set_contact_model(&mut self, mut contact: ContactModel) -> Result<(), SimError> {
+        contact
+            .colliders
+            .retain(|c| c.name != "stylus_tip" || c.body < self.model.bodies.len());
+        for c in &contact.colliders {
+            c.material.validate(&c.name)?;
+            if c.body >= self.model.bodies.len() {
+                return Err(SimError::UnknownBodyIndex {
+                    what: "collider",
+                    name: c.name.clone(),
+                    index: c.body,
+                });
+            }
+        }
+        for j in &self.model.joints {
+            contact
+                .excluded_pairs
+                .push((j.body1.min(j.body2), j.body1.max(j.body2)));
+        }
+        contact.excluded_pairs.sort_unstable();
+        contact.excluded_pairs.dedup();
+        if let Some(r) = contact.stylus_tip_radius_m {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(SimError::BadContact {
+                    name: "stylus_tip".to_owned(),
+                    reason: format!("radius must be positive, got {r}"),
+                });
+            }
+            let tip = self.model.bodies.len();
+            contact.tip_body = Some(tip);
+            contact.add(
+                "stylus_tip",
+                tip,
+                ColliderShape::Sphere { radius_m: r },
+                nalgebra::Isometry3::identity(),
+                Material::default(),
+            );
+        }
+        self.model.contact = Some(contact);
+        self.solver.contact = Default::default();
+        Ok(())
+    }
+
+    /// The contact points of the last step (one per point, shape indices into the contact
+    /// model's colliders); empty without contact.
+    pub fn contact_report(&self) -> &[ContactReport] {
+        &self.solver.contact.report
+    }
+
+    /// The largest penetration at the end of the last step (m, ≥ 0).
+    pub fn max_penetration_m(&self) -> f64 {
+        self.solver.contact.max_penetration_m
+    }
+}

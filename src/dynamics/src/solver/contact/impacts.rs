@@ -1,0 +1,159 @@
+//! Stage 0 of a contact step, the impacts (see [`crate::solver::contact`] for the stages): at the
+//! start poses, every contact that approaches faster than `impact_speed_m_per_s` and would
+//! close within the step gets Newton's restitution impulse with Mirtich's friction
+//! prediction, in sweeps until no such contact is left; with joints, one simultaneous solve
+//! of the contact and joint impulses ([`crate::contact::through_joints`]).
+
+use nalgebra::{Vector2, Vector3};
+
+use super::{joint_rows_at, row_velocities, rows_of, tip_work, RowVelocities};
+use crate::contact::lcp;
+use crate::contact::lcp::{ContactRows, Row};
+use crate::contact::ContactPoint;
+use crate::solver::Step;
+
+impl Step<'_> {
+    /// Stage 0 (contact only): detection at the start poses and the impact sweeps.
+    pub(in crate::solver) fn contact_impacts(&mut self) {
+        let Some(model) = self.contact_model() else {
+            return;
+        };
+        let v_imp = model.impact_speed_m_per_s;
+        let h = self.ctx.h;
+        self.contact_masses();
+        self.detect_contacts(false);
+        let mut now = std::mem::take(&mut self.s.contact.now);
+        let mut rows = std::mem::take(&mut self.s.contact.impact_rows);
+        self.contact_velocities(false, &mut now);
+        self.impact_sweeps(v_imp, h, &mut now, &mut rows);
+        self.s.contact.now = now;
+        self.s.contact.impact_rows = rows;
+    }
+
+    /// The impact stage after detection, with the velocities now and a buffer for the rows.
+    fn impact_sweeps(
+        &mut self,
+        v_imp: f64,
+        h: f64,
+        now: &mut RowVelocities,
+        rows: &mut Vec<[Row; 3]>,
+    ) {
+        let RowVelocities { v, w } = now;
+        let (tip, v_tip) = self.tip_motion();
+        let c = &mut self.s.contact;
+        let n = c.points.len();
+        c.impact.clear();
+        c.impact.resize(n, [0.0; 3]);
+        if n == 0 {
+            return;
+        }
+        rows.clear();
+        rows.extend(c.points.iter().map(|p| rows_of(p, &c.poses)));
+
+        let kinetic_before: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
+        let mut any_impact = false;
+        if !self.joints.is_empty() {
+            // With joints, the impact is one simultaneous system of the contact impulses and
+            // the joints' attachment impulses (the virtual-mobile paper's §6, after Moore):
+            // the joints' rows are those of the start poses, their target zero row velocity
+            // (see the module docs), eliminated exactly, and the contacts solved through them
+            // by projected Gauss–Seidel (see `through_joints`).
+            let impacting = |k: usize, p: &ContactPoint| {
+                let u = row_velocities(&rows[k], v, w);
+                u[0] < -v_imp && p.gap_m + h * u[0] < 0.0
+            };
+            if c.points.iter().enumerate().any(|(k, p)| impacting(k, p)) {
+                c.rows.clear();
+                for (k, p) in c.points.iter().enumerate() {
+                    let u0 = row_velocities(&rows[k], v, w);
+                    let target = if impacting(k, p) {
+                        -p.material.restitution * u0[0]
+                    } else {
+                        -p.gap_m.max(0.0) / h
+                    };
+                    c.rows.push(ContactRows {
+                        rows: rows[k],
+                        u0,
+                        target,
+                        mu: p.material.friction,
+                        slip_start: Vector2::new(u0[1], u0[2]),
+                    });
+                }
+                let c = &mut self.s.contact;
+                c.bilateral.clear();
+                joint_rows_at(self.joints, &c.poses, |mut b, _| {
+                    b.change = -b.row.velocity(v, w);
+                    c.bilateral.push(b);
+                });
+                c.solve_through_joints();
+                for (k, i) in c.impulses.iter().enumerate() {
+                    if i.handled {
+                        c.impact[k] = [i.normal, i.tangent.x, i.tangent.y];
+                    }
+                }
+                for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
+                    if b.is_dynamic() {
+                        b.linear_velocity_in_world += dv;
+                        b.angular_velocity_in_world += dw;
+                    }
+                }
+                self.book_impacts(kinetic_before, rows, tip, &v_tip);
+            }
+            return;
+        }
+        for _sweep in 0..(50 * n + 10) {
+            let mut any = false;
+            for (k, p) in c.points.iter().enumerate() {
+                let u = row_velocities(&rows[k], v, w);
+                if u[0] < -v_imp && p.gap_m + h * u[0] < 0.0 {
+                    let imp = lcp::impact_impulse(
+                        &rows[k],
+                        u,
+                        p.material.restitution,
+                        p.material.friction,
+                        &c.inv_mass,
+                    );
+                    if imp[0] > 0.0 {
+                        for r in 0..3 {
+                            rows[k][r].apply(imp[r], &c.inv_mass, v, w);
+                            c.impact[k][r] += imp[r];
+                        }
+                        any = true;
+                    }
+                }
+            }
+            if !any {
+                break;
+            }
+            any_impact = true;
+        }
+        if any_impact {
+            for ((b, v), w) in self.bodies.iter_mut().zip(v.iter()).zip(w.iter()) {
+                if b.is_dynamic() {
+                    b.linear_velocity_in_world = *v;
+                    b.angular_velocity_in_world = *w;
+                }
+            }
+            self.book_impacts(kinetic_before, rows, tip, &v_tip);
+        }
+    }
+
+    /// Books the impacts' energy: the kinetic energy they removed as dissipated, less the work
+    /// the pushing tip did (the user's).
+    fn book_impacts(
+        &mut self,
+        kinetic_before: f64,
+        rows: &[[Row; 3]],
+        tip: Option<usize>,
+        v_tip: &Vector3<f64>,
+    ) {
+        let kinetic_after: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
+        let user: f64 = rows
+            .iter()
+            .zip(&self.s.contact.impact)
+            .map(|(r, i)| tip_work(tip, v_tip, r, *i))
+            .sum();
+        self.s.ledger.dissipated_j += kinetic_before - kinetic_after + user;
+        self.s.ledger.user_work_j += user;
+    }
+}

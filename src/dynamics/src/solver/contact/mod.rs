@@ -1,0 +1,502 @@
+//! The contact stages of a step (see [`crate::contact`] for the model and the solve):
+//!
+//! - **Impacts** (before free motion): at the start poses, every contact that approaches
+//!   faster than `impact_speed_m_per_s` and would close within the step gets Newton's
+//!   restitution impulse with Mirtich's friction prediction, one contact at a time, in sweeps
+//!   until no such contact is left: impulses propagate through simultaneous contacts (a
+//!   Newton's cradle passes the whole velocity on). The kinetic energy this removes is booked
+//!   as dissipated ([`super::contact::impacts`]).
+//! - **Contact rows** (after the joints' velocity stage): the start-pose contact rows, each
+//!   handled normal row closing its gap at the end of the step (target velocity
+//!   −2 gap / h − u_start for the midpoint integrator: a resting contact does no work; a
+//!   contact that still approaches at the start, an impact the impact stage left, is instead
+//!   kept from separating, since the midpoint target would bounce it back elastically), with
+//!   Coulomb friction, the active set by [`InequalityMethod`] (many contacts, or the pushing
+//!   tip's, by sparse Gauss–Seidel in [`super::contact::sparse`]). The impulses' work Σ λ ū is
+//!   booked as dissipated.
+//! - **Projection** (after integration, `right` only): penetration left by an impact is
+//!   removed by moving the poses along M⁻¹Jᵀ, together with the joints' ψ when there are
+//!   joints (see [`super::contact::projection`]); velocities are not changed.
+//! - **Report** (with the projection, in [`super::contact::projection`]): the contacts at the
+//!   end pose give the gaps and the largest penetration.
+//!
+//! With joints, the contact rows keep the joints' row velocities (their last midpoint rows,
+//! whose midpoint velocity is what makes joint impulses workless in this integrator); an
+//! impact's joint rows are those of the start poses with zero row velocity as the target
+//! (the instantaneous impulse problem; the previous step's midpoint rows there have row
+//! velocities of order h ω v, against which joint impulses would do work). With joints and
+//! the `right` method both solves eliminate the joints and solve the contacts by projected
+//! Gauss–Seidel ([`through_joints`]), which settles where Alg. 3's insertions and releases
+//! do not on a chain lying on the desk; `platt` and `tendency` keep their fixed handled sets
+//! in [`lcp::solve`]. The projection closes ψ and the gaps together.
+
+pub(super) mod impacts;
+pub(super) mod projection;
+pub(super) mod sparse;
+
+use nalgebra::{Vector2, Vector3};
+
+use super::contact::sparse::SparseContacts;
+use super::Step;
+use crate::contact::lcp;
+use crate::contact::lcp::{Bilateral, ContactImpulse, ContactRows, Insertion, InverseMass, Row};
+use crate::contact::{
+    geometry, through_joints, ContactModel, ContactPoint, ContactReport, InequalityMethod,
+    DENSE_MAX_CONTACTS,
+};
+use crate::linalg::block::MAX_ROWS;
+use crate::model::body::Pose;
+use crate::model::joint::Joint;
+use crate::model::joint::Row as JointRow;
+
+/// Linear and angular velocities of the bodies (and the stylus tip) as the contact rows read
+/// them.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RowVelocities {
+    pub(super) v: Vec<Vector3<f64>>,
+    pub(super) w: Vec<Vector3<f64>>,
+}
+
+/// The contact stages' scratch and their results of the last step.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ContactScratch {
+    pub(super) poses: Vec<Pose>,
+    pub(super) inv_mass: Vec<InverseMass>,
+    speed_bound: Vec<f64>,
+    /// Contacts at the start poses, their rows and impact impulses (n, t₁, t₂).
+    pub(crate) points: Vec<ContactPoint>,
+    pub(super) rows: Vec<ContactRows>,
+    pub(super) impact: Vec<[f64; 3]>,
+    pub(crate) impulses: Vec<ContactImpulse>,
+    pub(super) handled: Vec<bool>,
+    pub(super) bilateral: Vec<Bilateral>,
+    pub(super) delta: lcp::VelocityChange,
+    /// The coupled projection's rows and impulses (kept apart from the step's, which the
+    /// report reads).
+    pub(super) projection_rows: Vec<ContactRows>,
+    pub(super) projection_impulses: Vec<ContactImpulse>,
+    /// The handled set kept across steps by Alg. 1 and 2 (sorted keys).
+    pub(super) kept: Vec<(usize, usize, usize)>,
+    kept_initialised: bool,
+    pub(super) end_points: Vec<ContactPoint>,
+    /// One row per contact point of the last step.
+    pub(crate) report: Vec<ContactReport>,
+    /// Largest penetration at the end of the last step (m, ≥ 0).
+    pub(crate) max_penetration_m: f64,
+    /// The largest row-velocity error the step's contact solve left (m/s; 0 when it
+    /// converged or there was none): the projection's tolerance follows it (see
+    /// [`super::contact::projection`]). Taken by the projection, so no step inherits it.
+    pub(super) velocity_residual_m_per_s: f64,
+    /// The sparse solve's state (many contacts, or the pushing tip).
+    sparse: SparseContacts,
+    /// Detection's buffers.
+    detection: geometry::DetectScratch,
+    /// The dense solve's and the solve through the joints' buffers.
+    pub(super) lcp: lcp::LcpScratch,
+    through_joints: through_joints::ThroughJointsScratch,
+    /// The velocities now and at the start of the step, and the impact stage's rows (taken
+    /// out while a stage uses them, and put back).
+    pub(super) now: RowVelocities,
+    start: RowVelocities,
+    pub(super) impact_rows: Vec<[Row; 3]>,
+}
+
+impl ContactScratch {
+    /// Solves the contact rows with the bilateral rows eliminated ([`through_joints`]), into
+    /// the impulses and the velocity change.
+    pub(super) fn solve_through_joints(&mut self) {
+        through_joints::solve(
+            &self.rows,
+            &self.bilateral,
+            &self.inv_mass,
+            &mut self.through_joints,
+            &mut self.impulses,
+            &mut self.delta,
+        );
+    }
+
+    /// The deepest penetration among the end contacts (m, ≥ 0).
+    pub(super) fn deepest_end_penetration_m(&self) -> f64 {
+        self.end_points.iter().map(|p| -p.gap_m).fold(0.0, f64::max)
+    }
+}
+
+fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
+    let a = if n.x.abs() < 0.6 {
+        Vector3::x()
+    } else {
+        Vector3::y()
+    };
+    let t1 = n.cross(&a).normalize();
+    (t1, n.cross(&t1))
+}
+
+pub(super) fn rows_of(p: &ContactPoint, poses: &[Pose]) -> [Row; 3] {
+    let r1 = p.point1 - poses[p.body1].x;
+    let r2 = p.point2 - poses[p.body2].x;
+    let (t1, t2) = tangents(&p.normal);
+    [
+        Row::new(p.body1, p.body2, &r1, &r2, p.normal),
+        Row::new(p.body1, p.body2, &r1, &r2, t1),
+        Row::new(p.body1, p.body2, &r1, &r2, t2),
+    ]
+}
+
+/// Whether the pushing tip (kinematic: no inverse mass) is in one of the contacts. The dense
+/// active set then holds equalities it cannot meet together: a body pressed by the tip while
+/// its friction on the desk sticks has its velocity fixed twice, once by the tip's normal row
+/// and once by the sticking rows, and the regularised solve answers the mismatch with
+/// impulses of 1e6 N·s that cancel each other (the energy balance closes while the user work
+/// books 1e5 J). Projected Gauss–Seidel keeps every friction impulse in its cone.
+fn touches(tip: Option<usize>, points: &[ContactPoint]) -> bool {
+    tip.is_some_and(|t| points.iter().any(|p| p.body1 == t || p.body2 == t))
+}
+
+/// The user's work through the pushing tip by impulses (n, t₁, t₂) along `rows`: minus the
+/// impulses times the rows' tip-velocity terms.
+pub(super) fn tip_work(
+    tip: Option<usize>,
+    v_tip: &Vector3<f64>,
+    rows: &[Row; 3],
+    impulse: [f64; 3],
+) -> f64 {
+    let sign = match tip {
+        Some(t) if rows[0].body2 == t => 1.0,
+        Some(t) if rows[0].body1 == t => -1.0,
+        _ => return 0.0,
+    };
+    -(0..3)
+        .map(|r| impulse[r] * sign * rows[r].dir.dot(v_tip))
+        .sum::<f64>()
+}
+
+/// A joint row as a contact solve's bilateral row (body 2 relative to body 1, as the
+/// contact rows), whose row velocity is to change by `change`.
+pub(super) fn bilateral_of(joint: &Joint, row: &JointRow, change: f64) -> Bilateral {
+    Bilateral {
+        row: Row {
+            body1: joint.body1,
+            body2: joint.body2,
+            dir: -row.lin,
+            ang1: -row.ang1,
+            ang2: row.ang2,
+        },
+        change,
+    }
+}
+
+/// The joints' rows at these poses (of body 2 relative to body 1, as the contact rows), each
+/// with its joint error ψ, handed to `visit` in joint order.
+pub(super) fn joint_rows_at(
+    joints: &[Joint],
+    poses: &[Pose],
+    mut visit: impl FnMut(Bilateral, f64),
+) {
+    let mut rows = [JointRow::default(); MAX_ROWS];
+    for j in joints {
+        let g = j.geometry(&poses[j.body1], &poses[j.body2]);
+        let psi = j.psi_of(&g);
+        j.rows_of(&g, &g, &mut rows);
+        for (row, e) in rows.iter().zip(&psi).take(j.rows()) {
+            visit(bilateral_of(j, row, 0.0), *e);
+        }
+    }
+}
+
+pub(super) fn row_velocities(rows: &[Row; 3], v: &[Vector3<f64>], w: &[Vector3<f64>]) -> [f64; 3] {
+    [
+        rows[0].velocity(v, w),
+        rows[1].velocity(v, w),
+        rows[2].velocity(v, w),
+    ]
+}
+
+impl Step<'_> {
+    pub(super) fn contact_model(&self) -> Option<&ContactModel> {
+        self.contact
+    }
+
+    /// Inverse masses at the current orientations, and the poses.
+    pub(super) fn contact_masses(&mut self) {
+        self.update_inertia();
+        let c = &mut self.s.contact;
+        c.poses.clear();
+        c.poses.extend(self.bodies.iter().map(Pose::of));
+        c.inv_mass.clear();
+        c.inv_mass.extend(
+            self.bodies
+                .iter()
+                .zip(&self.s.body.inv_inertia)
+                .map(|(b, i)| InverseMass {
+                    inv_mass: b.inv_mass,
+                    inv_inertia: *i,
+                }),
+        );
+        if self.contact.is_some_and(|m| m.tip_body.is_some()) {
+            // The stylus tip: kinematic (no inverse mass); far away while there is no tip.
+            let x = self
+                .stylus_target
+                .map_or(Vector3::repeat(1.0e9), |t| t.position_in_world.coords);
+            c.poses
+                .push(Pose::new(x, nalgebra::UnitQuaternion::identity()));
+            c.inv_mass.push(InverseMass {
+                inv_mass: 0.0,
+                inv_inertia: nalgebra::Matrix3::zeros(),
+            });
+        }
+    }
+
+    /// The velocities the contact rows read, into `out`: the bodies' (now, or at the start of
+    /// the step), then the stylus tip's if it pushes.
+    pub(super) fn contact_velocities(&self, start: bool, out: &mut RowVelocities) {
+        let RowVelocities { v, w } = out;
+        v.clear();
+        w.clear();
+        if start {
+            v.extend_from_slice(&self.s.body.v_start);
+            w.extend_from_slice(&self.s.body.w_start);
+        } else {
+            for b in self.bodies.iter() {
+                v.push(b.linear_velocity_in_world);
+                w.push(b.angular_velocity_in_world);
+            }
+        }
+        if self.contact.is_some_and(|m| m.tip_body.is_some()) {
+            v.push(
+                self.stylus_target
+                    .map_or(Vector3::zeros(), |t| t.velocity_in_world),
+            );
+            w.push(Vector3::zeros());
+        }
+    }
+
+    /// The stylus tip's pseudo-body and velocity, if it pushes.
+    pub(super) fn tip_motion(&self) -> (Option<usize>, Vector3<f64>) {
+        (
+            self.contact.and_then(|m| m.tip_body),
+            self.stylus_target
+                .map_or(Vector3::zeros(), |t| t.velocity_in_world),
+        )
+    }
+
+    /// Detects the contacts at the current poses (with their masses) as the step's end
+    /// contacts; returns the deepest penetration (m, ≥ 0).
+    pub(super) fn detect_end_contacts(&mut self) -> f64 {
+        self.contact_masses();
+        self.detect_contacts(true);
+        self.s.contact.deepest_end_penetration_m()
+    }
+
+    pub(super) fn detect_contacts(&mut self, end: bool) {
+        let Some(model) = self.contact else { return };
+        let h = self.ctx.h;
+        let g = self.gravity_in_world.norm();
+        let c = &mut self.s.contact;
+        // Each body's reach from its origin over its colliders, then its speed bound.
+        c.speed_bound.clear();
+        c.speed_bound.resize(self.bodies.len(), 0.0);
+        for k in model
+            .colliders
+            .iter()
+            .filter(|k| k.body < self.bodies.len())
+        {
+            let reach = k.shape.bounding_radius_m() + k.body_from_shape.translation.vector.norm();
+            c.speed_bound[k.body] = c.speed_bound[k.body].max(reach);
+        }
+        for (bound, b) in c.speed_bound.iter_mut().zip(self.bodies.iter()) {
+            *bound = if b.is_dynamic() {
+                b.linear_velocity_in_world.norm()
+                    + b.angular_velocity_in_world.norm() * *bound
+                    + h * g
+            } else {
+                0.0
+            };
+        }
+        if model.tip_body.is_some() {
+            let v_tip = self
+                .stylus_target
+                .map_or(0.0, |t| t.velocity_in_world.norm());
+            c.speed_bound.push(v_tip);
+        }
+        let margin = model.margin_m;
+        let speed = &c.speed_bound;
+        let prediction = |a: usize, b: usize| {
+            if end {
+                margin
+            } else {
+                margin + 2.0 * h * (speed[a] + speed[b])
+            }
+        };
+        let out = if end {
+            &mut c.end_points
+        } else {
+            &mut c.points
+        };
+        let reach = |a: usize| {
+            if end {
+                0.5 * margin
+            } else {
+                0.5 * margin + 2.0 * h * speed[a]
+            }
+        };
+        geometry::detect(model, &c.poses, prediction, reach, &mut c.detection, out);
+    }
+
+    /// Stage 4b (contact only): the contact rows with friction, solved by the active-set
+    /// method, applied to the velocities; then the prediction is renewed.
+    pub(super) fn contact_solve(&mut self) {
+        let Some(model) = self.contact_model() else {
+            return;
+        };
+        let method = model.method;
+        let v_imp = model.impact_speed_m_per_s;
+        let h = self.ctx.h;
+        let mut now = std::mem::take(&mut self.s.contact.now);
+        let mut start = std::mem::take(&mut self.s.contact.start);
+        self.contact_velocities(false, &mut now);
+        self.contact_velocities(true, &mut start);
+        self.solve_contact_rows(method, v_imp, h, &now, &start);
+        self.s.contact.now = now;
+        self.s.contact.start = start;
+        self.predict_all();
+    }
+
+    /// The contact solve proper, from the velocities now and at the start of the step.
+    fn solve_contact_rows(
+        &mut self,
+        method: InequalityMethod,
+        v_imp: f64,
+        h: f64,
+        now: &RowVelocities,
+        start: &RowVelocities,
+    ) {
+        let (v, w) = (&now.v, &now.w);
+        let (v_start, w_start) = (&start.v, &start.w);
+        let (tip, v_tip) = self.tip_motion();
+        let c = &mut self.s.contact;
+        let n = c.points.len();
+
+        c.rows.clear();
+        for p in &c.points {
+            let rows = rows_of(p, &c.poses);
+            let u0 = row_velocities(&rows, v, w);
+            let us = row_velocities(&rows, v_start, w_start);
+            // The midpoint target closes the gap at the end of the step with no work from a
+            // contact at rest; for a contact that approaches at the start (an impact the impact
+            // stage did not resolve) it would reverse the approach, an elastic bounce: the end
+            // velocity is kept from separating (a plastic impact; the projection removes what
+            // penetration is left).
+            let mut target = -2.0 * p.gap_m / h - us[0];
+            if us[0] < -v_imp {
+                target = target.min((-2.0 * p.gap_m / h).max(0.0));
+            }
+            c.rows.push(ContactRows {
+                rows,
+                u0,
+                target,
+                mu: p.material.friction,
+                slip_start: Vector2::new(us[1], us[2]),
+            });
+        }
+        c.handled.clear();
+        c.handled.resize(n, false);
+        let insertion = match method {
+            InequalityMethod::Right => Insertion::Right,
+            InequalityMethod::Platt | InequalityMethod::Tendency => {
+                if !c.kept_initialised {
+                    // At the start of the animation: Platt handles the active constraints,
+                    // the tendency method those of them whose free motion violates them.
+                    c.kept_initialised = true;
+                    for (k, p) in c.points.iter().enumerate() {
+                        let active = p.gap_m <= 1.0e-9;
+                        let tends = c.rows[k].u0[0] < c.rows[k].target - lcp::TENDENCY_TOLERANCE;
+                        if active && (method == InequalityMethod::Platt || tends) {
+                            c.kept.push(p.key());
+                        }
+                    }
+                    c.kept.sort_unstable();
+                }
+                for (k, p) in c.points.iter().enumerate() {
+                    c.handled[k] = c.kept.binary_search(&p.key()).is_ok();
+                }
+                Insertion::Fixed
+            }
+        };
+        // The joints' rows (their last midpoint rows) keep their velocities in the solve.
+        c.bilateral.clear();
+        if n > 0 {
+            for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
+                for row in &blk.rows[..j.rows()] {
+                    c.bilateral.push(bilateral_of(j, row, 0.0));
+                }
+            }
+        }
+        if insertion == Insertion::Right && !c.bilateral.is_empty() {
+            c.solve_through_joints();
+        } else if insertion == Insertion::Right
+            && (n > DENSE_MAX_CONTACTS || touches(tip, &c.points))
+        {
+            let down = self
+                .gravity_in_world
+                .try_normalize(0.0)
+                .unwrap_or(-Vector3::z());
+            c.velocity_residual_m_per_s = c.sparse.solve(
+                &mut c.rows,
+                &c.points,
+                &c.inv_mass,
+                &down,
+                h,
+                &mut c.impulses,
+                &mut c.delta,
+            );
+        } else {
+            lcp::solve(
+                &c.rows,
+                &c.bilateral,
+                &c.inv_mass,
+                &mut c.handled,
+                insertion,
+                &mut c.lcp,
+                &mut c.impulses,
+                &mut c.delta,
+            );
+        }
+        // Apply, and book the work Σ λ ū of the contact impulses (the joints' stay closed); the
+        // part the moving tip does is the user's.
+        let mut work = 0.0;
+        let mut user = 0.0;
+        for (k, imp) in c.impulses.iter().enumerate() {
+            if !imp.handled {
+                continue;
+            }
+            let rows = &c.rows[k].rows;
+            let lambda = [imp.normal, imp.tangent.x, imp.tangent.y];
+            let us = row_velocities(rows, v_start, w_start);
+            for r in 0..3 {
+                work += lambda[r] * 0.5 * (us[r] + imp.u[r]);
+            }
+            user += tip_work(tip, &v_tip, rows, lambda);
+        }
+        self.s.ledger.dissipated_j -= work;
+        self.s.ledger.user_work_j += user;
+        c.sparse.remember(&c.points, &c.impulses);
+        for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
+            if b.is_dynamic() {
+                b.linear_velocity_in_world += dv;
+                b.angular_velocity_in_world += dw;
+            }
+        }
+        if method != InequalityMethod::Right {
+            // Alg. 1 and 2: a handled row whose multiplier is ≤ 0 leaves the set.
+            c.kept.clear();
+            c.kept.extend(
+                c.points
+                    .iter()
+                    .zip(&c.impulses)
+                    .filter(|(_, i)| i.handled && i.normal > 0.0)
+                    .map(|(p, _)| p.key()),
+            );
+            c.kept.sort_unstable();
+        }
+    }
+}
