@@ -59,7 +59,7 @@ bench: deps
 bench-compare: EXTRA_APT_PACKAGES := python3 python3-venv
 bench-compare: deps
 	mkdir -p target
-	$(CARGO) bench --bench compare -- --csv target/bench-compare.csv
+	$(CARGO) bench -p ar-dynamics --features rapier --bench compare -- --csv $(CURDIR)/target/bench-compare.csv
 	python3 tests/benches/mujoco_chains.py --ar-csv target/bench-compare.csv
 
 # The pile of assets/scenes/pile.toml (issue 15, acceptance 7) in ar-multibody and rapier3d-f64
@@ -69,7 +69,7 @@ bench-compare: deps
 PILE_BUDGET_SECS ?= 120
 bench-pile: deps
 	mkdir -p target
-	$(CARGO) bench --bench pile -- --csv target/bench-pile.csv --budget $(PILE_BUDGET_SECS)
+	$(CARGO) bench -p ar-dynamics --features rapier --bench pile -- --csv $(CURDIR)/target/bench-pile.csv --budget $(PILE_BUDGET_SECS)
 
 # Every fuzz harness at length (>= 2.2 million inputs in all).
 fuzz: fuzz-parsers fuzz-arm

@@ -11,7 +11,7 @@
 //! of the first second (100 steps) after a release from a 10° tilt, from a copy renewed
 //! outside the timing (as in the `solver` bench).
 //!
-//! Run: `cargo bench --bench articulated`.
+//! Run: `cargo bench -p ar-dynamics --bench articulated`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -34,7 +34,8 @@ fn tilted(mut sim: ArticulatedSim) -> ArticulatedSim {
 }
 
 fn ten_pendula(integrator: Integrator) -> ArticulatedSim {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/ten_pendula.toml");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("assets/scenes/ten_pendula.toml");
     let scene = Scene::load(path).expect("scene");
     let params = ArticulatedParams {
         dt_secs: 0.01,

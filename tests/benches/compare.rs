@@ -24,9 +24,9 @@
 //! how many steps they took; rapier's multibody joints take one step only on the
 //! 1000-link chain (its reduced-coordinate solve is dense: about 19 s per step here).
 //!
-//! Run: `make bench-compare` (this bench, then MuJoCo), or `cargo bench --bench compare
+//! Run: `make bench-compare` (this bench, then MuJoCo), or `cargo bench -p ar-dynamics --features rapier --bench compare
 //! [-- FILTER...] [--csv OUT.csv]` where a filter is a scenario (`drag`, `swing`), a link count
-//! (`10`, `100`, `1000`) or both (`"drag 100"`). `cargo test` (which runs benches without
+//! (`10`, `100`, `1000`) or both (`"drag 100"`). `cargo test --features rapier` (which runs benches without
 //! `--bench`) gets a smoke run only: the 10-link chains, rapier stopped after 1 s of wall time,
 //! and ar-multibody's error checked.
 
@@ -425,7 +425,7 @@ fn main() {
         })
         .map(|(_, a)| a)
         .collect();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let drag = std::fs::read_to_string(root.join("assets/scripts/ten_pendula_drag.csv"))
         .expect("drag script");
     let drag = StylusScript::parse(&drag).expect("drag script parses");

@@ -32,7 +32,7 @@
 //! - `out`: bodies whose centre left the bin (the box of the static colliders);
 //! - `time/ar`: mean step time over ar-multibody's.
 //!
-//! Run: `make bench-pile`, or `cargo bench --bench pile [-- --csv OUT.csv] [--budget SECS]`
+//! Run: `make bench-pile`, or `cargo bench -p ar-dynamics --features rapier --bench pile [-- --csv OUT.csv] [--budget SECS]`
 //! (`--budget`: wall-clock seconds per engine, default [`WALL_BUDGET_SECS`]). The CSV has one
 //! row per step and engine: t_s, engine, step_ms, max_penetration_m, check_penetration_m,
 //! kinetic_j, contacts. `cargo test` (which runs benches without `--bench`, in a debug build)
@@ -464,7 +464,7 @@ fn main() {
     if let Some(b) = arg_value(&args, "--budget") {
         budget_secs = b.parse().expect("--budget takes seconds");
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let mut scene = Scene::load(root.join("assets/scenes/pile.toml")).expect("pile scene loads");
     if smoke {
         keep_bodies(&mut scene, SMOKE_BODIES);

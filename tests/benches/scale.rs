@@ -8,8 +8,8 @@
 //! the blocks the last factorisation stored per joint (the virtual-mobile paper's §5 ordering
 //! stores no fill: under 3 per joint for every tree).
 //!
-//! Run: `cargo bench --bench scale` (add a case name to run only matching cases, e.g.
-//! `cargo bench --bench scale -- chain`). `cargo test` runs it without `--bench`: a smoke run
+//! Run: `cargo bench -p ar-dynamics --bench scale` (add a case name to run only matching cases, e.g.
+//! `cargo bench -p ar-dynamics --bench scale -- chain`). `cargo test` runs it without `--bench`: a smoke run
 //! of the 10-link chain and the depth-4 mobile that fails on any solver error.
 
 use std::path::Path;
@@ -63,7 +63,7 @@ fn main() {
             secs: 2.0,
         });
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let drag = std::fs::read_to_string(root.join("assets/scripts/ten_pendula_drag.csv"))
         .expect("drag script");
     let drag = StylusScript::parse(&drag).expect("drag script parses");

@@ -14,7 +14,7 @@
 //! measure wherever the motion drifts to in the thousands of simulated seconds criterion runs
 //! (the free chain ends up in a violent chaotic swing whose steps are split), not that state.
 //!
-//! Run: `cargo bench --bench solver` (release profile).
+//! Run: `cargo bench -p ar-dynamics --bench solver` (release profile).
 
 use std::path::Path;
 
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn scripted_state(scene: &str, script: &str, secs: f64) -> Simulation {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let scene = Scene::load(root.join(scene)).expect("scene");
     let text = std::fs::read_to_string(root.join(script)).expect("script");
     let script = StylusScript::parse(&text).expect("script parses");

@@ -4,7 +4,7 @@
 //! contact on in `simulation_contact.rs`.
 //!
 //! Determinism: one thread, fixed iteration order (scene order), no time-dependent decisions;
-//! the same scene and inputs give bit-identical results (`tests/golden.rs` pins them).
+//! the same scene and inputs give bit-identical results (`tests/dynamics/golden.rs` pins them).
 
 mod contact;
 

@@ -45,7 +45,7 @@ impl Step<'_> {
     /// frame that is J (Ω′ − Ω) = h (J Ω̄) × Ω̄ + R_mᵀP + O(h³), the implicit midpoint rule:
     /// second order. With P itself, i.e. R₁ᵀP in the body, the torques' direction lagged by
     /// half a step's turn, and the step was first order once the motion left a plane
-    /// (tests/convergence.rs). As φ ∥ ω̄, ω̄ · (P − φ × P) = ω̄ · P: the impulses' work, and with
+    /// (tests/dynamics/convergence.rs). As φ ∥ ω̄, ω̄ · (P − φ × P) = ω̄ · P: the impulses' work, and with
     /// it the energy identity, are unchanged. The gyroscopic impulse is frame-independent (the
     /// same in the start and the midpoint frame) and is applied as is.
     pub(super) fn reset_to_free_motion(&mut self) {

@@ -12,7 +12,7 @@
 //! Torques act on each body at its midpoint orientation: the velocity stage works with the
 //! inertia of the start orientation, so an angular impulse P is applied as P − φ × P,
 //! φ = (h/2) ω̄ (see `Step::reset_to_free_motion`; with P itself the step was only
-//! first-order accurate in three-dimensional motion, tests/convergence.rs); as φ ∥ ω̄ its work
+//! first-order accurate in three-dimensional motion, tests/dynamics/convergence.rs); as φ ∥ ω̄ its work
 //! is P·ω̄.
 //!
 //! # Stage order of the step ([`crate::Simulation::step`])
@@ -24,7 +24,7 @@
 //!    the impulses in stage 4 (see `reapply_impulses`), at the midpoint velocity, which makes
 //!    the scheme the implicit midpoint rule for I (ω′ − ω) = h (I ω̄) × ω̄ + impulses: the
 //!    gyroscopic impulse does no work, a free body keeps its energy and |Iω|, and precesses
-//!    at Euler's rate (tests/solver.rs). (Split from the constraint solve, explicitly or
+//!    at Euler's rate (tests/dynamics/solver.rs). (Split from the constraint solve, explicitly or
 //!    even as its own implicit-midpoint update, it made the impulses do spurious work and lost
 //!    up to 70 % of the energy in out-of-plane swings of the thin links.)
 //! 2. **Prepare**: at the start poses each joint evaluates ψₙ; for the sweeps it also builds

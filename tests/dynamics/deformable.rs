@@ -4,7 +4,7 @@
 
 use ar_dynamics::{Scene, Simulation};
 
-#[path = "support/settle.rs"]
+#[path = "settle.rs"]
 mod settle;
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use settle::settle;

@@ -51,7 +51,7 @@ static GLOBAL: Counting = Counting;
 
 /// The scene at `scene` (relative to the crate), built.
 fn load(scene: &str) -> Simulation {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(scene);
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(scene);
     Scene::load(&path).expect("scene").build().expect("builds")
 }
 

@@ -13,7 +13,7 @@ const LEVER_THICKNESS_M: f64 = 0.02;
 #[test]
 fn a_body_dropped_on_the_lever_turns_it_by_the_angular_momentum_balance() {
     let scene = Scene::load(concat!(
-        env!("CARGO_MANIFEST_DIR"),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
         "/assets/scenes/lever.toml"
     ))
     .expect("lever.toml");

@@ -55,7 +55,8 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn an_articulated_step_allocates_nothing() {
     COUNTED.with(|c| c.set(true));
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/ten_pendula.toml");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("assets/scenes/ten_pendula.toml");
     let scene = Scene::load(path).expect("scene");
     for integrator in [
         Integrator::SemiImplicitEuler,
@@ -85,7 +86,8 @@ fn an_articulated_step_allocates_nothing() {
 /// probes integrate the step several times, all in the preallocated scratch). Called from
 /// the test above: the allocation counter is global, so the two must not run in parallel.
 fn a_clipped_step_allocates_nothing() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/ten_pendula.toml");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("assets/scenes/ten_pendula.toml");
     let scene = Scene::load(path).expect("scene");
     let params = ArticulatedParams {
         dt_secs: 0.005,

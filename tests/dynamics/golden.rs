@@ -13,7 +13,7 @@ use ar_dynamics::{run_scripted_with, Scene, Simulation, SolverMethod, StylusScri
 use ar_io::csv_write::CsvWriter;
 
 fn asset(rel: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(rel)
 }
 
 /// 64-bit FNV-1a: small, stable across platforms and Rust versions (unlike `DefaultHasher`).

@@ -9,7 +9,7 @@
 //! 3. The parallelogram four-bar's period against the closed form of a physical pendulum at
 //!    its amplitude, T = 4 √(I/(m g l)) K(sin(θ₀/2)), K by the arithmetic-geometric mean.
 //!
-//! `cargo test --release --test articulated_loops -- --nocapture` prints the figures.
+//! `cargo test -p ar-dynamics --release --test articulated_loops -- --nocapture` prints the figures.
 
 use std::f64::consts::{PI, TAU};
 use std::path::Path;
@@ -19,8 +19,11 @@ use ar_dynamics::Scene;
 use nalgebra::{Matrix3, Point3, Vector3};
 
 fn scene(name: &str) -> Scene {
-    Scene::load(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/scenes/{name}.toml")))
-        .expect("scene")
+    Scene::load(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join(format!("assets/scenes/{name}.toml")),
+    )
+    .expect("scene")
 }
 
 fn sim(scene: &Scene, dt_secs: f64, integrator: Integrator) -> ArticulatedSim {

@@ -10,7 +10,7 @@
 //!    eigenvalues are ω²), and the periods both methods simulate when released in that mode's
 //!    shape at a small amplitude, must agree within 0.5 %.
 //!
-//! `cargo test --release --test articulated_vs_default -- --nocapture` prints the figures.
+//! `cargo test -p ar-dynamics --release --test articulated_vs_default -- --nocapture` prints the figures.
 
 use std::path::Path;
 
@@ -19,8 +19,11 @@ use ar_dynamics::{Scene, Simulation, SolverParams};
 use nalgebra::{DMatrix, Isometry3, Point3, Vector3};
 
 fn ten_pendula() -> Scene {
-    Scene::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/ten_pendula.toml"))
-        .expect("scene")
+    Scene::load(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("assets/scenes/ten_pendula.toml"),
+    )
+    .expect("scene")
 }
 
 /// The scene with every body moved as the articulated state `q` places it (the joints of the

@@ -6,10 +6,13 @@ use ar_dynamics::wind::{LevelSchedule, WindElement, WindSettings};
 use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
-const SCENE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/steel_fish.toml");
+const SCENE: &str = concat!(
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
+    "/assets/scenes/steel_fish.toml"
+);
 const BARS: [&str; 2] = ["o8_bar", "o6_bar"];
 const SOUTHERN_CROSS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
     "/assets/scenes/southern_cross.toml"
 );
 const SOUTHERN_CROSS_BARS: [&str; 3] = ["top", "bar_2", "bar_3"];

@@ -7,7 +7,7 @@ use ar_dynamics::{
 };
 
 fn asset(rel: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(rel)
 }
 
 fn scene_from(text: &str) -> Scene {

@@ -14,7 +14,7 @@ use nalgebra::{Point3, Vector3};
 const G: f64 = 9.81;
 
 fn asset(rel: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(rel)
 }
 
 fn scripted_run(scene: &str, script: &str, duration_secs: f64) -> RunSummary {

@@ -10,7 +10,7 @@
 use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
-#[path = "support/settle.rs"]
+#[path = "settle.rs"]
 mod settle;
 use settle::settle;
 
@@ -19,7 +19,7 @@ const G: f64 = 9.81;
 fn scene_text(name: &str) -> String {
     std::fs::read_to_string(format!(
         "{}/assets/scenes/{name}",
-        env!("CARGO_MANIFEST_DIR")
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
     ))
     .expect("shipped scene")
 }

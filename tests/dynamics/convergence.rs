@@ -8,7 +8,7 @@
 //! spatial chains: two links (ball joint to the ground, one hinge) and the three links
 //! (ball joint, two hinges with crossed axes), released tilted and turning; the same two links
 //! swinging in a plane are the control. (A free asymmetric body, the other three-dimensional
-//! case, is in `tests/convergence_free_body.rs`.)
+//! case, is in `tests/dynamics/convergence_free_body.rs`.)
 //!
 //! The reference is written here and shares nothing with the solver but the initial state
 //! (no `ar_dynamics` code computes any reference motion): the maximal-coordinate DAE M a = F + Jᵀλ (gyroscopic torque −ω × Iω) with the
@@ -18,7 +18,7 @@
 //!
 //! The fitted order (slope of log error against log h) must be at least 1.8, and each error
 //! within 2× of the value measured when this test was written, so that a regression of the
-//! constant shows too. `cargo test --test convergence -- --nocapture` prints the tables.
+//! constant shows too. `cargo test -p ar-dynamics --test convergence -- --nocapture` prints the tables.
 
 use ar_dynamics::{Body, Joint, JointKind, Simulation, SolverParams};
 use nalgebra::{
@@ -27,7 +27,7 @@ use nalgebra::{
 
 const G: f64 = 9.81;
 
-#[path = "support/convergence_order.rs"]
+#[path = "convergence_order.rs"]
 mod convergence_order;
 use convergence_order::{assert_converges, params, report};
 

@@ -10,7 +10,7 @@ use nalgebra::Vector3;
 fn scene(name: &str) -> Scene {
     Scene::load(format!(
         "{}/assets/scenes/{name}",
-        env!("CARGO_MANIFEST_DIR")
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
     ))
     .unwrap()
 }
@@ -320,8 +320,8 @@ fn ten_pendula_desk_chain_lies_on_the_desk() {
 fn ten_pendula_desk_chain_is_dragged_across_the_desk() {
     use ar_dynamics::{run_scripted, StylusScript, StylusSpring};
     let mut sim = scene("ten_pendula_desk.toml").build().unwrap();
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scripts/ten_pendula_desk_drag.csv");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("assets/scripts/ten_pendula_desk_drag.csv");
     let script = StylusScript::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut pen = 0.0f64;
     let summary = run_scripted(
@@ -457,7 +457,7 @@ friction = 0.3
 /// energy at most 1.8e-7 J after 5 s, balance 0.18 %. About 50 ms per step in the release
 /// build (the contact solve's 500 sweeps over ~2000 contacts), too slow for the dev build.
 #[test]
-#[ignore = "release build, ~30 s: cargo test --release --test contact pile -- --ignored"]
+#[ignore = "release build, ~30 s: cargo test -p ar-dynamics --release --test contact pile -- --ignored"]
 fn the_pile_settles_and_stays() {
     let mut sim = scene("pile.toml").build().unwrap();
     let h = sim.dt_secs();

@@ -7,13 +7,13 @@
 //! q̇ = ½ q ⊗ (0, Ω); its flip period is checked against the closed form 4K(k)/λ of the Jacobi
 //! elliptic solution (Landau & Lifshitz, Mechanics, §37). The fitted order must be at least
 //! 1.8 and each error within 2× of the value measured when this test was written.
-//! `cargo test --test convergence_free_body -- --nocapture` prints the table. (Spatial chains:
-//! `tests/convergence.rs`.)
+//! `cargo test -p ar-dynamics --test convergence_free_body -- --nocapture` prints the table. (Spatial chains:
+//! `tests/dynamics/convergence.rs`.)
 
 use ar_dynamics::{Body, Simulation};
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
 
-#[path = "support/convergence_order.rs"]
+#[path = "convergence_order.rs"]
 mod convergence_order;
 use convergence_order::{assert_converges, params, report};
 

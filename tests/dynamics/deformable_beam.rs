@@ -8,7 +8,7 @@
 use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
-#[path = "support/settle.rs"]
+#[path = "settle.rs"]
 mod settle;
 use settle::settle;
 
