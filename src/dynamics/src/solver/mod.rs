@@ -114,6 +114,7 @@ mod params;
 mod primal;
 mod rows;
 mod split;
+mod stamp;
 mod step;
 mod velocity;
 
@@ -147,6 +148,7 @@ use crate::solver::rows::stylus::StylusBlock;
 use direct::DirectSolver;
 use newton::NewtonGain;
 use split::BodyState;
+use stamp::{Stamp, Versions};
 
 /// Per-body scratch of the step (world frame).
 #[derive(Clone, Debug)]
@@ -217,9 +219,11 @@ pub(crate) struct Solver {
     pub(crate) body: BodyScratch,
     pub(crate) joint: JointRows,
     pub(crate) spring_rows: Vec<SoftRow>,
-    /// Whether every active spring row's `e_end` is its extension at the current predicted
-    /// poses (set where they are evaluated, cleared where the poses change).
-    pub(crate) spring_extensions_valid: bool,
+    /// The prediction at which every active spring row's `e_end` was evaluated.
+    pub(crate) spring_extensions_at: Stamp,
+    /// The versions of the predicted poses, the rows and the turning stiffness that the
+    /// caches above are checked against (see [`stamp`]).
+    pub(crate) versions: Versions,
     pub(crate) stylus_block: StylusBlock,
     pub(crate) newton: NewtonGain,
     pub(crate) direct: DirectSolver,
@@ -257,7 +261,8 @@ impl Solver {
             body: BodyScratch::new(bodies),
             joint: JointRows::new(n_joints),
             spring_rows: vec![SoftRow::default(); n_springs],
-            spring_extensions_valid: false,
+            spring_extensions_at: Stamp::NEVER,
+            versions: Versions::default(),
             stylus_block: StylusBlock::default(),
             newton: NewtonGain::new(n),
             direct,

@@ -5,6 +5,7 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::rows::spring::MIN_SPRING_LENGTH_M;
+use super::stamp::Stamp;
 use super::SolverMethod;
 use super::Step;
 use crate::linalg::block::{is_positive_definite3, skew_mul, spd_inverse3};
@@ -63,7 +64,7 @@ impl Step<'_> {
         // 74207 against 67994, within the spread that rounding alone causes) and saves 4 % of
         // a ten-pendula step.
         if renewed {
-            if self.s.newton.inertia_stale {
+            if self.s.newton.inertia_of != self.s.newton.turning_version {
                 self.newton_inertia_from_turning();
             }
             self.s.newton.active = true;
@@ -118,7 +119,7 @@ impl Step<'_> {
                 }
             }
         }
-        self.s.newton.inertia_stale = false;
+        self.s.newton.inertia_of = self.s.newton.turning_version;
         any
     }
 
@@ -126,6 +127,7 @@ impl Step<'_> {
     /// start poses (see [`Self::update_newton_inertia`]).
     pub(super) fn collect_turning_stiffness(&mut self) {
         let h = self.ctx.h;
+        self.s.newton.turning_version.advance();
         for a in &mut self.s.newton.turning {
             *a = Matrix3::zeros();
         }
@@ -200,7 +202,6 @@ impl Step<'_> {
         self.collect_turning_stiffness();
         self.s.newton.renewed = self.newton_gain_from_turning();
         self.update_solve_inertia();
-        self.s.newton.inertia_stale = true;
     }
 
     /// Replaces each body's angular-velocity change since `velocity_snapshot` by its Newton
@@ -260,8 +261,11 @@ pub(crate) struct NewtonGain {
     pub(crate) turning: Vec<Matrix3<f64>>,
     /// G I⁻¹ per body: what an impulse's torque does to ω in a solve with the gain.
     pub(crate) solve_inv_inertia: Vec<Matrix3<f64>>,
-    /// Whether `inv_inertia` is older than `turning` (made again at the next factorisation).
-    pub(crate) inertia_stale: bool,
+    /// The version of `turning` (it moves on each time A is collected).
+    pub(crate) turning_version: Stamp,
+    /// The version of `turning` that `inv_inertia` was made from; an older one is made again
+    /// at the next factorisation.
+    pub(crate) inertia_of: Stamp,
     /// Whether the gain was renewed in the last step (and can start the next one).
     pub(crate) renewed: bool,
     /// Whether any body has a gain other than the identity this step.
@@ -285,7 +289,8 @@ impl NewtonGain {
             gain: vec![Matrix3::identity(); n],
             turning: vec![Matrix3::zeros(); n],
             solve_inv_inertia: vec![Matrix3::zeros(); n],
-            inertia_stale: false,
+            turning_version: Stamp::FIRST,
+            inertia_of: Stamp::FIRST,
             renewed: false,
             active: false,
             backoff_steps: 0,

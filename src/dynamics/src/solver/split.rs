@@ -72,7 +72,8 @@ impl Step<'_> {
             for (b, st) in self.bodies.iter_mut().zip(&self.s.saved_state) {
                 st.restore(b);
             }
-            self.s.joint.end_geometry_valid = false;
+            // The bodies are back where the step started, no longer on its prediction.
+            self.s.versions.prediction.advance();
             (self.s.ledger, self.stylus_target, self.s.time_secs) = saved;
             self.ctx.h = h / substeps as f64;
             let deepest = substeps == MAX_STEP_SPLITS;
@@ -116,7 +117,7 @@ impl Step<'_> {
                 st.restore(b);
             }
             (self.s.ledger, self.stylus_target, self.s.time_secs) = saved;
-            self.s.joint.end_geometry_valid = false;
+            self.s.versions.prediction.advance();
             self.s.impulses_carry_over = false;
             self.s.newton.renewed = false;
             self.s.diagnostics = last_diagnostics;

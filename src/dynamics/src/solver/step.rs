@@ -4,6 +4,7 @@
 
 use nalgebra::{Matrix3, Vector3};
 
+use super::stamp::Stamp;
 use super::{squared_norm, SolverMethod, Step};
 use crate::linalg::block::MAX_ROWS;
 use crate::model::body::Pose;
@@ -33,11 +34,12 @@ impl Step<'_> {
         // cross lift's redundant constraints a factor whose near-null space has turned
         // amplifies the residual instead of removing it. Only the primal solve of a spring
         // network, whose matrix is positive definite, may keep its factor (`may_reuse`).
-        self.s.direct.factored = false;
+        // (The rows this step is about to make.)
+        self.s.direct.factor_wanted = self.s.versions.rows.next();
         self.s.direct.may_reuse = true;
         self.s.direct.factorisations = 0;
-        // The last step's final prediction is where the bodies are (see `end_geometry_valid`).
-        let reuse_end = std::mem::take(&mut self.s.joint.end_geometry_valid)
+        // The last step's final prediction is where the bodies are (see `end_geometry_at`).
+        let reuse_end = self.s.joint.end_geometry_at == self.s.versions.prediction
             && self.ctx.method == SolverMethod::Direct
             && self.contact.is_none();
         // (Each contact stage returns at once without contact: see `contact_rows`.)
@@ -216,7 +218,7 @@ impl Step<'_> {
     /// poses until ‖ψ‖ is under the tolerance or the cap. Returns ‖ψ‖ (m) and the sweeps.
     fn position_correction(&mut self) -> (f64, usize) {
         // The poses are now exactly the last prediction, whose ψ is usually at hand.
-        let mut norm = if self.s.joint.psi_pred_valid {
+        let mut norm = if self.s.joint.psi_pred_at == self.s.versions.prediction {
             self.joints
                 .iter()
                 .zip(&self.s.joint.blocks)
@@ -237,7 +239,11 @@ impl Step<'_> {
             }
             norm = super::energy::constraint_norm_m(self.bodies, self.joints);
         }
-        self.s.joint.end_geometry_valid = self.s.joint.psi_pred_valid && position_iterations == 0;
+        self.s.joint.end_geometry_at = if position_iterations == 0 {
+            self.s.joint.psi_pred_at
+        } else {
+            Stamp::NEVER
+        };
         (norm, position_iterations)
     }
 

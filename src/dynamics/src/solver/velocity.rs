@@ -122,7 +122,7 @@ impl Step<'_> {
                 // only linearly; when that is slow (the cross lift's closed loops), factor
                 // the current rows.
                 if residual > CHORD_CONTRACTION * previous {
-                    self.s.direct.factored = false;
+                    self.refactor_current_rows();
                 }
             }
             // Re-evaluate the midpoint rows at the converged prediction, for the exact work
@@ -146,7 +146,7 @@ impl Step<'_> {
             refreshes += 1;
             let change = self.refresh_rows();
             if refreshes == 1 && change > REFACTOR_REFRESH_CHANGE {
-                self.s.direct.factored = false;
+                self.refactor_current_rows();
                 theta_refreshes = 3;
             }
             // The refresh is one fixed-point step of ω′ = ω_free + I⁻¹τ(ω′); its Newton
@@ -175,7 +175,7 @@ impl Step<'_> {
                     // and for the next steps too.
                     self.s.newton.active = false;
                     self.s.newton.renewed = false;
-                    self.s.direct.factored = false;
+                    self.refactor_current_rows();
                     self.s.newton.backoff_steps = super::newton::NEWTON_BACKOFF_STEPS;
                 } else {
                     // Refreshing diverges here: converge once more with these rows and stop.
@@ -223,13 +223,13 @@ impl Step<'_> {
         for i in 0..self.springs.len() {
             self.update_spring_row(i);
         }
-        self.s.spring_extensions_valid = true;
+        self.s.spring_extensions_at = self.s.versions.prediction;
         if self.stylus.is_some() {
             self.update_stylus_arm();
         }
         // The coupled solve does not use the per-element factors: they are made when a
         // sweep or the position pass needs them.
-        self.s.joint.factors_valid = false;
+        self.s.versions.rows.advance();
         if self.ctx.method == SolverMethod::GaussSeidel {
             self.ensure_joint_factors();
         }
@@ -277,7 +277,7 @@ impl Step<'_> {
             sr.u_lin = u_now;
             sr.u_start = u_start;
         }
-        self.s.spring_extensions_valid = true;
+        self.s.spring_extensions_at = self.s.versions.prediction;
         if let Some(s) = self.stylus {
             let b = &self.bodies[s.body];
             let arm = self.s.stylus_block.arm;
@@ -351,7 +351,6 @@ impl Step<'_> {
                 p.finish_predicted(*n);
             }
         }
-        self.s.joint.psi_pred_valid = false;
-        self.s.spring_extensions_valid = false;
+        self.s.versions.prediction.advance();
     }
 }

@@ -150,8 +150,7 @@ impl Step<'_> {
             for (p, b) in self.s.body.predicted.iter_mut().zip(self.bodies.iter()) {
                 *p = Pose::of(b);
             }
-            self.s.joint.psi_pred_valid = false;
-            self.s.spring_extensions_valid = false;
+            self.s.versions.prediction.advance();
         }
         let deepest = if detected {
             self.s.contact.deepest_end_penetration_m()

@@ -9,6 +9,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::direct::coupled::{assemble, start_block, BlockOwner, GlobalBlock};
 use super::impulses::{add_joint_impulses, add_spring_impulse, add_stylus_impulse};
+use super::stamp::Stamp;
 use super::{larger, Step};
 use crate::error::SimError;
 use crate::linalg::block::{mul_skew, skew_mul};
@@ -29,9 +30,9 @@ impl Step<'_> {
     /// current rows. Returns the largest row-velocity error before the solve, or `None` if
     /// the factorisation failed.
     pub(super) fn direct_solve(&mut self) -> Option<f64> {
-        if !self.s.direct.factored {
+        if self.s.direct.factor_of < self.s.direct.factor_wanted {
             self.assemble_and_factor()?;
-            self.s.direct.factored = true;
+            self.s.direct.factor_of = self.s.versions.rows;
         }
         let nb = self.s.direct.blocks.len();
         if nb == 0 {
@@ -124,12 +125,18 @@ impl Step<'_> {
         Some(residual)
     }
 
+    /// Makes the next solve factor the rows as they are now, instead of solving with the
+    /// factor of older rows as a chord.
+    pub(super) fn refactor_current_rows(&mut self) {
+        self.s.direct.factor_wanted = self.s.versions.rows;
+    }
+
     /// Collects the rows of all elements (current rows), a block per element, and factors
     /// J M⁻¹ Jᵀ + diag(1/soft) within its factor's pattern.
     pub(super) fn assemble_and_factor(&mut self) -> Option<()> {
         let h = self.ctx.h;
         let newton = self.s.newton.active;
-        if newton && self.s.newton.inertia_stale {
+        if newton && self.s.newton.inertia_of != self.s.newton.turning_version {
             self.newton_inertia_from_turning();
         }
         // A body turns by M (τ − φ × τ) under a torque impulse τ (`flush_into`); the
@@ -310,8 +317,12 @@ pub(crate) struct DirectSolver {
     pub(crate) rhs: Vec<Lanes>,
     /// The joints in block order (see [`super::direct::block_order`]).
     pub(crate) joint_order: Vec<usize>,
-    /// Whether `dense` holds a factor of this step's rows.
-    pub(crate) factored: bool,
+    /// The rows version the factor in `dense` (or `primal`) was made from.
+    pub(crate) factor_of: Stamp,
+    /// The oldest rows version the next solve may use a factor of: a step wants a factor of
+    /// its own rows, and a linearisation whose chord contracts too slowly one of the rows as
+    /// they are then ([`Step::refactor_current_rows`]).
+    pub(crate) factor_wanted: Stamp,
     /// Whether the next factorisation may keep the last factor if it was made for the same
     /// blocks (set at the start of a step; only the primal solve does: see
     /// [`super::primal`]).
@@ -398,7 +409,8 @@ impl DirectSolver {
             dense: BlockCholesky::with_capacity(dense_blocks, dense_pattern),
             rhs: vec![[0.0; BLOCK]; max_blocks],
             joint_order,
-            factored: false,
+            factor_of: Stamp::NEVER,
+            factor_wanted: Stamp::FIRST,
             may_reuse: false,
             primal,
             factorisations: 0,

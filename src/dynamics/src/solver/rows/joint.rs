@@ -9,6 +9,7 @@ use crate::linalg::block_cholesky::BLOCK;
 use crate::model::body::{advance_rotation, Pose};
 use crate::model::joint::{JointGeometry, Row};
 use crate::solver::impulses::add_joint_impulses;
+use crate::solver::stamp::Stamp;
 use crate::solver::{larger, Step};
 
 // Row loops index several parallel fixed-size arrays (rows, impulses, block entries).
@@ -16,7 +17,7 @@ use crate::solver::{larger, Step};
 impl Step<'_> {
     /// Evaluates every joint's ψ at the predicted end poses, once per prediction.
     pub(in crate::solver) fn evaluate_predicted_psi(&mut self) {
-        if self.s.joint.psi_pred_valid {
+        if self.s.joint.psi_pred_at == self.s.versions.prediction {
             return;
         }
         for (j, blk) in self.joints.iter().zip(self.s.joint.blocks.iter_mut()) {
@@ -32,7 +33,7 @@ impl Step<'_> {
         for (j, blk) in self.joints.iter().zip(self.s.joint.blocks.iter_mut()) {
             j.psi_into(&blk.geometry_pred, &mut blk.psi_pred);
         }
-        self.s.joint.psi_pred_valid = true;
+        self.s.joint.psi_pred_at = self.s.versions.prediction;
     }
 
     /// Builds ψ and the rows of joint `i` at the current poses; the block factor is made
@@ -42,7 +43,7 @@ impl Step<'_> {
         let j = &self.joints[i];
         let blk = &mut self.s.joint.blocks[i];
         j.rows_of(&blk.geometry_start, &blk.geometry_start, &mut blk.rows);
-        self.s.joint.factors_valid = false;
+        self.s.versions.rows.advance();
     }
 
     /// ψ of joint `i` and its attachment vectors at the start of the step.
@@ -61,7 +62,7 @@ impl Step<'_> {
     /// since they were last built. The coupled solve does not need these factors; the
     /// sweeps and the position pass do.
     pub(in crate::solver) fn ensure_joint_factors(&mut self) {
-        if self.s.joint.factors_valid {
+        if self.s.joint.factors_of == self.s.versions.rows {
             return;
         }
         for i in 0..self.joints.len() {
@@ -72,7 +73,7 @@ impl Step<'_> {
         if self.stylus.is_some() {
             self.factor_stylus();
         }
-        self.s.joint.factors_valid = true;
+        self.s.joint.factors_of = self.s.versions.rows;
     }
 
     /// Factors K = J M⁻¹ Jᵀ of joint `i` from its current rows.
@@ -233,18 +234,20 @@ impl JointBlock {
 
 const _: () = assert!(MAX_ROWS == BLOCK, "a joint's rows fill one block");
 
-/// Every joint's block, and which of their parts belong to the current poses.
+/// Every joint's block, and the versions of the rows and poses their parts were made from
+/// (see [`super::super::stamp`]).
 #[derive(Clone, Debug)]
 pub(crate) struct JointRows {
     pub(crate) blocks: Vec<JointBlock>,
-    /// Whether every block's factor belongs to its current rows.
-    pub(crate) factors_valid: bool,
-    /// Whether every block's `psi_pred` belongs to the current predicted poses.
-    pub(crate) psi_pred_valid: bool,
-    /// Whether every block's `geometry_pred` and `psi_pred` belong to the bodies' current
-    /// poses (the last step ended on its last prediction and nothing has moved them since):
-    /// the next step then starts from them instead of making them again.
-    pub(crate) end_geometry_valid: bool,
+    /// The rows version every block's own factor was made from.
+    pub(crate) factors_of: Stamp,
+    /// The prediction every block's `geometry_pred` and `psi_pred` were evaluated at.
+    pub(crate) psi_pred_at: Stamp,
+    /// The prediction the bodies' poses are (the last step ended on it and its position pass
+    /// did not move them), when every block's `geometry_pred` and `psi_pred` were evaluated
+    /// there: the next step then starts from them instead of making them again.
+    /// [`Stamp::NEVER`] otherwise.
+    pub(crate) end_geometry_at: Stamp,
 }
 
 impl JointRows {
@@ -252,9 +255,9 @@ impl JointRows {
     pub(crate) fn new(n: usize) -> Self {
         Self {
             blocks: vec![JointBlock::default(); n],
-            factors_valid: false,
-            psi_pred_valid: false,
-            end_geometry_valid: false,
+            factors_of: Stamp::NEVER,
+            psi_pred_at: Stamp::NEVER,
+            end_geometry_at: Stamp::NEVER,
         }
     }
 }

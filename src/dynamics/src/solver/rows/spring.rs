@@ -17,7 +17,7 @@ impl Step<'_> {
             return None;
         }
         let s = &self.springs[i];
-        let e_pred = if self.s.spring_extensions_valid {
+        let e_pred = if self.s.spring_extensions_at == self.s.versions.prediction {
             r.e_end
         } else {
             self.predicted_extension_m(i)
