@@ -268,7 +268,7 @@ impl Simulation {
         s.time_secs = old.time_secs;
         s.contact = old.contact;
         s.fractures = old.fractures;
-        s.impulses_carry_over = false;
+        // (The fresh solver's Newton gain starts with nothing carried over.)
         Ok(())
     }
 }

@@ -228,10 +228,6 @@ pub(crate) struct Solver {
     pub(crate) newton: NewtonGain,
     pub(crate) direct: DirectSolver,
     pub(crate) loads: ExternalLoads,
-    /// Whether the last (sub-)step's impulses and constraint velocity changes estimate this
-    /// step's: false after a rejected attempt and after clipping or releasing the stylus,
-    /// when they jump.
-    pub(crate) impulses_carry_over: bool,
     pub(crate) reactions: Vec<JointReaction>,
     /// The bodies' state at the start of the step, to retry a rejected step.
     saved_state: Vec<BodyState>,
@@ -272,7 +268,6 @@ impl Solver {
                 element_force: vec![Vector3::zeros(); n],
                 element_torque: vec![Vector3::zeros(); n],
             },
-            impulses_carry_over: false,
             reactions: vec![JointReaction::default(); n_joints],
             saved_state: Vec::with_capacity(n),
             ledger: EnergyLedger::default(),
@@ -287,8 +282,7 @@ impl Solver {
     /// the last step's impulses no longer estimate the next one's, and the Newton gain starts
     /// from the next step's first solve instead (see [`NewtonGain::loads_jumped`]).
     pub(crate) fn loads_jumped(&mut self) {
-        self.impulses_carry_over = false;
-        self.newton.loads_jumped = true;
+        self.newton.loads_jumped();
     }
 }
 

@@ -1,6 +1,7 @@
 //! The Newton gain: each body's (I − A)⁻¹ I, with A = ∂τ/∂ω′ the turning of the midpoint rows
 //! under the impulses they carry, which makes the row refreshes a Newton iteration instead of
-//! a slowly contracting fixed-point one. [`NewtonGain`] owns its state and flags.
+//! a slowly contracting fixed-point one. [`NewtonGain`] owns the gains, and its state machine
+//! ([`NewtonCarry`] between steps, [`NewtonMode`] within one) says when they are used.
 
 use nalgebra::{Matrix3, Vector3};
 
@@ -37,46 +38,68 @@ impl Step<'_> {
     ///
     /// After a jump in the loads (the stylus clipped or released) the last step's impulses do
     /// not estimate this step's, so the step starts without the gain and renews it from its
-    /// first solve's impulses at the first refresh (`late_start`). Without it, the plain
+    /// first solve's impulses at the first refresh ([`NewtonMode::AtFirstRefresh`]). Without it, the plain
     /// iteration diverged on the release step of the 100- and 1000-link chains (contraction
     /// 0.2–0.5, then growth) and the step was split. Sub-steps of a split step keep the plain
     /// iteration (see [`super::split`]).
     pub(super) fn update_newton_inertia(&mut self) {
-        self.s.newton.active = false;
-        self.s.newton.late_start = false;
-        let renewed = std::mem::take(&mut self.s.newton.renewed);
-        let loads_jumped = std::mem::take(&mut self.s.newton.loads_jumped);
+        let carry = std::mem::replace(&mut self.s.newton.carry, NewtonCarry::Nothing);
+        self.s.newton.mode = NewtonMode::Off;
         // Without row refreshes the rows never turn within a step: nothing to anticipate.
         if self.ctx.method != SolverMethod::Direct || self.ctx.max_row_refreshes == 0 {
-            return;
-        }
-        if self.s.newton.backoff_steps > 0 {
-            self.s.newton.backoff_steps -= 1;
-            return;
-        }
-        if !self.s.impulses_carry_over {
-            self.s.newton.late_start = loads_jumped;
-            return;
-        }
-        // The last step renewed A from its first solve's impulses, which differ from its final
-        // ones by less than the step-to-step change: starting from that A is as good as making
-        // it again (same solves per step, and as many split steps over ten 300 s free swings,
-        // 74207 against 67994, within the spread that rounding alone causes) and saves 4 % of
-        // a ten-pendula step.
-        if renewed {
-            if self.s.newton.inertia_of != self.s.newton.turning_version {
-                self.newton_inertia_from_turning();
+            if let NewtonCarry::BackingOff(steps) = carry {
+                self.s.newton.mode = NewtonMode::BackingOff { after: steps };
             }
-            self.s.newton.active = true;
-        } else {
-            self.collect_turning_stiffness();
-            let gain = self.newton_gain_from_turning();
-            let inertia = self.newton_inertia_from_turning();
-            self.s.newton.active = gain || inertia;
+            return;
         }
-        if self.s.newton.active {
+        self.s.newton.mode = match carry {
+            NewtonCarry::BackingOff(steps) => NewtonMode::BackingOff { after: steps - 1 },
+            NewtonCarry::Nothing => NewtonMode::Off,
+            NewtonCarry::LoadsJumped => NewtonMode::AtFirstRefresh,
+            // The last step renewed A from its first solve's impulses, which differ from its
+            // final ones by less than the step-to-step change: starting from that A is as good
+            // as making it again (same solves per step, and as many split steps over ten 300 s
+            // free swings, 74207 against 67994, within the spread that rounding alone causes)
+            // and saves 4 % of a ten-pendula step.
+            NewtonCarry::Renewed => {
+                if self.s.newton.inertia_of != self.s.newton.turning_version {
+                    self.newton_inertia_from_turning();
+                }
+                NewtonMode::On { renewed: false }
+            }
+            NewtonCarry::LastImpulses => {
+                self.collect_turning_stiffness();
+                let gain = self.newton_gain_from_turning();
+                let inertia = self.newton_inertia_from_turning();
+                if gain || inertia {
+                    NewtonMode::On { renewed: false }
+                } else {
+                    NewtonMode::Off
+                }
+            }
+        };
+        if self.s.newton.is_on() {
             // I⁻¹ is this step's.
             self.update_solve_inertia();
+        }
+    }
+
+    /// At the first row refresh: renews the gain from this step's first solve when it is on,
+    /// or starts it from there after a jump in the loads.
+    pub(super) fn newton_at_first_refresh(&mut self) {
+        match self.s.newton.mode {
+            NewtonMode::On { .. } => {
+                let renewed = self.renew_newton_gain();
+                self.s.newton.mode = NewtonMode::On { renewed };
+            }
+            NewtonMode::AtFirstRefresh => {
+                self.s.newton.mode = if self.renew_newton_gain() {
+                    NewtonMode::On { renewed: true }
+                } else {
+                    NewtonMode::Off
+                };
+            }
+            NewtonMode::Off | NewtonMode::BackingOff { .. } => {}
         }
     }
 
@@ -198,16 +221,18 @@ impl Step<'_> {
     /// refactorisation costs more than the solves it would save); a refactorisation, when the
     /// chord contracts too slowly, takes the renewed one. The next step starts from this A
     /// too ([`Self::update_newton_inertia`]).
-    pub(super) fn renew_newton_gain(&mut self) {
+    /// Returns whether any body got a gain.
+    pub(super) fn renew_newton_gain(&mut self) -> bool {
         self.collect_turning_stiffness();
-        self.s.newton.renewed = self.newton_gain_from_turning();
+        let renewed = self.newton_gain_from_turning();
         self.update_solve_inertia();
+        renewed
     }
 
     /// Replaces each body's angular-velocity change since `velocity_snapshot` by its Newton
     /// change G Δω (see [`Self::update_newton_inertia`]).
     pub(super) fn apply_newton_gain(&mut self) {
-        if !self.s.newton.active {
+        if !self.s.newton.is_on() {
             return;
         }
         for ((b, (_, w0)), g) in self
@@ -247,8 +272,48 @@ pub(super) fn newton_gain_of(inertia: &Matrix3<f64>, a: &Matrix3<f64>) -> Option
         .filter(|g| g.iter().all(|x| x.abs() <= MAX_NEWTON_GAIN))
 }
 
-/// Each body's Newton gain and inertia, the A they were made from, and the flags that say
-/// which of them are current (see [`Step::update_newton_inertia`]).
+/// What the next step's Newton gain may start from: the state the gain carries from one step
+/// to the next (see [`Step::update_newton_inertia`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NewtonCarry {
+    /// Nothing: the first step, the sub-steps of a split step, a step taken back, the step
+    /// after the joints changed. The step goes without the gain.
+    Nothing,
+    /// The last step's impulses estimate this step's: the gain is made from them.
+    LastImpulses,
+    /// The last step renewed the gain from its first solve's impulses: this step starts
+    /// from that gain.
+    Renewed,
+    /// The loads jumped (the stylus clipped or released, a body's velocity set, a connection
+    /// broke): the last impulses do not estimate this step's, so the step starts without the
+    /// gain and makes it from its first solve, at its first refresh.
+    LoadsJumped,
+    /// The gain made a refresh diverge: the next this many (sub-)steps go without it.
+    BackingOff(usize),
+}
+
+/// The Newton gain within the current step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NewtonMode {
+    /// Not used in this step.
+    Off,
+    /// Not used until the first refresh, which makes it from this step's first solve.
+    AtFirstRefresh,
+    /// Used; `renewed` once it was made again from this step's first solve with a gain for
+    /// some body (the next step then starts from it).
+    On {
+        /// Whether the first refresh renewed it.
+        renewed: bool,
+    },
+    /// Not used in this step (it misled a refresh), nor in the `after` (sub-)steps after it.
+    BackingOff {
+        /// Steps still to go without the gain after this one.
+        after: usize,
+    },
+}
+
+/// Each body's Newton gain and inertia, the A they were made from, and the state that says
+/// when they are used (see [`Step::update_newton_inertia`]).
 #[derive(Clone, Debug)]
 pub(crate) struct NewtonGain {
     /// Per body, the inverse of the Newton inertia I − ∂τ/∂ω′ (symmetric part) that the
@@ -266,22 +331,52 @@ pub(crate) struct NewtonGain {
     /// The version of `turning` that `inv_inertia` was made from; an older one is made again
     /// at the next factorisation.
     pub(crate) inertia_of: Stamp,
-    /// Whether the gain was renewed in the last step (and can start the next one).
-    pub(crate) renewed: bool,
-    /// Whether any body has a gain other than the identity this step.
-    pub(crate) active: bool,
-    /// Steps left in which the gain is not used, after it misled a refresh.
-    pub(crate) backoff_steps: usize,
-    /// Whether the loads jumped since the last step (the stylus clipped or released, a body's
-    /// velocity set): the last step's impulses then do not estimate this step's, but the
-    /// first solve's do, so the gain starts at the first refresh (see
-    /// [`Step::update_newton_inertia`]).
-    pub(crate) loads_jumped: bool,
-    /// Whether this step may start the gain at its first refresh.
-    pub(crate) late_start: bool,
+    /// What the next step starts from.
+    pub(crate) carry: NewtonCarry,
+    /// The gain in the current step.
+    pub(crate) mode: NewtonMode,
 }
 
 impl NewtonGain {
+    /// Whether the gain is used in the current step.
+    pub(crate) fn is_on(&self) -> bool {
+        matches!(self.mode, NewtonMode::On { .. })
+    }
+
+    /// The loads jumped between steps (see [`NewtonCarry::LoadsJumped`]); a gain that is
+    /// backing off stays off.
+    pub(crate) fn loads_jumped(&mut self) {
+        if !matches!(self.carry, NewtonCarry::BackingOff(_)) {
+            self.carry = NewtonCarry::LoadsJumped;
+        }
+    }
+
+    /// The last (sub-)step's impulses do not estimate the next one's (a split step's
+    /// sub-steps, a step taken back): it goes without the gain, unless the loads jumped (it
+    /// then starts at its first refresh) or the gain is backing off.
+    pub(crate) fn nothing_carries_over(&mut self) {
+        if matches!(self.carry, NewtonCarry::LastImpulses | NewtonCarry::Renewed) {
+            self.carry = NewtonCarry::Nothing;
+        }
+    }
+
+    /// A refresh diverged with the gain on: off for this step and the next
+    /// [`NEWTON_BACKOFF_STEPS`].
+    pub(crate) fn back_off(&mut self) {
+        self.mode = NewtonMode::BackingOff {
+            after: NEWTON_BACKOFF_STEPS,
+        };
+    }
+
+    /// At the end of a (sub-)step's velocity stage: what the next one starts from.
+    pub(crate) fn end_step(&mut self) {
+        self.carry = match self.mode {
+            NewtonMode::BackingOff { after } if after > 0 => NewtonCarry::BackingOff(after),
+            NewtonMode::On { renewed: true } => NewtonCarry::Renewed,
+            _ => NewtonCarry::LastImpulses,
+        };
+    }
+
     /// Identity gains for `n` bodies.
     pub(crate) fn new(n: usize) -> Self {
         Self {
@@ -291,11 +386,8 @@ impl NewtonGain {
             solve_inv_inertia: vec![Matrix3::zeros(); n],
             turning_version: Stamp::FIRST,
             inertia_of: Stamp::FIRST,
-            renewed: false,
-            active: false,
-            backoff_steps: 0,
-            loads_jumped: false,
-            late_start: false,
+            carry: NewtonCarry::Nothing,
+            mode: NewtonMode::Off,
         }
     }
 }

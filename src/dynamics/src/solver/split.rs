@@ -84,7 +84,7 @@ impl Step<'_> {
                 // iteration from the free motion converged better than the Newton gain and
                 // the guess carried over from the previous sub-step (measured: 21 against 36
                 // solves per step over the ten pendula's chaotic swing).
-                self.s.impulses_carry_over = false;
+                self.s.newton.nothing_carries_over();
                 self.advance();
                 total.iterations += self.s.diagnostics.iterations;
                 total.factorisations += self.s.diagnostics.factorisations;
@@ -118,8 +118,7 @@ impl Step<'_> {
             }
             (self.s.ledger, self.stylus_target, self.s.time_secs) = saved;
             self.s.versions.prediction.advance();
-            self.s.impulses_carry_over = false;
-            self.s.newton.renewed = false;
+            self.s.newton.nothing_carries_over();
             self.s.diagnostics = last_diagnostics;
             Err(failure)
         };

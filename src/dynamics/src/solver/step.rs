@@ -177,7 +177,7 @@ impl Step<'_> {
             self.flush_torques(false);
         }
         // (With the Newton guess, the first prediction is made from the guessed velocities.)
-        if !self.s.newton.active {
+        if !self.s.newton.is_on() {
             self.predict_all();
         }
     }
@@ -190,7 +190,7 @@ impl Step<'_> {
     /// the world instead changed Ω by the step's rotation, a first-order energy error that
     /// grew without bound once the chain swung out of its plane.
     fn integrate_positions(&mut self) {
-        self.s.impulses_carry_over = true;
+        self.s.newton.end_step();
         for ((dv, b), (v, w)) in self
             .s
             .body

@@ -44,12 +44,12 @@ impl Step<'_> {
         let mut residual = f64::INFINITY;
         // (Only with the Newton gain: without it, a guess made the cross lift's plain
         // iteration split 309 of 1000 steps.)
-        let guess = self.s.newton.active;
+        let guess = self.s.newton.is_on();
         if guess {
             // The first rows are taken at the end pose that the previous step's constraint
             // velocity change predicts (motion is smooth over a step), not at the free
             // motion's: the solve starts from zero impulses all the same, only nearer. Not
-            // after a jump in the loads (see `impulses_carry_over`), when that guess is off.
+            // after a jump in the loads (see `NewtonCarry`), when that guess is off.
             for ((b, dv), (v, w)) in self
                 .bodies
                 .iter_mut()
@@ -151,11 +151,8 @@ impl Step<'_> {
             }
             // The refresh is one fixed-point step of ω′ = ω_free + I⁻¹τ(ω′); its Newton
             // step is the gain times its change.
-            if refreshes == 1 && self.s.newton.active {
-                self.renew_newton_gain();
-            } else if refreshes == 1 && self.s.newton.late_start {
-                self.renew_newton_gain();
-                self.s.newton.active = self.s.newton.renewed;
+            if refreshes == 1 {
+                self.newton_at_first_refresh();
             }
             self.apply_newton_gain();
             self.predict_all();
@@ -168,15 +165,13 @@ impl Step<'_> {
                 break;
             }
             if diverging {
-                if self.s.newton.active {
+                if self.s.newton.is_on() {
                     // The Newton inertia from the last step's impulses misleads here (a jump
                     // in the loads, or the cross lift's closed loops, whose coupling between
                     // bodies it leaves out): go on with the plain iteration and a plain factor,
                     // and for the next steps too.
-                    self.s.newton.active = false;
-                    self.s.newton.renewed = false;
+                    self.s.newton.back_off();
                     self.refactor_current_rows();
-                    self.s.newton.backoff_steps = super::newton::NEWTON_BACKOFF_STEPS;
                 } else {
                     // Refreshing diverges here: converge once more with these rows and stop.
                     // With loops, the null-space impulses of redundant rows may be the cause:

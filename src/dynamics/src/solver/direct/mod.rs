@@ -121,7 +121,7 @@ impl Step<'_> {
                 }
             }
         }
-        self.flush_torques(self.s.newton.active);
+        self.flush_torques(self.s.newton.is_on());
         Some(residual)
     }
 
@@ -135,7 +135,7 @@ impl Step<'_> {
     /// J M⁻¹ Jᵀ + diag(1/soft) within its factor's pattern.
     pub(super) fn assemble_and_factor(&mut self) -> Option<()> {
         let h = self.ctx.h;
-        let newton = self.s.newton.active;
+        let newton = self.s.newton.is_on();
         if newton && self.s.newton.inertia_of != self.s.newton.turning_version {
             self.newton_inertia_from_turning();
         }
