@@ -254,7 +254,12 @@ impl Simulation {
         for g in &self.model.rigid_groups {
             self.model.joints.extend(g.welds.iter().cloned());
         }
-        let fresh = Solver::new(&self.model.bodies, &self.model.joints, &self.model.springs)?;
+        let fresh = Solver::new(
+            &self.model.bodies,
+            &self.model.joints,
+            &self.model.springs,
+            self.params.method,
+        )?;
         let old = std::mem::replace(&mut self.solver, fresh);
         let s = &mut self.solver;
         for (new, old) in s.reactions.iter_mut().zip(&old.reactions[..n]) {

@@ -45,7 +45,7 @@ impl Simulation {
     ) -> Result<Self, SimError> {
         params.validate()?;
         let model = Model::new(bodies, joints, springs, grab_points, gravity_in_world)?;
-        let solver = Solver::new(&model.bodies, &model.joints, &model.springs)?;
+        let solver = Solver::new(&model.bodies, &model.joints, &model.springs, params.method)?;
         let mut sim = Self {
             model,
             params,
@@ -173,6 +173,7 @@ impl Simulation {
     pub fn set_params(&mut self, params: SolverParams) -> Result<(), SimError> {
         params.validate()?;
         self.params = params;
+        self.solver.linear = crate::solver::LinearSolve::choose(params.method, &self.solver.direct);
         Ok(())
     }
 

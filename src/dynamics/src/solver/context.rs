@@ -1,7 +1,7 @@
 //! The step context: the length h of the (sub-)step being taken and the tolerances, passed to
 //! every stage explicitly (a split step takes shorter sub-steps with the same parameters).
 
-use super::{SolverMethod, SolverParams};
+use super::SolverParams;
 
 /// What every stage of one (sub-)step reads: its length and the solver's tolerances and caps.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -22,8 +22,6 @@ pub(crate) struct StepContext {
     pub(crate) max_row_refreshes: usize,
     /// Over-relaxation of the sweeps.
     pub(crate) relaxation: f64,
-    /// How each linearisation is solved.
-    pub(crate) method: SolverMethod,
     /// Alternate the sweep direction.
     pub(crate) symmetric_sweeps: bool,
 }
@@ -40,7 +38,6 @@ impl StepContext {
             max_position_iterations: params.max_position_iterations,
             max_row_refreshes: params.max_row_refreshes,
             relaxation: params.relaxation,
-            method: params.method,
             symmetric_sweeps: params.symmetric_sweeps,
         }
     }

@@ -109,6 +109,7 @@ mod energy;
 mod failure;
 mod gauss_seidel;
 mod impulses;
+mod linear;
 mod newton;
 mod params;
 mod primal;
@@ -146,6 +147,7 @@ use crate::solver::rows::joint::JointRows;
 use crate::solver::rows::spring::SoftRow;
 use crate::solver::rows::stylus::StylusBlock;
 use direct::DirectSolver;
+pub(crate) use linear::LinearSolve;
 use newton::NewtonGain;
 use split::BodyState;
 use stamp::{Stamp, Versions};
@@ -226,6 +228,9 @@ pub(crate) struct Solver {
     pub(crate) versions: Versions,
     pub(crate) stylus_block: StylusBlock,
     pub(crate) newton: NewtonGain,
+    /// How each linearisation is solved (chosen when the simulation is built).
+    pub(crate) linear: LinearSolve,
+    /// The coupled system (used by [`LinearSolve::Blocks`] and [`LinearSolve::Primal`]).
     pub(crate) direct: DirectSolver,
     pub(crate) loads: ExternalLoads,
     pub(crate) reactions: Vec<JointReaction>,
@@ -248,12 +253,14 @@ impl Solver {
         bodies: &[Body],
         joints: &[Joint],
         springs: &[Spring],
+        method: SolverMethod,
     ) -> Result<Self, SimError> {
         let n = bodies.len();
         let n_joints = joints.len();
         let n_springs = springs.len();
         let direct = DirectSolver::new(bodies, joints, springs)?;
         Ok(Self {
+            linear: LinearSolve::choose(method, &direct),
             body: BodyScratch::new(bodies),
             joint: JointRows::new(n_joints),
             spring_rows: vec![SoftRow::default(); n_springs],

@@ -7,7 +7,6 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::rows::spring::MIN_SPRING_LENGTH_M;
 use super::stamp::Stamp;
-use super::SolverMethod;
 use super::Step;
 use crate::linalg::block::{is_positive_definite3, skew_mul, spd_inverse3};
 use crate::model::joint::cross_cross;
@@ -46,7 +45,7 @@ impl Step<'_> {
         let carry = std::mem::replace(&mut self.s.newton.carry, NewtonCarry::Nothing);
         self.s.newton.mode = NewtonMode::Off;
         // Without row refreshes the rows never turn within a step: nothing to anticipate.
-        if self.ctx.method != SolverMethod::Direct || self.ctx.max_row_refreshes == 0 {
+        if !self.s.linear.is_coupled() || self.ctx.max_row_refreshes == 0 {
             if let NewtonCarry::BackingOff(steps) = carry {
                 self.s.newton.mode = NewtonMode::BackingOff { after: steps };
             }

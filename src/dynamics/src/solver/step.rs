@@ -5,7 +5,7 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::stamp::Stamp;
-use super::{squared_norm, SolverMethod, Step};
+use super::{squared_norm, LinearSolve, Step};
 use crate::linalg::block::MAX_ROWS;
 use crate::model::body::Pose;
 use crate::state::diagnostics::StepDiagnostics;
@@ -40,7 +40,7 @@ impl Step<'_> {
         self.s.direct.factorisations = 0;
         // The last step's final prediction is where the bodies are (see `end_geometry_at`).
         let reuse_end = self.s.joint.end_geometry_at == self.s.versions.prediction
-            && self.ctx.method == SolverMethod::Direct
+            && self.s.linear.is_coupled()
             && self.contact.is_none();
         // (Each contact stage returns at once without contact: see `contact_rows`.)
         self.contact_impacts();
@@ -134,7 +134,7 @@ impl Step<'_> {
                 let blk = &mut self.s.joint.blocks[i];
                 blk.geometry_start = blk.geometry_pred;
                 blk.psi_start = blk.psi_pred;
-            } else if self.ctx.method == SolverMethod::GaussSeidel {
+            } else if self.s.linear == LinearSolve::Sweeps {
                 // The warm start below applies the old impulses along the start-pose rows.
                 self.prepare_joint_rows(i);
             } else {
@@ -157,7 +157,7 @@ impl Step<'_> {
     /// first rows, and solving from zero, made the row refreshes of the free swing stop
     /// converging: energy error 20 % after 8 s.)
     pub(super) fn warm_start(&mut self) {
-        if self.ctx.method == SolverMethod::Direct {
+        if self.s.linear.is_coupled() {
             for blk in &mut self.s.joint.blocks {
                 blk.lambda = [0.0; MAX_ROWS];
             }
@@ -172,7 +172,7 @@ impl Step<'_> {
         for i in 0..self.springs.len() {
             self.update_spring_row(i);
         }
-        if self.ctx.method == SolverMethod::GaussSeidel {
+        if self.s.linear == LinearSolve::Sweeps {
             self.apply_accumulated_impulses();
             self.flush_torques(false);
         }

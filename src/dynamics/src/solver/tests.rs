@@ -5,7 +5,6 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::energy::Energies;
 use super::newton::newton_gain_of;
-use super::SolverMethod;
 use crate::state::diagnostics::EnergyLedger;
 use crate::{Scene, Simulation};
 
@@ -71,7 +70,7 @@ fn the_direct_method_starts_every_step_from_zero_impulses() {
         .iter()
         .any(|l| *l != 0.0));
     let mut step = sim.step_view();
-    assert_eq!(step.ctx.method, SolverMethod::Direct);
+    assert_eq!(step.s.linear, super::LinearSolve::Blocks);
     step.warm_start();
     assert_eq!(step.s.joint.blocks[0].lambda, [0.0; 6]);
 }

@@ -5,7 +5,7 @@
 use nalgebra::Vector3;
 
 use super::step::VelocityOutcome;
-use super::{abs_max, larger, SolverMethod, Step};
+use super::{abs_max, larger, LinearSolve, Step};
 
 /// Lever arm that turns an angular-velocity change into a velocity for the refresh test (m).
 const ROW_REFRESH_LEVER_M: f64 = 0.1;
@@ -29,19 +29,104 @@ const REFACTOR_REFRESH_CHANGE: f64 = 0.03;
 /// of the velocity change of the last refresh (or the velocity tolerance, if larger).
 const ROUND_TOLERANCE_FRACTION: f64 = 0.01;
 
+/// Where the velocity stage's iteration stands: the solves so far, the nonlinear residual,
+/// and the row refreshes with the velocity changes of the last two.
+#[derive(Clone, Copy, Debug)]
+struct Progress {
+    /// Linear solves (coupled solves or sweeps) so far.
+    iterations: usize,
+    /// The nonlinear residual at the current prediction (m/s).
+    residual: f64,
+    /// Row refreshes so far.
+    refreshes: usize,
+    /// The velocity change of the last refresh (m/s), or its estimate once the stopping rule
+    /// skipped the next one.
+    last_change: f64,
+    /// The velocity change of the refresh before it.
+    change_before: f64,
+    /// The refreshes from which the contraction θ may be measured: a refactor after the first
+    /// one makes the second contract far more than the first, and θ from those two would stop
+    /// too early.
+    theta_refreshes: usize,
+}
+
+impl Progress {
+    fn start() -> Self {
+        Self {
+            iterations: 0,
+            residual: f64::INFINITY,
+            refreshes: 0,
+            last_change: f64::INFINITY,
+            change_before: f64::INFINITY,
+            theta_refreshes: 2,
+        }
+    }
+
+    /// The stopping rule of simplified Newton iterations (Hairer & Wanner, Solving ODEs II,
+    /// IV.8): once two refreshes have shown how fast they contract (θ), the next one's change
+    /// is estimated as θ/(1 − θ) times the last; when that is under the tolerance and ψ is
+    /// closed, the refresh is not needed (the estimate stands for its change).
+    fn next_refresh_unneeded(&mut self, tolerance: f64) -> bool {
+        if self.refreshes >= self.theta_refreshes
+            && self.residual < tolerance
+            && self.last_change < self.change_before
+        {
+            let theta = self.last_change / self.change_before;
+            let estimate = theta / (1.0 - theta) * self.last_change;
+            if estimate < tolerance {
+                self.last_change = estimate;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Records a refresh's velocity change; returns whether it grew (refreshing diverges).
+    fn record_refresh(&mut self, change: f64) -> bool {
+        let diverging = change > self.last_change;
+        self.change_before = self.last_change;
+        self.last_change = change;
+        diverging
+    }
+}
+
 impl Step<'_> {
     /// Finds the end velocities: linearisations and row refreshes (see the module docs).
     pub(super) fn velocity_stage(&mut self) -> VelocityOutcome {
-        if self.s.direct.primal.is_some() && self.ctx.method == SolverMethod::Direct {
+        if self.s.linear == LinearSolve::Primal {
             return self.primal_velocity_stage();
         }
         // 4. Sequential impulses, in outer linearisations: each fixes the midpoint rows J̄
-        // and the Baumgarte bias from the predicted end pose, then Gauss–Seidel sweeps solve
-        // that linear problem joint by joint; the accumulated impulses are re-applied along
-        // the rows (v = v_free + M⁻¹ J̄ᵀ λ exactly) and the nonlinear residual is checked.
+        // and the Baumgarte bias from the predicted end pose, then the linear solve finds the
+        // impulses; the accumulated impulses are re-applied along the rows (v = v_free + M⁻¹
+        // J̄ᵀ λ exactly) and the nonlinear residual is checked.
         let tolerance = self.ctx.velocity_tolerance;
-        let mut iterations = 0;
-        let mut residual = f64::INFINITY;
+        self.first_rows();
+        let mut p = Progress::start();
+        loop {
+            self.linearisation_rounds(&mut p);
+            // Re-evaluate the midpoint rows at the converged prediction, for the exact work
+            // identities; stop when they no longer move the velocities, or when refreshing
+            // stops converging (light bodies under large impulses), or at the caps.
+            if p.next_refresh_unneeded(tolerance)
+                || p.refreshes >= self.ctx.max_row_refreshes
+                || p.iterations >= self.ctx.max_iterations
+            {
+                break;
+            }
+            if self.refresh_round(&mut p) {
+                break;
+            }
+        }
+        VelocityOutcome {
+            iterations: p.iterations,
+            residual: p.residual,
+            last_change: p.last_change,
+        }
+    }
+
+    /// The first rows, at the predicted end pose, and the free motion as the first iterate.
+    fn first_rows(&mut self) {
         // (Only with the Newton gain: without it, a guess made the cross lift's plain
         // iteration split 309 of 1000 steps.)
         let guess = self.s.newton.is_on();
@@ -67,7 +152,7 @@ impl Step<'_> {
         self.update_rows();
         self.reset_to_free_motion();
         // (The coupled solve starts from zero impulses: there is nothing to apply yet.)
-        if self.ctx.method == SolverMethod::GaussSeidel {
+        if self.s.linear == LinearSolve::Sweeps {
             self.apply_accumulated_impulses();
         }
         self.flush_torques(false);
@@ -77,116 +162,98 @@ impl Step<'_> {
             self.apply_newton_gain();
         }
         self.predict_all();
-        let mut last_change = f64::INFINITY;
-        let mut change_before = f64::INFINITY;
-        let mut refreshes = 0;
-        // The refreshes from which θ may be measured: a refactor after the first one makes the
-        // second contract far more than the first, and θ from those two would stop too early.
-        let mut theta_refreshes = 2;
-        loop {
-            for _outer in 0..MAX_LINEARISATIONS {
-                self.linearise();
-                loop {
-                    iterations += 1;
-                    let inner = match self.ctx.method {
-                        SolverMethod::Direct => match self.direct_solve() {
-                            Some(r) => r,
-                            // A failed factorisation (NaN state): fall back to sweeps.
-                            None => self.sweep(iterations),
-                        },
-                        SolverMethod::GaussSeidel => self.sweep(iterations),
-                    };
-                    let done = match self.ctx.method {
-                        SolverMethod::Direct => true,
-                        SolverMethod::GaussSeidel => inner < 0.25 * tolerance,
-                    };
-                    if done || iterations >= self.ctx.max_iterations {
-                        break;
-                    }
-                }
-                self.predict_all();
-                let previous = residual;
-                residual = self.nonlinear_residual();
-                // Rows that will still be refreshed need not be solved more accurately than
-                // the last refresh moved the velocities (inexact Newton): the first rows,
-                // from the free-motion prediction, get one solve.
-                let round_tolerance = if refreshes < self.ctx.max_row_refreshes {
-                    tolerance.max(ROUND_TOLERANCE_FRACTION * last_change)
-                } else {
-                    tolerance
-                };
-                if residual < round_tolerance || iterations >= self.ctx.max_iterations {
-                    break;
-                }
-                // A factor from rows that have since been refreshed contracts the residual
-                // only linearly; when that is slow (the cross lift's closed loops), factor
-                // the current rows.
-                if residual > CHORD_CONTRACTION * previous {
-                    self.refactor_current_rows();
-                }
-            }
-            // Re-evaluate the midpoint rows at the converged prediction, for the exact work
-            // identities; stop when they no longer move the velocities, or when refreshing
-            // stops converging (light bodies under large impulses), or at the caps. Once two
-            // refreshes have shown how fast they contract (θ), the next one's change is
-            // estimated as θ/(1 − θ) times the last (the stopping rule of simplified Newton
-            // iterations, Hairer & Wanner, Solving ODEs II, IV.8): when that is under the
-            // tolerance and ψ is closed, the refresh is not needed.
-            if refreshes >= theta_refreshes && residual < tolerance && last_change < change_before {
-                let theta = last_change / change_before;
-                let estimate = theta / (1.0 - theta) * last_change;
-                if estimate < tolerance {
-                    last_change = estimate;
-                    break;
-                }
-            }
-            if refreshes >= self.ctx.max_row_refreshes || iterations >= self.ctx.max_iterations {
-                break;
-            }
-            refreshes += 1;
-            let change = self.refresh_rows();
-            if refreshes == 1 && change > REFACTOR_REFRESH_CHANGE {
-                self.refactor_current_rows();
-                theta_refreshes = 3;
-            }
-            // The refresh is one fixed-point step of ω′ = ω_free + I⁻¹τ(ω′); its Newton
-            // step is the gain times its change.
-            if refreshes == 1 {
-                self.newton_at_first_refresh();
-            }
-            self.apply_newton_gain();
-            self.predict_all();
-            // (ψ̂ at the new prediction is kept for the next linearisation.)
-            residual = self.nonlinear_residual();
-            let diverging = change > last_change;
-            change_before = last_change;
-            last_change = change;
-            if change < tolerance && residual < tolerance {
-                break;
-            }
-            if diverging {
-                if self.s.newton.is_on() {
-                    // The Newton inertia from the last step's impulses misleads here (a jump
-                    // in the loads, or the cross lift's closed loops, whose coupling between
-                    // bodies it leaves out): go on with the plain iteration and a plain factor,
-                    // and for the next steps too.
-                    self.s.newton.back_off();
-                    self.refactor_current_rows();
-                } else {
-                    // Refreshing diverges here: converge once more with these rows and stop.
-                    // With loops, the null-space impulses of redundant rows may be the cause:
-                    // a larger regularisation keeps them smaller from here on.
-                    refreshes = self.ctx.max_row_refreshes;
-                    self.s.direct.loosen_loop_regularisation();
-                }
-            }
-        }
+    }
 
-        VelocityOutcome {
-            iterations,
-            residual,
-            last_change,
+    /// Linearisations with the current rows until the nonlinear residual is under the
+    /// round's tolerance, or the caps.
+    fn linearisation_rounds(&mut self, p: &mut Progress) {
+        let tolerance = self.ctx.velocity_tolerance;
+        for _outer in 0..MAX_LINEARISATIONS {
+            self.linearise();
+            loop {
+                p.iterations += 1;
+                let done = self.solve_linearisation(p.iterations);
+                if done || p.iterations >= self.ctx.max_iterations {
+                    break;
+                }
+            }
+            self.predict_all();
+            let previous = p.residual;
+            p.residual = self.nonlinear_residual();
+            // Rows that will still be refreshed need not be solved more accurately than the
+            // last refresh moved the velocities (inexact Newton): the first rows, from the
+            // free-motion prediction, get one solve.
+            let round_tolerance = if p.refreshes < self.ctx.max_row_refreshes {
+                tolerance.max(ROUND_TOLERANCE_FRACTION * p.last_change)
+            } else {
+                tolerance
+            };
+            if p.residual < round_tolerance || p.iterations >= self.ctx.max_iterations {
+                break;
+            }
+            // A factor from rows that have since been refreshed contracts the residual only
+            // linearly; when that is slow (the cross lift's closed loops), factor the current
+            // rows.
+            if p.residual > CHORD_CONTRACTION * previous {
+                self.refactor_current_rows();
+            }
         }
+    }
+    /// One linear solve of the current linearisation (sweep `iteration` of the step, or a
+    /// coupled solve); returns whether the linearisation is solved.
+    fn solve_linearisation(&mut self, iteration: usize) -> bool {
+        match self.s.linear {
+            LinearSolve::Sweeps => self.sweep(iteration) < 0.25 * self.ctx.velocity_tolerance,
+            LinearSolve::Blocks | LinearSolve::Primal => {
+                if self.direct_solve().is_none() {
+                    // A failed factorisation (NaN state): fall back to sweeps.
+                    self.sweep(iteration);
+                }
+                true
+            }
+        }
+    }
+
+    /// A row refresh and what follows it: the Newton gain, the new prediction, the stopping
+    /// tests. Returns whether the stage is done.
+    fn refresh_round(&mut self, p: &mut Progress) -> bool {
+        let tolerance = self.ctx.velocity_tolerance;
+        p.refreshes += 1;
+        let change = self.refresh_rows();
+        if p.refreshes == 1 && change > REFACTOR_REFRESH_CHANGE {
+            self.refactor_current_rows();
+            p.theta_refreshes = 3;
+        }
+        // The refresh is one fixed-point step of ω′ = ω_free + I⁻¹τ(ω′); its Newton step is
+        // the gain times its change.
+        if p.refreshes == 1 {
+            self.newton_at_first_refresh();
+        }
+        self.apply_newton_gain();
+        self.predict_all();
+        // (ψ̂ at the new prediction is kept for the next linearisation.)
+        p.residual = self.nonlinear_residual();
+        let diverging = p.record_refresh(change);
+        if change < tolerance && p.residual < tolerance {
+            return true;
+        }
+        if diverging {
+            if self.s.newton.is_on() {
+                // The Newton inertia from the last step's impulses misleads here (a jump in
+                // the loads, or the cross lift's closed loops, whose coupling between bodies it
+                // leaves out): go on with the plain iteration and a plain factor, and for the
+                // next steps too.
+                self.s.newton.back_off();
+                self.refactor_current_rows();
+            } else {
+                // Refreshing diverges here: converge once more with these rows and stop. With
+                // loops, the null-space impulses of redundant rows may be the cause: a larger
+                // regularisation keeps them smaller from here on.
+                p.refreshes = self.ctx.max_row_refreshes;
+                self.s.direct.loosen_loop_regularisation();
+            }
+        }
+        false
     }
 
     /// A row refresh: re-evaluates the rows at the current prediction and re-applies the
@@ -225,7 +292,7 @@ impl Step<'_> {
         // The coupled solve does not use the per-element factors: they are made when a
         // sweep or the position pass needs them.
         self.s.versions.rows.advance();
-        if self.ctx.method == SolverMethod::GaussSeidel {
+        if self.s.linear == LinearSolve::Sweeps {
             self.ensure_joint_factors();
         }
     }
@@ -238,7 +305,7 @@ impl Step<'_> {
         self.evaluate_predicted_psi();
         // The coupled solve takes its joint right-hand sides straight from ψ̂ (the row rates
         // cancel there); only the sweeps need the targets.
-        if self.ctx.method == SolverMethod::GaussSeidel {
+        if self.s.linear == LinearSolve::Sweeps {
             for i in 0..self.joints.len() {
                 for k in 0..self.joints[i].rows() {
                     let rate = self.joint_row_rate(i, k);

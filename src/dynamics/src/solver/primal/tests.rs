@@ -7,6 +7,7 @@ use nalgebra::{Point3, Vector3};
 use super::PrimalSolve;
 use crate::model::stylus::StylusAttachment;
 use crate::solver::direct::DirectSolver;
+use crate::solver::LinearSolve;
 use crate::{Scene, Simulation};
 
 /// A 12 × 12 curtain (144 elements, 385 connections) on three hooks, 0.3 m square, of
@@ -52,6 +53,7 @@ fn primal_and_dual(element_radius_m: f64) -> (Simulation, Simulation) {
         false,
     )
     .expect("dual factor");
+    dual.solver.linear = LinearSolve::Blocks;
     assert!(dual.solver.direct.primal.is_none());
     (primal, dual)
 }
