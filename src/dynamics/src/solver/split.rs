@@ -10,7 +10,8 @@ use nalgebra::{UnitQuaternion, Vector3};
 use super::failure::{FailureCause, StepFailure};
 use super::Step;
 use crate::model::body::Body;
-use crate::state::diagnostics::StepDiagnostics;
+use crate::model::stylus::StylusTarget;
+use crate::state::diagnostics::{EnergyLedger, StepDiagnostics};
 
 /// A step is split when its residuals exceed their tolerances by more than this factor.
 const REJECT_RESIDUAL_FACTOR: f64 = 100.0;
@@ -69,43 +70,8 @@ impl Step<'_> {
         let mut unconverged = false;
         while !accepted && substeps < MAX_STEP_SPLITS {
             substeps *= 2;
-            for (b, st) in self.bodies.iter_mut().zip(&self.s.saved_state) {
-                st.restore(b);
-            }
-            // The bodies are back where the step started, no longer on its prediction.
-            self.s.versions.prediction.advance();
-            (self.s.ledger, self.stylus_target, self.s.time_secs) = saved;
-            self.ctx.h = h / substeps as f64;
-            let deepest = substeps == MAX_STEP_SPLITS;
-            let mut total = StepDiagnostics::default();
-            accepted = true;
-            for _ in 0..substeps {
-                // A step that needed splitting is in a violent phase; there the plain
-                // iteration from the free motion converged better than the Newton gain and
-                // the guess carried over from the previous sub-step (measured: 21 against 36
-                // solves per step over the ten pendula's chaotic swing).
-                self.s.newton.nothing_carries_over();
-                self.advance();
-                total.iterations += self.s.diagnostics.iterations;
-                total.factorisations += self.s.diagnostics.factorisations;
-                total.position_iterations += self.s.diagnostics.position_iterations;
-                total.velocity_residual = total
-                    .velocity_residual
-                    .max(self.s.diagnostics.velocity_residual);
-                if !self.step_accepted() {
-                    if deepest && self.step_usable() {
-                        unconverged = true;
-                    } else {
-                        accepted = false;
-                        break;
-                    }
-                }
-            }
-            self.ctx.h = h;
-            self.s.diagnostics.iterations = total.iterations;
-            self.s.diagnostics.factorisations = total.factorisations;
-            self.s.diagnostics.position_iterations = total.position_iterations;
-            self.s.diagnostics.velocity_residual = total.velocity_residual;
+            self.restore_start(saved);
+            (accepted, unconverged) = self.take_substeps(h, substeps);
         }
         self.s.diagnostics.substeps = substeps;
         self.s.diagnostics.unconverged = unconverged;
@@ -113,11 +79,7 @@ impl Step<'_> {
             Ok(())
         } else {
             let failure = self.failure(substeps, last_diagnostics.constraint_norm_m, saved.2);
-            for (b, st) in self.bodies.iter_mut().zip(&self.s.saved_state) {
-                st.restore(b);
-            }
-            (self.s.ledger, self.stylus_target, self.s.time_secs) = saved;
-            self.s.versions.prediction.advance();
+            self.restore_start(saved);
             self.s.newton.nothing_carries_over();
             self.s.diagnostics = last_diagnostics;
             Err(failure)
@@ -133,6 +95,55 @@ impl Step<'_> {
             *t = Vector3::zeros();
         }
         result
+    }
+
+    /// Puts the bodies, the energy ledger, the stylus tip and the time back where the step
+    /// started.
+    fn restore_start(&mut self, saved: (EnergyLedger, Option<StylusTarget>, f64)) {
+        for (b, st) in self.bodies.iter_mut().zip(&self.s.saved_state) {
+            st.restore(b);
+        }
+        // The bodies are back where the step started, no longer on its prediction.
+        self.s.versions.prediction.advance();
+        (self.s.ledger, self.stylus_target, self.s.time_secs) = saved;
+    }
+
+    /// Covers the step of length `h` by `substeps` equal sub-steps, summing their solver
+    /// figures into the diagnostics. Returns whether every sub-step was accepted, and
+    /// whether some were kept unconverged at the deepest split.
+    fn take_substeps(&mut self, h: f64, substeps: usize) -> (bool, bool) {
+        self.ctx.h = h / substeps as f64;
+        let deepest = substeps == MAX_STEP_SPLITS;
+        let mut total = StepDiagnostics::default();
+        let (mut accepted, mut unconverged) = (true, false);
+        for _ in 0..substeps {
+            // A step that needed splitting is in a violent phase; there the plain iteration
+            // from the free motion converged better than the Newton gain and the guess
+            // carried over from the previous sub-step (measured: 21 against 36 solves per step
+            // over the ten pendula's chaotic swing).
+            self.s.newton.nothing_carries_over();
+            self.advance();
+            total.iterations += self.s.diagnostics.iterations;
+            total.factorisations += self.s.diagnostics.factorisations;
+            total.position_iterations += self.s.diagnostics.position_iterations;
+            total.velocity_residual = total
+                .velocity_residual
+                .max(self.s.diagnostics.velocity_residual);
+            if !self.step_accepted() {
+                if deepest && self.step_usable() {
+                    unconverged = true;
+                } else {
+                    accepted = false;
+                    break;
+                }
+            }
+        }
+        self.ctx.h = h;
+        self.s.diagnostics.iterations = total.iterations;
+        self.s.diagnostics.factorisations = total.factorisations;
+        self.s.diagnostics.position_iterations = total.position_iterations;
+        self.s.diagnostics.velocity_residual = total.velocity_residual;
+        (accepted, unconverged)
     }
 
     /// Whether every body's pose and velocities and every figure of the diagnostics are

@@ -3,14 +3,15 @@
 //! A step evaluates some quantities more than once per prediction or per set of rows, and
 //! keeps them: ψ at the predicted poses, the springs' extensions there, each joint's own
 //! block factor of its rows, the geometry the next step may start from, the Newton inertia
-//! of the turning stiffness. Each input has a [`Stamp`] that moves on whenever the input
-//! changes (the predicted poses in `predict_all` and the contact projection, the rows when
-//! they are rebuilt, the turning stiffness when it is collected), and each cache records the
-//! stamp it was made at. A cache is current exactly when its stamp equals its input's: no
-//! flag has to be cleared by whoever changes an input.
+//! of the turning stiffness, the factor of the coupled matrix. Each input has a [`Stamp`]
+//! that moves on whenever the input changes (the predicted poses in `predict_all` and the
+//! contact projection, the rows when they are rebuilt, the turning stiffness when it is
+//! collected, the coupled matrix at each step and when a chord contracts too slowly), and
+//! each cache records the stamp it was made at. A cache is current exactly when its stamp
+//! equals its input's: no flag has to be cleared by whoever changes an input.
 
 /// A version of one input of the step's caches (see the module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Stamp(u64);
 
 impl Stamp {
@@ -25,11 +26,6 @@ impl Stamp {
     pub(crate) fn advance(&mut self) {
         self.0 += 1;
     }
-
-    /// The version after this one.
-    pub(crate) fn next(self) -> Stamp {
-        Stamp(self.0 + 1)
-    }
 }
 
 /// The current versions of the inputs of the step's caches.
@@ -41,6 +37,9 @@ pub(crate) struct Versions {
     pub(crate) rows: Stamp,
     /// The turning stiffness A = ∂τ/∂ω′ the Newton gain is made from (`NewtonGain::turning`).
     pub(crate) turning: Stamp,
+    /// The coupled matrix the linear solve should use: it moves on with each step's rows, and
+    /// when a chord (the factor of earlier rows and weights) contracts too slowly.
+    pub(crate) matrix: Stamp,
 }
 
 impl Default for Versions {
@@ -49,6 +48,7 @@ impl Default for Versions {
             prediction: Stamp::FIRST,
             rows: Stamp::FIRST,
             turning: Stamp::FIRST,
+            matrix: Stamp::FIRST,
         }
     }
 }

@@ -34,8 +34,7 @@ impl Step<'_> {
         // cross lift's redundant constraints a factor whose near-null space has turned
         // amplifies the residual instead of removing it. Only the primal solve of a spring
         // network, whose matrix is positive definite, may keep its factor (`may_reuse`).
-        // (The rows this step is about to make.)
-        self.s.direct.factor_wanted = self.s.versions.rows.next();
+        self.s.versions.matrix.advance();
         self.s.direct.may_reuse = true;
         self.s.direct.factorisations = 0;
         // The last step's final prediction is where the bodies are (see `end_geometry_at`).

@@ -2,254 +2,23 @@
 //! factorisation of J M⁻¹ Jᵀ (+ the soft terms), factored once per step and reused as a chord
 //! over the step's linearisations (see the stage order in [`super`]).
 
+mod assemble;
 pub(super) mod block_order;
 pub(crate) mod coupled;
+mod solve;
 
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::Matrix3;
 
-use super::direct::coupled::{assemble, start_block, BlockOwner, GlobalBlock};
-use super::impulses::{add_joint_impulses, add_spring_impulse, add_stylus_impulse};
+use super::direct::coupled::GlobalBlock;
 use super::stamp::Stamp;
-use super::{larger, Step};
 use crate::error::SimError;
-use crate::linalg::block::{mul_skew, skew_mul};
 use crate::linalg::block_cholesky::{BlockCholesky, Lanes, BLOCK, MAX_STORAGE_BYTES};
-use crate::model::body::{Body, BodyId, GROUND};
+use crate::model::body::{Body, BodyId};
 use crate::model::joint::Joint;
-use crate::model::joint::Row;
 use crate::model::spring::Spring;
 
 use super::direct::block_order::{layout, BodyBlocks, Layout};
 use super::primal::{PrimalSolve, PRIMAL_FILL_RATIO, PRIMAL_MAX_HARD_ROWS, PRIMAL_MIN_SPRINGS};
-
-// Row loops index several parallel fixed-size arrays (rows, impulses, block entries).
-#[allow(clippy::needless_range_loop)]
-impl Step<'_> {
-    /// Solves the current linearisation with the coupled factorisation of all rows (factored
-    /// once per step, see [`Self::advance`]) and applies the impulse increments along the
-    /// current rows. Returns the largest row-velocity error before the solve, or `None` if
-    /// the factorisation failed.
-    pub(super) fn direct_solve(&mut self) -> Option<f64> {
-        if self.s.direct.factor_of < self.s.direct.factor_wanted {
-            self.assemble_and_factor()?;
-            self.s.direct.factor_of = self.s.versions.rows;
-        }
-        let nb = self.s.direct.blocks.len();
-        if nb == 0 {
-            return Some(0.0);
-        }
-        let h = self.ctx.h;
-        let keep = 1.0 - self.ctx.beta;
-        // Right-hand sides. A joint row's is its target minus its rate; the target is that
-        // rate plus 2((1 − β)ψₙ − ψ̂)/h at the same velocities, so the rate cancels.
-        let mut residual = 0.0_f64;
-        let stylus_g = self.stylus_residual_impulse();
-        for a in 0..nb {
-            let gb = &self.s.direct.blocks[a];
-            let mut rhs = [0.0; BLOCK];
-            match gb.owner {
-                BlockOwner::Joint(i) => {
-                    let blk = &self.s.joint.blocks[i];
-                    // Over every lane: ψ, and so the right-hand side, is zero past the
-                    // joint's rows (see `largest_closure_error`).
-                    for (k, r) in rhs.iter_mut().enumerate() {
-                        *r = 2.0 * blk.closure_error(k, keep) / h;
-                        residual = larger(residual, 0.5 * r.abs());
-                    }
-                }
-                BlockOwner::Spring(i) => {
-                    let g = self.spring_residual_impulse(i);
-                    let w = self.s.spring_rows[i].w;
-                    let inv_soft = gb.inv_soft[0];
-                    residual =
-                        residual.max((0.5 * g * w * inv_soft / (1.0 + w * inv_soft.recip())).abs());
-                    rhs[0] = -g * inv_soft;
-                }
-                BlockOwner::Stylus => {
-                    for k in 0..3 {
-                        rhs[k] = -stylus_g[k] * gb.inv_soft[k];
-                    }
-                }
-            }
-            self.s.direct.rhs[a] = rhs;
-        }
-        let direct = &mut self.s.direct;
-        match &mut direct.primal {
-            Some(primal) => primal.solve(&direct.blocks, &mut direct.rhs[..nb]),
-            None => direct.dense.solve(&mut direct.rhs[..nb]),
-        }
-        // Along the current rows, which may have been refreshed since the factorisation, so
-        // that v = v_free + M⁻¹ J̄ᵀ λ holds for the rows the work identities use, up to the
-        // Newton gain's anticipation of the rows' turning (removed by the next refresh): the
-        // angular change is G I⁻¹ τ.
-        for (rhs, gb) in self.s.direct.rhs.iter().zip(&self.s.direct.blocks) {
-            match gb.owner {
-                BlockOwner::Joint(i) => {
-                    let blk = &mut self.s.joint.blocks[i];
-                    for (l, d) in blk.lambda.iter_mut().zip(&rhs[..gb.rows]) {
-                        *l += d;
-                    }
-                    add_joint_impulses(
-                        self.bodies,
-                        &mut self.s.body.torque,
-                        &self.joints[i],
-                        &blk.rows[..gb.rows],
-                        &rhs[..gb.rows],
-                    );
-                }
-                BlockOwner::Spring(i) => {
-                    let r = &mut self.s.spring_rows[i];
-                    r.lambda += rhs[0];
-                    add_spring_impulse(
-                        self.bodies,
-                        &mut self.s.body.torque,
-                        &self.springs[i],
-                        &r.row,
-                        rhs[0],
-                    );
-                }
-                BlockOwner::Stylus => {
-                    let d = Vector3::new(rhs[0], rhs[1], rhs[2]);
-                    self.s.stylus_block.lambda += d;
-                    add_stylus_impulse(
-                        self.bodies,
-                        &mut self.s.body.torque,
-                        gb.b1,
-                        &self.s.stylus_block.arm,
-                        &d,
-                    );
-                }
-            }
-        }
-        self.flush_torques(self.s.newton.is_on());
-        Some(residual)
-    }
-
-    /// Makes the next solve factor the rows as they are now, instead of solving with the
-    /// factor of older rows as a chord.
-    pub(super) fn refactor_current_rows(&mut self) {
-        self.s.direct.factor_wanted = self.s.versions.rows;
-    }
-
-    /// Collects the rows of all elements (current rows), a block per element, and factors
-    /// J M⁻¹ Jᵀ + diag(1/soft) within its factor's pattern.
-    pub(super) fn assemble_and_factor(&mut self) -> Option<()> {
-        let h = self.ctx.h;
-        let newton = self.s.newton.is_on();
-        if newton && self.s.newton.inertia_of != self.s.newton.turning_version {
-            self.newton_inertia_from_turning();
-        }
-        // A body turns by M (τ − φ × τ) under a torque impulse τ (`flush_into`); the
-        // symmetric (I + [φ]×) M (I − [φ]×), M in the midpoint frame, stands for that here.
-        // (With M alone, a thin link's large inverse axial inertia met its midpoint rows'
-        // O(φ) component along its start axis: the factor overestimated the response.) Made
-        // once per body, as A = M (I − [φ]×), W = A + [φ]× A, then applied to every row.
-        for (b, w) in self.s.direct.body_weight.iter_mut().enumerate() {
-            let m = if newton {
-                &self.s.newton.inv_inertia[b]
-            } else {
-                &self.s.body.inv_inertia[b]
-            };
-            let phi = &self.s.body.half_turn[b];
-            if *phi == Vector3::zeros() {
-                // (The products below by a zero φ, left out.)
-                *w = *m;
-                continue;
-            }
-            let a = m - mul_skew(m, phi);
-            *w = a + skew_mul(phi, &a);
-        }
-        let body_weight = &self.s.direct.body_weight;
-        let weight = |b: BodyId, ang: &Vector3<f64>| body_weight[b] * ang;
-        let blocks = &mut self.s.direct.blocks;
-        let mut nb = 0;
-        for &i in &self.s.direct.joint_order {
-            let j = &self.joints[i];
-            let blk = &self.s.joint.blocks[i];
-            let gb = start_block(blocks, nb, BlockOwner::Joint(i), j.body1, j.body2);
-            for k in 0..j.rows() {
-                let row = &blk.rows[k];
-                let w1 = weight(j.body1, &row.ang1);
-                let w2 = weight(j.body2, &row.ang2);
-                gb.push(row, &w1, &w2, 0.0);
-            }
-            gb.seal();
-            nb += 1;
-        }
-        for (i, s) in self.springs.iter().enumerate() {
-            let r = &self.s.spring_rows[i];
-            let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
-            if r.active && soft > 0.0 {
-                let gb = start_block(blocks, nb, BlockOwner::Spring(i), s.body1, s.body2);
-                let (w1, w2) = if s.at_centres() {
-                    (Vector3::zeros(), Vector3::zeros())
-                } else {
-                    (weight(s.body1, &r.row.ang1), weight(s.body2, &r.row.ang2))
-                };
-                gb.push(&r.row, &w1, &w2, 1.0 / soft);
-                gb.seal();
-                nb += 1;
-            }
-        }
-        if let Some(s) = self.stylus {
-            let blk = &self.s.stylus_block;
-            let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
-            let gb = start_block(blocks, nb, BlockOwner::Stylus, s.body, GROUND);
-            for k in 0..3 {
-                let e = Vector3::ith(k, 1.0);
-                let row = Row {
-                    lin: e,
-                    ang1: blk.arm.cross(&e),
-                    ang2: Vector3::zeros(),
-                };
-                let w1 = weight(s.body, &row.ang1);
-                gb.push(&row, &w1, &Vector3::zeros(), 1.0 / soft);
-            }
-            gb.seal();
-            nb += 1;
-        }
-        blocks.truncate(nb);
-        let direct = &mut self.s.direct;
-        let bodies: &[Body] = self.bodies;
-        let may_reuse = std::mem::take(&mut direct.may_reuse);
-        if let Some(primal) = &mut direct.primal {
-            primal.load_rows(&direct.blocks);
-            if may_reuse && primal.fits(&direct.blocks, h) {
-                return Some(());
-            }
-            direct.factorisations += 1;
-            return primal.factor(
-                &direct.blocks,
-                bodies,
-                &direct.body_weight,
-                &self.s.spring_rows,
-                direct.regularisation,
-                h,
-            );
-        }
-        // The pattern depends only on which bodies the blocks join: most steps keep it.
-        let pairs = direct.blocks.iter().map(|g| [g.b1, g.b2]);
-        if direct.pattern_pairs.iter().copied().eq(pairs.clone()) {
-            let blocks = &direct.blocks;
-            direct.dense.begin_same_pattern(|a| blocks[a].rows);
-        } else {
-            direct.pattern_pairs.clear();
-            direct.pattern_pairs.extend(pairs);
-            direct
-                .body_blocks
-                .build(bodies, nb, |a| direct.pattern_pairs[a]);
-            let (map, pairs, blocks) = (&direct.body_blocks, &direct.pattern_pairs, &direct.blocks);
-            direct.dense.begin(
-                nb,
-                |a, add| map.coupled(bodies, pairs[a], add),
-                |a| blocks[a].rows,
-            );
-        }
-        direct.factorisations += 1;
-        assemble(&mut direct.dense, &direct.blocks, bodies);
-        self.s.direct.dense.factor(self.s.direct.regularisation)
-    }
-}
 
 /// Relative diagonal regularisation of the coupled solve when the joints close loops, at the
 /// start: their rows can be redundant (the cross lift), J M⁻¹ Jᵀ is then singular, and this
@@ -317,12 +86,10 @@ pub(crate) struct DirectSolver {
     pub(crate) rhs: Vec<Lanes>,
     /// The joints in block order (see [`super::direct::block_order`]).
     pub(crate) joint_order: Vec<usize>,
-    /// The rows version the factor in `dense` (or `primal`) was made from.
+    /// The version of the coupled matrix that the factor in `dense` (or `primal`) was made
+    /// from: a solve factors again when the matrix has moved on (a new step, or a chord that
+    /// contracts too slowly, see [`Step::refactor_current_rows`]).
     pub(crate) factor_of: Stamp,
-    /// The oldest rows version the next solve may use a factor of: a step wants a factor of
-    /// its own rows, and a linearisation whose chord contracts too slowly one of the rows as
-    /// they are then ([`Step::refactor_current_rows`]).
-    pub(crate) factor_wanted: Stamp,
     /// Whether the next factorisation may keep the last factor if it was made for the same
     /// blocks (set at the start of a step; only the primal solve does: see
     /// [`super::primal`]).
@@ -410,7 +177,6 @@ impl DirectSolver {
             rhs: vec![[0.0; BLOCK]; max_blocks],
             joint_order,
             factor_of: Stamp::NEVER,
-            factor_wanted: Stamp::FIRST,
             may_reuse: false,
             primal,
             factorisations: 0,

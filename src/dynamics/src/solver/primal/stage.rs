@@ -42,7 +42,7 @@ impl Step<'_> {
             let primal = self.s.direct.primal.as_mut();
             let without_impulses = primal.as_ref().is_some_and(|p| p.without_impulses());
             if size > CHORD_CONTRACTION * previous || without_impulses {
-                self.s.direct.factor_wanted = self.s.versions.rows;
+                self.s.versions.matrix.advance();
             }
             previous = size;
             iterations += 1;
