@@ -9,8 +9,8 @@ use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::interaction::{GrabPoint, SpringAttachment};
-use ar_multibody::rig::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
-use ar_multibody::rig::scripted_user::{spawn_scripted_user, UserScript};
+use ar_multibody::rig::devices::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
+use ar_multibody::rig::devices::scripted_user::{spawn_scripted_user, UserScript};
 use ar_multibody::rig::{
     CameraTracker, CameraUpdate, DeviceError, DisplayLoopConfig, Rig, RigDevices, RigError,
     SimDiagnostics, Simulation, SimulationError, SolverConfig, StopFlag, StopReason, VideoFrame,

@@ -8,9 +8,11 @@
 //! distance; nothing may sink into anything by more than 1e-6 m; and the energy balance must
 //! close.
 
-use ar_multibody::rig::demo_world::demo_script;
+use ar_multibody::rig::devices::demo_world::demo_script;
+use ar_multibody::rig::devices::push_gesture::{
+    pushed_by_m, PUSH_GAP_M, PUSH_SPEED_M_PER_S, PUSH_TRAVEL_M,
+};
 use ar_multibody::rig::method::{load_simulation, Method};
-use ar_multibody::rig::push_gesture::{pushed_by_m, PUSH_GAP_M, PUSH_SPEED_M_PER_S, PUSH_TRAVEL_M};
 use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
 use ar_multibody::rig::{Simulation, SolverSummary};
 use nalgebra::Vector3;
@@ -172,8 +174,8 @@ fn the_whole_gesture_pushes_lifts_drags_and_drops_the_crate() {
 /// push bit for bit (without the tip in `inputs.csv` the replayed crate would not move).
 #[test]
 fn a_recorded_push_replays_bit_for_bit() {
-    use ar_multibody::rig::replay::replay;
-    use ar_multibody::rig::session_log::{SessionInfo, SessionRecorder};
+    use ar_multibody::rig::record::replay::replay;
+    use ar_multibody::rig::record::session_log::{SessionInfo, SessionRecorder};
     let path = resolve_scene("push");
     let mut sim = SceneSimulation::load(&path).unwrap();
     let grab = sim.grab_points()[0];

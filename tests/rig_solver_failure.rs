@@ -4,7 +4,7 @@
 
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
-use ar_multibody::rig::fixed_view::{look_at, FixedViewCamera};
+use ar_multibody::rig::devices::fixed_view::{look_at, FixedViewCamera};
 use ar_multibody::rig::scene_sim::SceneSimulation;
 use ar_multibody::rig::{
     DeviceError, DisplayLoopConfig, Rig, RigDevices, SolverConfig, StopFlag, StopReason,

@@ -7,7 +7,7 @@
 //! The rig is slow on a loaded machine in a debug build (a frame can take seconds), so the
 //! test waits for the program's status lines rather than for fixed times.
 
-use ar_multibody::rig::demo_world::demo_intrinsics;
+use ar_multibody::rig::devices::demo_world::demo_intrinsics;
 use ar_multibody::rig::devices::Simulation;
 use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
 use ar_multibody::sandbox::session::initial_view;

@@ -1,9 +1,9 @@
 //! `--record DIR` of `demo`, `run` and `sandbox`: starting the session's recorder before the rig, and
 //! saying at the end where the session is and whether it is complete (see
-//! `ar_multibody::rig::session_log`).
+//! `ar_multibody::rig::record::session_log`).
 
 use ar_multibody::rig::method::Method;
-use ar_multibody::rig::session_log::{SessionInfo, SessionRecorder};
+use ar_multibody::rig::record::session_log::{SessionInfo, SessionRecorder};
 use ar_multibody::rig::{RunSummary, SolverConfig};
 use std::path::Path;
 

@@ -15,14 +15,14 @@ use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic, SyntheticSignal};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::interaction::InteractionConfig;
-use ar_multibody::rig::arm_stylus::ArmStylus;
 use ar_multibody::rig::config::{ArmSection, DisplayMode, RigConfig};
-use ar_multibody::rig::demo_world::demo_breaths;
-use ar_multibody::rig::memory::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::devices::arm_stylus::ArmStylus;
+use ar_multibody::rig::devices::demo_world::demo_breaths;
+use ar_multibody::rig::devices::mic_level::MicLevels;
+use ar_multibody::rig::devices::tracked_camera::TrackedCamera;
+use ar_multibody::rig::display::memory::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::{load_simulation, Method};
-use ar_multibody::rig::mic_level::MicLevels;
-use ar_multibody::rig::report::describe;
-use ar_multibody::rig::tracked_camera::TrackedCamera;
 use ar_multibody::rig::{
     DisplayLoopConfig, MicDevice, Rig, RigDevices, SolverConfig, StopFlag, StylusDevice,
 };

@@ -12,12 +12,12 @@
 //! this method, so the rig shows none; scenes with contacts are refused when loaded.
 
 use super::devices::{Simulation, SimulationError};
-use super::messages::SimDiagnostics;
+use super::record::wind_log::WindLog;
 use super::scene_common::{
     check_rig_step, grab_points_now, rig_diagnostics, scene_name, scene_wind, spring_force_n,
     MicWind, RigStylus,
 };
-use super::wind_log::WindLog;
+use super::threads::messages::SimDiagnostics;
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::scene_view::{BodyView, Support};
 use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim, Integrator};

@@ -2,23 +2,20 @@
 //! thread, and shuts everything down — on window close, Ctrl-C (the shared [`StopFlag`]), the
 //! requested number of frames or duration, or a worker's fatal error, whose message is returned.
 
-use super::device_worker::{spawn_arm, spawn_camera, spawn_mic};
+use super::devices::view_tee::ViewTee;
 use super::devices::{CameraTracker, MicDevice, Simulation, StylusDevice};
-pub use super::display_summary::DisplaySummary;
-use super::event_log::EventLog;
-use super::frame_content::{build_overlay, hud_stats, ArrowScale};
-use super::frame_control::FrameControl;
-use super::latency::LatencyStats;
-pub use super::memory::{
-    keep_large_buffers_out_of_the_heap, rss_bytes, MemorySummary, LARGE_BLOCK_BYTES, SETTLED_AFTER,
-    WARMUP_FRAMES,
-};
-use super::messages::{CameraUpdate, SimSnapshot};
-use super::session_log::SessionRecorder;
-use super::solver_commands::SolverCommand;
-use super::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
-use super::view_tee::ViewTee;
-use super::worker::{StopFlag, Worker, WorkerError, WorkerReport};
+use super::display::display_summary::DisplaySummary;
+use super::display::frame_content::{build_overlay, hud_stats, ArrowScale};
+use super::display::frame_control::FrameControl;
+use super::display::latency::LatencyStats;
+use super::display::memory::{rss_bytes, MemorySummary};
+use super::record::session_log::SessionRecorder;
+use super::threads::device_worker::{spawn_arm, spawn_camera, spawn_mic};
+use super::threads::event_log::EventLog;
+use super::threads::messages::{CameraUpdate, SimSnapshot};
+use super::threads::solver_commands::SolverCommand;
+use super::threads::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
+use super::threads::worker::{StopFlag, Worker, WorkerError, WorkerReport};
 use crate::compositor::frames::{FrameWriteError, FrameWriter};
 use crate::compositor::{Compositor, CompositorError, DeviceStatus, FrameInput, VideoImage};
 use ar_drivers::latest::{drain_latest, latest_channel, LatestReceiver};
@@ -146,7 +143,7 @@ impl Rig {
     }
 
     /// [`Self::start`], with the solver thread recording the session into `recorder` (see
-    /// [`super::session_log`]).
+    /// [`super::record::session_log`]).
     pub fn start_recording(
         devices: RigDevices,
         solver_config: SolverConfig,
@@ -157,7 +154,7 @@ impl Rig {
     }
 
     /// [`Self::start_recording`], with the solver thread also taking the user's `commands`
-    /// (the sandbox's pointer, pause, wind and reset; see [`super::solver_commands`]).
+    /// (the sandbox's pointer, pause, wind and reset; see [`super::threads::solver_commands`]).
     pub fn start_commanded(
         devices: RigDevices,
         solver_config: SolverConfig,
@@ -271,7 +268,7 @@ impl Rig {
     }
 
     /// [`Self::run_to_end`], with `control` called before every frame (the window's input
-    /// events, the HUD's extra lines, quitting; see [`super::frame_control`]).
+    /// events, the HUD's extra lines, quitting; see [`super::display::frame_control`]).
     pub fn run_controlled(
         mut self,
         compositor: &mut Compositor,

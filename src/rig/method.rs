@@ -5,8 +5,8 @@
 
 use super::articulated_sim::ArticulatedSceneSimulation;
 use super::devices::{Simulation, SimulationError};
+use super::record::wind_log::WindLog;
 use super::scene_sim::SceneSimulation;
-use super::wind_log::WindLog;
 use std::path::Path;
 
 /// The simulation method.

@@ -6,8 +6,8 @@
 //! shows.
 
 use super::devices::SimulationError;
-use super::messages::SimDiagnostics;
-use super::wind_log::WindLog;
+use super::record::wind_log::WindLog;
+use super::threads::messages::SimDiagnostics;
 use crate::interaction::{GrabPoint, SpringAttachment};
 use ar_dynamics::model::stylus::{
     StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M,

@@ -20,11 +20,11 @@
 //! [`super::scene_common`].)
 
 use super::devices::{Simulation, SimulationError};
-use super::messages::SimDiagnostics;
+use super::record::wind_log::WindLog;
 use super::scene_common::{
     check_rig_step, grab_points_now, rig_diagnostics, scene_name, scene_wind, MicWind, RigStylus,
 };
-use super::wind_log::WindLog;
+use super::threads::messages::SimDiagnostics;
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::scene_view::{BodyView, ReactionView, RigidGroupView, Support};
 use ar_dynamics::wind::WindElement;
@@ -526,7 +526,7 @@ shape = { kind = "sphere", radius_m = 0.01 }
     fn a_wind_that_follows_the_camera_blows_where_the_camera_looks() {
         let path = resolve_scene("steel_fish");
         let scene = Scene::load(&path).unwrap();
-        let camera_from_world = crate::rig::fixed_view::look_at(
+        let camera_from_world = crate::rig::devices::fixed_view::look_at(
             Point3::new(0.5, 0.0, 0.55),
             Point3::new(0.0, 0.0, 0.55),
         )

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::rig::scene_sim::{resolve_scene, SceneSimulation};
-use crate::rig::solver_commands::{ControlEvent, UserControls};
+use crate::rig::threads::solver_commands::{ControlEvent, UserControls};
 use crate::sandbox::input::SandboxKey;
 
 fn group(name: &str, rigid: bool) -> RigidGroupView {

@@ -9,10 +9,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::devices::Simulation;
 use super::session_log::{
     read_inputs, SessionError, SessionInfo, SolverLogWriter, INPUTS_FILE, SCENE_FILE, SOLVER_FILE,
 };
+use crate::rig::devices::Simulation;
 
 /// The first line at which the replayed solver log differs from the recorded one.
 #[derive(Debug, Clone, PartialEq, Eq)]

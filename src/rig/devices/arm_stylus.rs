@@ -4,8 +4,8 @@
 //! told its kinematics (on connecting), every sample also carries the arm's linkage, so the
 //! compositor can draw the arm.
 
-use super::devices::{DeviceError, StylusDevice};
-use super::messages::StylusSample;
+use super::interfaces::{DeviceError, StylusDevice};
+use crate::rig::threads::messages::StylusSample;
 use ar_drivers::arm::kinematics::linkage_in_arm;
 use ar_drivers::arm::{ArmConfig, ArmCounters, ArmStatus, ArmWorker, DhParams};
 use crossbeam_channel::select;

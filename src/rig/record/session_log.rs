@@ -37,8 +37,8 @@ use nalgebra::{Isometry3, Point3, Quaternion, Translation3, UnitQuaternion};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::devices::Simulation;
 use crate::interaction::SpringAttachment;
+use crate::rig::devices::Simulation;
 
 /// The session folder's format version (`session.toml`'s `format`).
 pub const SESSION_FORMAT: u32 = 1;

@@ -2,9 +2,9 @@
 //! pushes into a latest-value channel, so a slow consumer never blocks it. A disconnect is
 //! reported and retried; a fatal device error stops the rig with its message.
 
-use super::devices::{CameraTracker, DeviceError, MicDevice, StylusDevice};
 use super::messages::{CameraUpdate, MicLevel, StylusMessage};
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
+use crate::rig::devices::{CameraTracker, DeviceError, MicDevice, StylusDevice};
 use ar_drivers::latest::{LatestSender, SendOutcome};
 use crossbeam_channel::Sender;
 use std::time::Duration;

@@ -3,8 +3,8 @@
 //! solver thread. Every blocking call returns within about 100 ms (a timeout counts as
 //! [`DeviceError::Timeout`]), so a worker notices a shutdown promptly.
 
-use super::messages::{CameraUpdate, MicLevel, SimDiagnostics, StylusSample};
 use crate::interaction::{GrabPoint, SpringAttachment};
+use crate::rig::threads::messages::{CameraUpdate, MicLevel, SimDiagnostics, StylusSample};
 use crate::scene_view::{BodyView, ReactionView, RigidGroupView, Support};
 use nalgebra::{Isometry3, Point3};
 use std::sync::Arc;

@@ -9,10 +9,8 @@
 //! thread waits for the rig to stop instead of stepping a broken state.
 
 use super::clock::RealTimeStepper;
-use super::devices::Simulation;
 use super::event_log::EventLog;
 use super::messages::{ArmLink, MicLevel, SimSnapshot, StylusMessage, StylusSample};
-use super::session_log::SessionRecorder;
 use super::solver_commands::{ControlEvent, SolverCommand, UserControls};
 use super::solver_trace::trace_wants;
 pub use super::solver_trace::TraceRow;
@@ -20,6 +18,8 @@ use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
 use crate::interaction::{
     Interaction, InteractionConfig, InteractionEvent, SpringAttachment, StylusInput,
 };
+use crate::rig::devices::Simulation;
+use crate::rig::record::session_log::SessionRecorder;
 use ar_drivers::latest::{LatestReceiver, LatestSender};
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use nalgebra::{Isometry3, Point3};
