@@ -15,10 +15,11 @@
 
 use super::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
 use super::fixed_view::FixedViewCamera;
-use super::interfaces::{CameraTracker, MicDevice, Simulation};
+use super::interfaces::{CameraTracker, MicDevice};
 use super::mic_level::DeferredMic;
 use super::push_gesture::{demo_push, pushed_by_m};
 use super::scripted_user::{spawn_scripted_user_with_progress, UserScript};
+use super::simulation::Simulation;
 use super::tracked_camera::TrackedCamera;
 use crate::compositor::arrows::MAX_ARROW_M;
 use crate::compositor::hud::{hud_line_top_px, HUD_DIAGNOSTIC_LINES, HUD_LINES};

@@ -2,7 +2,8 @@
 //! simulation interface, the devices behind them (the arm, the microphone, the cameras), and
 //! the demo's simulated world with its scripted user.
 //!
-//! - [`interfaces`]: the device and simulation traits the rig runs (re-exported here).
+//! - [`interfaces`]: the device traits the rig runs (re-exported here).
+//! - [`simulation`]: the simulation interface of the solver thread (re-exported here).
 //! - [`arm_stylus`]: the arm driver as the rig's stylus device.
 //! - [`mic_level`]: the microphone driver as the rig's level source.
 //! - [`tracked_camera`]: a camera source with the marker tracker and undistortion.
@@ -20,10 +21,10 @@ pub mod interfaces;
 pub mod mic_level;
 pub mod push_gesture;
 pub mod scripted_user;
+pub mod simulation;
 pub mod tracked_camera;
 pub mod view_camera;
 pub mod view_tee;
 
-pub use interfaces::{
-    CameraTracker, DeviceError, MicDevice, Simulation, SimulationError, StylusDevice,
-};
+pub use interfaces::{CameraTracker, DeviceError, MicDevice, StylusDevice};
+pub use simulation::{Simulation, SimulationError};
