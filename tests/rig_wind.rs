@@ -40,7 +40,6 @@ fn steel_fish_under_the_synthetic_mic(
     let wind_log = sim.wind_log();
     let stop = StopFlag::new();
     let (reports_tx, _reports_rx) = crossbeam_channel::bounded(256);
-    let (_stylus_tx, stylus_rx) = latest_channel(4);
     let (mic_tx, mic_rx) = latest_channel(1);
     let (snapshot_tx, _snapshot_rx) = latest_channel(1);
     let mic_worker = breaths.map(|b| {
@@ -55,7 +54,7 @@ fn steel_fish_under_the_synthetic_mic(
         Box::new(sim),
         SolverConfig::default(),
         SolverInputs {
-            stylus: stylus_rx,
+            arm: None,
             mic: mic_worker.as_ref().map(|_| mic_rx),
             view: None,
             recorder: None,

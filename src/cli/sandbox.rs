@@ -113,7 +113,7 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
     let rig = Rig::start_commanded(
         RigDevices {
             camera: Box::new(camera),
-            stylus: None,
+            arm: None,
             mic: None,
             simulation,
         },

@@ -3,7 +3,7 @@
 //! ```text
 //!  camera thread ──CameraUpdate (frame + camera_from_world)──▶ compositor (main thread)
 //!        └──────── world_from_camera (view tee) ──────────────▶ solver thread
-//!  arm thread ─────StylusMessage──▶ solver thread ──SimSnapshot──▶ compositor
+//!  arm thread (the driver's) ──StylusSample, ArmStatus──▶ solver thread ──SimSnapshot──▶ compositor
 //!  mic thread ─────MicLevel───────▶ solver thread
 //!  sandbox (main thread) ──SolverCommand──▶ solver thread
 //! ```
@@ -38,13 +38,11 @@ pub mod scene_common;
 pub mod scene_sim;
 pub mod threads;
 
-pub use devices::{
-    CameraTracker, DeviceError, MicDevice, Simulation, SimulationError, StylusDevice,
-};
+pub use devices::{CameraTracker, DeviceError, MicDevice, RigArm, Simulation, SimulationError};
 pub use display::display_summary::DisplaySummary;
 pub use live::{DisplayLoopConfig, Rig, RigDevices, RigError, RunSummary, StopReason};
 pub use threads::messages::{
-    CameraUpdate, MicLevel, SimDiagnostics, SimSnapshot, StylusMessage, StylusSample, VideoFrame,
+    ArmLink, CameraUpdate, MicLevel, SimDiagnostics, SimSnapshot, VideoFrame,
 };
 pub use threads::solver_worker::{SolverConfig, SolverSummary, TraceRow};
 pub use threads::worker::{StopFlag, WorkerReport};

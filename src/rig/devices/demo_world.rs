@@ -13,7 +13,7 @@
 //!
 //! [`Rig`]: crate::rig::Rig
 
-use super::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
+use super::arm::{RigArm, DEFAULT_BUTTON_MASK};
 use super::fixed_view::FixedViewCamera;
 use super::interfaces::{CameraTracker, MicDevice};
 use super::mic_level::DeferredMic;
@@ -197,7 +197,7 @@ impl DemoWorld {
             device: "simulated arm",
             message: format!("cannot open a pseudo-terminal: {e}"),
         })?;
-        let stylus = ArmStylus::start(
+        let arm_driver = RigArm::start(
             ArmConfig {
                 port: PortSpec::Path(arm.port_path()),
                 ..ArmConfig::default()
@@ -254,7 +254,7 @@ impl DemoWorld {
             intrinsics,
             devices: RigDevices {
                 camera,
-                stylus: Some(Box::new(stylus)),
+                arm: Some(arm_driver),
                 mic,
                 simulation,
             },

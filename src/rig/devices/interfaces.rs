@@ -3,7 +3,7 @@
 //! about 100 ms (a timeout counts as [`DeviceError::Timeout`]), so a worker notices a shutdown
 //! promptly.
 
-use crate::rig::threads::messages::{CameraUpdate, MicLevel, StylusSample};
+use crate::rig::threads::messages::{CameraUpdate, MicLevel};
 
 /// Why a device call failed, and whether retrying can help.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -23,12 +23,6 @@ pub enum DeviceError {
 pub trait CameraTracker: Send {
     /// Blocks for the next frame (at the camera's rate).
     fn next_update(&mut self) -> Result<CameraUpdate, DeviceError>;
-}
-
-/// The digitizer arm: stylus samples in the arm's base frame.
-pub trait StylusDevice: Send {
-    /// Blocks for the next sample.
-    fn next_sample(&mut self) -> Result<StylusSample, DeviceError>;
 }
 
 /// The microphone: block levels.

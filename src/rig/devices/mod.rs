@@ -4,7 +4,7 @@
 //!
 //! - [`interfaces`]: the device traits the rig runs (re-exported here).
 //! - [`simulation`]: the simulation interface of the solver thread (re-exported here).
-//! - [`arm_stylus`]: the arm driver as the rig's stylus device.
+//! - [`arm`]: the arm driver's worker, whose channels the solver thread reads.
 //! - [`mic_level`]: the microphone driver as the rig's level source.
 //! - [`tracked_camera`]: a camera source with the marker tracker and undistortion.
 //! - [`fixed_view`]: a camera stand-in with a fixed, known pose.
@@ -14,7 +14,7 @@
 //! - [`scripted_user`]: the demo's user, moving the simulated arm.
 //! - [`push_gesture`]: the demo's push with the stylus tip, in a scene whose tip pushes.
 
-pub mod arm_stylus;
+pub mod arm;
 pub mod demo_world;
 pub mod fixed_view;
 pub mod interfaces;
@@ -26,5 +26,6 @@ pub mod tracked_camera;
 pub mod view_camera;
 pub mod view_tee;
 
-pub use interfaces::{CameraTracker, DeviceError, MicDevice, StylusDevice};
+pub use arm::RigArm;
+pub use interfaces::{CameraTracker, DeviceError, MicDevice};
 pub use simulation::{Simulation, SimulationError};

@@ -4,6 +4,7 @@
 //!
 //! - [`worker`]: a named thread with its stop flag and join handle; reports to the main thread.
 //! - [`device_worker`]: the camera and microphone threads.
+//! - [`arm_reader`]: the solver thread's reading of the arm driver's channels.
 //! - [`solver_worker`]: the solver thread and its settings and summary.
 //! - [`solver_trace`]: the solver thread's trace, thinned to stay bounded.
 //! - [`solver_commands`]: the user's commands to the solver thread (pointer, pause, reset).
@@ -11,6 +12,7 @@
 //! - [`messages`]: what flows between the threads.
 //! - [`event_log`]: a session's events (clips, releases, slowdowns), bounded.
 
+pub mod arm_reader;
 pub mod clock;
 pub mod device_worker;
 pub mod event_log;

@@ -1,27 +1,28 @@
 //! The solver thread: keeps the simulation in real time with the fixed step h, several steps
-//! per displayed frame, bounded catch-up ([`super::clock`]); runs the interaction on the newest
-//! stylus sample before every step; publishes a [`SimSnapshot`] after each batch; and records a
-//! trace (for the demo's summary and the end-to-end test).
+//! per displayed frame, bounded catch-up ([`super::clock`]); reads the arm driver's channels
+//! directly ([`super::arm_reader`]) and runs the interaction on the newest stylus sample before
+//! every step; publishes a [`SimSnapshot`] after each batch; and records a trace (for the
+//! demo's summary and the end-to-end test).
 //!
 //! When a step fails (e.g. the state stopped being finite) the thread reports it, publishes a
 //! last snapshot that says so (the HUD shows "solver failed" and the reason), and stops
 //! stepping: the rest of the rig goes on, so the user sees why the scene froze, and this
 //! thread waits for the rig to stop instead of stepping a broken state.
 
+use super::arm_reader::{ArmEvent, ArmReader};
 use super::clock::RealTimeStepper;
 use super::event_log::EventLog;
-use super::messages::{ArmLink, MicLevel, SimSnapshot, StylusMessage, StylusSample};
+use super::messages::{MicLevel, SimSnapshot};
 use super::solver_commands::{ControlEvent, SolverCommand, UserControls};
 use super::solver_trace::trace_wants;
 pub use super::solver_trace::TraceRow;
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
-use crate::interaction::{
-    Interaction, InteractionConfig, InteractionEvent, SpringAttachment, StylusInput,
-};
+use crate::interaction::{Interaction, InteractionConfig, InteractionEvent, SpringAttachment};
+use crate::rig::devices::arm::ArmInputs;
 use crate::rig::devices::Simulation;
 use crate::rig::record::session_log::SessionRecorder;
 use ar_drivers::latest::{LatestReceiver, LatestSender};
-use crossbeam_channel::{Receiver, Sender, TryRecvError};
+use crossbeam_channel::{Receiver, Sender};
 use nalgebra::{Isometry3, Point3};
 use std::time::{Duration, Instant};
 
@@ -116,8 +117,9 @@ pub struct SolverSummary {
 
 /// The solver thread's inputs.
 pub struct SolverInputs {
-    /// Stylus samples and disconnects.
-    pub stylus: LatestReceiver<StylusMessage>,
+    /// The arm driver's samples and connection events, when the rig has an arm (without
+    /// one, nothing is grabbed with the stylus).
+    pub arm: Option<ArmInputs>,
     /// Microphone levels, when there is a microphone.
     pub mic: Option<LatestReceiver<MicLevel>>,
     /// The camera's tracked pose (`world_from_camera`), for a wind that follows the camera.
@@ -149,9 +151,8 @@ struct SolverLoop {
     snapshots: LatestSender<SimSnapshot>,
     reports: Sender<WorkerReport>,
     interaction: Interaction,
-    stylus: Option<StylusSample>,
+    arm: ArmReader,
     last_slowdown_report: Option<Instant>,
-    arm_status: Option<ArmLink>,
     mic_rms: Option<f64>,
     controls: UserControls,
     summary: SolverSummary,
@@ -161,20 +162,19 @@ impl SolverLoop {
     fn new(
         sim: Box<dyn Simulation>,
         config: SolverConfig,
-        inputs: SolverInputs,
+        mut inputs: SolverInputs,
         snapshots: LatestSender<SimSnapshot>,
         reports: Sender<WorkerReport>,
     ) -> Self {
         let interaction = Interaction::new(config.interaction);
         Self {
             config,
+            arm: ArmReader::new(inputs.arm.take()),
             inputs,
             snapshots,
             reports,
             interaction,
-            stylus: None,
             last_slowdown_report: None,
-            arm_status: None,
             mic_rms: None,
             controls: UserControls::default(),
             summary: SolverSummary {
@@ -197,24 +197,13 @@ impl SolverLoop {
     }
 
     fn drain_inputs(&mut self) {
-        loop {
-            match self.inputs.stylus.try_recv() {
-                Ok(StylusMessage::Sample(s)) => {
-                    self.stylus = Some(s);
-                    self.arm_status = Some(ArmLink::Streaming);
+        for event in self.arm.drain() {
+            let t = self.summary.steps as f64 * self.config.dt_secs;
+            match event {
+                ArmEvent::Connected { port, baud } => {
+                    self.event(t, format!("arm connected on {port} at {baud} Bd"))
                 }
-                Ok(StylusMessage::Disconnected(why)) => {
-                    self.stylus = None;
-                    self.arm_status = Some(ArmLink::Lost(why));
-                }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    // The arm thread is gone: the stylus is as good as unplugged.
-                    if self.stylus.take().is_some() {
-                        self.arm_status = Some(ArmLink::Lost("arm thread stopped".into()));
-                    }
-                    break;
-                }
+                ArmEvent::Lost(why) => self.event(t, format!("arm lost: {why}")),
             }
         }
         if let Some(mic) = &self.inputs.mic {
@@ -329,9 +318,7 @@ impl SolverLoop {
     }
 
     fn step(&mut self, h: f64, t_after: f64, k: u64) -> Result<(), String> {
-        let input = self.stylus.map(|s| {
-            StylusInput::from_arm(&self.config.world_from_arm, &s.tip_in_arm, s.button_pressed)
-        });
+        let input = self.arm.stylus_input(&self.config.world_from_arm);
         let grabs = self.sim.grab_points();
         match self.interaction.update(input, &grabs) {
             InteractionEvent::None => {}
@@ -500,8 +487,8 @@ impl SolverLoop {
             supports: self.sim.supports(),
             stylus_tip_in_world: self.tip_in_world(),
             arm_linkage_in_world: self
-                .stylus
-                .and_then(|s| s.linkage_in_arm)
+                .arm
+                .linkage_in_arm()
                 .map(|l| l.map(|p| self.config.world_from_arm * p)),
             spring_in_world,
             grab_points_in_world: self
@@ -511,8 +498,8 @@ impl SolverLoop {
                 .map(|g| g.point_in_world)
                 .collect(),
             diagnostics: self.sim.diagnostics(),
-            stylus_sampled_at: self.stylus.map(|s| s.sampled_at),
-            arm_status: self.arm_status.clone(),
+            stylus_sampled_at: self.arm.sampled_at(),
+            arm_status: self.arm.link().cloned(),
             mic_rms: self.mic_rms,
             solver_failure: None,
         }
