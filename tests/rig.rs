@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 #[path = "support/demo_run.rs"]
 mod demo_run;
 
+/// The bob's step, seconds.
+const BOB_DT_SECS: f64 = 0.01;
+
 /// A bob of 50 g hanging on a soft spring from an anchor; the stylus spring pulls it.
 /// Springs are integrated implicitly (backward Euler), so the stiff stylus spring is stable.
 struct BobSim {
@@ -54,12 +57,16 @@ impl BobSim {
 }
 
 impl Simulation for BobSim {
+    fn dt_secs(&self) -> f64 {
+        BOB_DT_SECS
+    }
+
     fn step(
         &mut self,
-        h: f64,
         spring: Option<&SpringAttachment>,
         _wind_rms: f64,
     ) -> Result<(), SimulationError> {
+        let h = BOB_DT_SECS;
         let m = self.mass_kg;
         let (mut k, mut c) = (self.anchor_n_per_m, 0.02);
         let mut f0 = self.anchor_n_per_m * (self.anchor_in_world - self.p)

@@ -83,7 +83,7 @@ fn the_scripted_push_moves_the_crate_through_the_simulation_interface() {
         let (tip, button) = script.at(k as f64 * h);
         assert!(!button);
         sim.set_stylus_tip(Some(tip));
-        sim.step(h, None, 0.0).unwrap();
+        sim.step(None, 0.0).unwrap();
         let d = sim.diagnostics();
         pen = pen.max(d.penetration_m);
         energy = energy.max(d.energy_error_rel.abs());
@@ -142,7 +142,7 @@ fn the_whole_gesture_pushes_lifts_drags_and_drops_the_crate() {
             target_in_world: tip,
         });
         sim.set_stylus_tip(Some(tip));
-        sim.step(h, spring.as_ref(), 0.0).unwrap();
+        sim.step(spring.as_ref(), 0.0).unwrap();
         let d = sim.diagnostics();
         energy = energy.max(d.energy_error_rel.abs());
         pen = pen.max(d.penetration_m);
@@ -190,7 +190,7 @@ fn a_recorded_push_replays_bit_for_bit() {
     for k in 0..steps {
         let (tip, _) = script.at(k as f64 * h);
         sim.set_stylus_tip(Some(tip));
-        sim.step(h, None, 0.0).unwrap();
+        sim.step(None, 0.0).unwrap();
         recorder
             .step(k, (k + 1) as f64 * h, None, Some(tip), 0.0, &sim)
             .unwrap();

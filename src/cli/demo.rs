@@ -215,6 +215,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         &args.scene,
         &resolve_scene(&args.scene),
         args.method,
+        devices.simulation.as_ref(),
         &solver_config,
     )?;
     let rig = Rig::start_recording(devices, solver_config, recorder, stop.clone())?;

@@ -108,6 +108,7 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
         &args.scene,
         &path,
         method,
+        simulation.as_ref(),
         &solver_config,
     )?;
     let rig = Rig::start_commanded(

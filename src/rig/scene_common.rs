@@ -176,16 +176,6 @@ pub fn grab_points_now<S: StylusDriven + ?Sized>(sim: &S) -> Vec<GrabPoint> {
         .collect()
 }
 
-/// Checks that the rig steps by the scene solver's step.
-pub fn check_rig_step(dt_secs: f64, solver_dt_secs: f64) -> Result<(), SimulationError> {
-    if (dt_secs - solver_dt_secs).abs() > 1e-12 {
-        return Err(SimulationError(format!(
-            "the rig steps by {dt_secs} s but the scene's solver uses {solver_dt_secs} s"
-        )));
-    }
-    Ok(())
-}
-
 /// Fastest the spring's stylus end may move, m/s.
 pub const MAX_TARGET_SPEED_M_PER_S: f64 = 1.0;
 

@@ -16,13 +16,16 @@ pub struct SimulationError(pub String);
 
 /// What the solver thread needs from a simulation (implemented over the solver library).
 pub trait Simulation: Send {
-    /// Advances by `dt_secs`, with the stylus spring while clipped and the wind level: the
-    /// microphone's RMS above its noise floor (full scale 1; 0 when silent or without a
-    /// microphone), which the scene's wind turns into forces. An error means the simulation
-    /// cannot go on (e.g. its state is no longer finite): the solver thread stops stepping.
+    /// The fixed step h it advances by, seconds (a scene's `[solver] dt_secs`): the solver
+    /// thread paces its steps by it, and times and recordings count in it.
+    fn dt_secs(&self) -> f64;
+    /// Advances by one step of [`Self::dt_secs`], with the stylus spring while clipped and the
+    /// wind level: the microphone's RMS above its noise floor (full scale 1; 0 when silent or
+    /// without a microphone), which the scene's wind turns into forces. An error means the
+    /// simulation cannot go on (e.g. its state is no longer finite): the solver thread stops
+    /// stepping.
     fn step(
         &mut self,
-        dt_secs: f64,
         spring: Option<&SpringAttachment>,
         wind_level: f64,
     ) -> Result<(), SimulationError>;

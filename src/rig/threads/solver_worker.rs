@@ -1,5 +1,6 @@
-//! The solver thread: keeps the simulation in real time with the fixed step h, several steps
-//! per displayed frame, bounded catch-up ([`super::clock`]); reads the arm driver's channels
+//! The solver thread: keeps the simulation in real time with its own fixed step h
+//! ([`Simulation::dt_secs`], a scene's `[solver] dt_secs`), several steps per displayed frame,
+//! bounded catch-up ([`super::clock`]); reads the arm driver's channels
 //! directly ([`super::arm_reader`]) and runs the interaction on the newest stylus sample before
 //! every step; publishes a [`SimSnapshot`] after each batch; and records a trace (for the
 //! demo's summary and the end-to-end test).
@@ -26,14 +27,9 @@ use crossbeam_channel::{Receiver, Sender};
 use nalgebra::{Isometry3, Point3};
 use std::time::{Duration, Instant};
 
-/// The paper's fixed step, seconds.
-pub const DEFAULT_DT_SECS: f64 = 0.01;
-
-/// Solver-thread settings.
+/// Solver-thread settings (the step is the simulation's: [`Simulation::dt_secs`]).
 #[derive(Debug, Clone)]
 pub struct SolverConfig {
-    /// Fixed step, seconds.
-    pub dt_secs: f64,
     /// Catch-up bound: at most this many steps in one batch.
     pub max_steps_per_batch: u32,
     /// The arm's base frame in the world (marker) frame, from the tracker calibration.
@@ -48,8 +44,8 @@ pub struct SolverConfig {
     pub trace_max_rows: usize,
 }
 
-/// [`SolverConfig::trace_max_rows`] by default: every 10 ms step for the first 8 minutes,
-/// then every other, and so on, in at most ~9 MB.
+/// [`SolverConfig::trace_max_rows`] by default: at a 10 ms step, every step for the first 8
+/// minutes, then every other, and so on, in at most ~9 MB.
 pub const DEFAULT_TRACE_MAX_ROWS: usize = 50_000;
 
 /// Sessions expected to last longer than this (or of unknown length) keep a sparser trace
@@ -72,7 +68,6 @@ impl SolverConfig {
 impl Default for SolverConfig {
     fn default() -> Self {
         Self {
-            dt_secs: DEFAULT_DT_SECS,
             max_steps_per_batch: 10,
             world_from_arm: Isometry3::identity(),
             interaction: InteractionConfig::default(),
@@ -87,6 +82,9 @@ impl Default for SolverConfig {
 pub struct SolverSummary {
     /// Steps taken.
     pub steps: u64,
+    /// The simulation's step h, seconds (the last simulation's, when the sandbox swapped in
+    /// a scene with another).
+    pub dt_secs: f64,
     /// Steps dropped by the catch-up bound.
     pub skipped_steps: u64,
     /// Simulated over wall time.
@@ -156,6 +154,10 @@ struct SolverLoop {
     mic_rms: Option<f64>,
     controls: UserControls,
     summary: SolverSummary,
+    /// The simulated time when the current step h took over, and the steps taken before it:
+    /// the time after `k` steps is `epoch_time_s + (k - epoch_steps) h`.
+    epoch_time_s: f64,
+    epoch_steps: u64,
 }
 
 impl SolverLoop {
@@ -179,10 +181,23 @@ impl SolverLoop {
             controls: UserControls::default(),
             summary: SolverSummary {
                 stylus_tip_radius_m: sim.stylus_tip_radius_m(),
+                dt_secs: sim.dt_secs(),
                 ..SolverSummary::default()
             },
             sim,
+            epoch_time_s: 0.0,
+            epoch_steps: 0,
         }
+    }
+
+    /// The simulated time after `steps` steps, seconds.
+    fn time_after(&self, steps: u64) -> f64 {
+        self.epoch_time_s + (steps - self.epoch_steps) as f64 * self.summary.dt_secs
+    }
+
+    /// The simulated time now (after the steps taken), seconds.
+    fn now_s(&self) -> f64 {
+        self.time_after(self.summary.steps)
     }
 
     fn event(&mut self, sim_time_s: f64, message: String) {
@@ -198,7 +213,7 @@ impl SolverLoop {
 
     fn drain_inputs(&mut self) {
         for event in self.arm.drain() {
-            let t = self.summary.steps as f64 * self.config.dt_secs;
+            let t = self.now_s();
             match event {
                 ArmEvent::Connected { port, baud } => {
                     self.event(t, format!("arm connected on {port} at {baud} Bd"))
@@ -217,7 +232,7 @@ impl SolverLoop {
             .as_ref()
             .and_then(|c| c.try_recv().ok())
         {
-            let t = self.summary.steps as f64 * self.config.dt_secs;
+            let t = self.now_s();
             match self.controls.apply(command) {
                 Some(ControlEvent::PointerClipped { body }) => {
                     self.event(t, format!("clipped to body {body} (pointer)"))
@@ -240,9 +255,6 @@ impl SolverLoop {
                 None => {}
             }
         }
-        if let Some(sim) = self.controls.replacement.take() {
-            self.replace_simulation(sim);
-        }
         if let Some(view) = &self.inputs.view {
             if let Some(world_from_camera) = view.try_iter().last() {
                 self.sim.set_viewpoint(&world_from_camera);
@@ -254,12 +266,30 @@ impl SolverLoop {
     }
 
     fn run(mut self, stop: &StopFlag) -> SolverSummary {
-        let h = self.config.dt_secs;
         let origin = Instant::now();
-        let mut stepper = RealTimeStepper::new(origin, h, self.config.max_steps_per_batch);
+        let max_steps = self.config.max_steps_per_batch;
+        let mut stepper = match RealTimeStepper::new(origin, self.summary.dt_secs, max_steps) {
+            Ok(stepper) => stepper,
+            Err(e) => {
+                // Nothing can be paced: the rig stops with the reason.
+                self.summary.error = Some(e.to_string());
+                report(
+                    &self.reports,
+                    WorkerReport::Fatal {
+                        worker: "solver".into(),
+                        message: e.to_string(),
+                    },
+                );
+                return self.summary;
+            }
+        };
         let mut reported_skips = 0u64;
         while !stop.is_stopped() {
             self.drain_inputs();
+            if let Some(sim) = self.controls.replacement.take() {
+                self.replace_simulation(sim, &mut stepper);
+            }
+            let h = self.summary.dt_secs;
             let steps = if self.controls.paused {
                 stepper.hold(Instant::now());
                 let single = std::mem::take(&mut self.controls.steps_pending);
@@ -271,7 +301,7 @@ impl SolverLoop {
             let mut failure = None;
             for _ in 0..steps {
                 let k = self.summary.steps;
-                let t = (k + 1) as f64 * h;
+                let t = self.time_after(k + 1);
                 if let Err(e) = self.step(h, t, k) {
                     failure = Some(e);
                     break;
@@ -287,7 +317,7 @@ impl SolverLoop {
                 .is_some_and(|t| t.elapsed() < Duration::from_secs(1));
             if stepper.steps_skipped() > reported_skips && !quiet {
                 self.last_slowdown_report = Some(Instant::now());
-                let t = self.summary.steps as f64 * h;
+                let t = self.now_s();
                 let msg = format!(
                     "solver fell behind: {} steps dropped so far (real-time factor {:.2})",
                     stepper.steps_skipped(),
@@ -309,7 +339,7 @@ impl SolverLoop {
         self.summary.real_time_factor = stepper.real_time_factor(Instant::now());
         if let Some(mut r) = self.inputs.recorder.take() {
             if let Err(e) = r.finish() {
-                let t = self.summary.steps as f64 * h;
+                let t = self.now_s();
                 self.summary.recording_error = Some(e.to_string());
                 self.event(t, format!("recording failed at the end: {e}"));
             }
@@ -348,7 +378,7 @@ impl SolverLoop {
         let tip = self.tip_in_world();
         self.sim.set_stylus_tip(tip);
         self.sim
-            .step(h, spring.as_ref(), wind)
+            .step(spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
         if let Some(r) = &mut self.inputs.recorder {
             let written = r.step(k, t_after, spring.as_ref(), tip, wind, self.sim.as_ref());
@@ -402,7 +432,7 @@ impl SolverLoop {
     /// Reports a failed step, publishes the snapshot that shows it, and waits for the rig to
     /// stop without stepping again.
     fn fail(&mut self, stepper: &RealTimeStepper, why: String, stop: &StopFlag) {
-        let t = self.summary.steps as f64 * self.config.dt_secs;
+        let t = self.now_s();
         self.event(t, format!("solver failed, stepping stopped: {why}"));
         self.summary.error = Some(why.clone());
         let mut snap = self.snapshot(stepper);
@@ -434,11 +464,22 @@ impl SolverLoop {
             .or_else(|| self.interaction.tip_in_world())
     }
 
-    /// Goes on with `sim`; a recording ends here (it holds one scene from its start, which
-    /// is what `replay` reproduces).
-    fn replace_simulation(&mut self, sim: Box<dyn Simulation>) {
-        let t = self.summary.steps as f64 * self.config.dt_secs;
+    /// Goes on with `sim` at its own step; a recording ends here (it holds one scene from its
+    /// start, which is what `replay` reproduces). A simulation whose step the clock cannot
+    /// pace is refused, and the old one goes on.
+    fn replace_simulation(&mut self, sim: Box<dyn Simulation>, stepper: &mut RealTimeStepper) {
+        let t = self.now_s();
         let name = sim.name();
+        let h = sim.dt_secs();
+        if h != self.summary.dt_secs {
+            if let Err(e) = stepper.change_step(h) {
+                self.event(t, format!("scene {name} not loaded: {e}"));
+                return;
+            }
+            self.epoch_time_s = t;
+            self.epoch_steps = self.summary.steps;
+            self.summary.dt_secs = h;
+        }
         self.summary.stylus_tip_radius_m = sim.stylus_tip_radius_m();
         self.sim = sim;
         // The energy balance starts again with the new simulation; the summary's energy
@@ -478,7 +519,7 @@ impl SolverLoop {
             scene_name: self.sim.name(),
             grabbed_body,
             rigid_groups: self.sim.rigid_groups(),
-            sim_time_s: stepper.steps_taken() as f64 * self.config.dt_secs,
+            sim_time_s: self.time_after(stepper.steps_taken()),
             real_time_factor: stepper.real_time_factor(Instant::now()),
             skipped_steps: stepper.steps_skipped(),
             bodies,
