@@ -33,7 +33,7 @@ pub struct RigDevices {
     pub arm: Option<RigArm>,
     /// The microphone, if any.
     pub mic: Option<Box<dyn MicDevice>>,
-    /// The simulation.
+    /// The simulation, stepped at its own step ([`Simulation::dt_secs`]).
     pub simulation: Box<dyn Simulation>,
 }
 

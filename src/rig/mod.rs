@@ -1,17 +1,22 @@
 //! The live rig: the threads, the devices they read, the display loop, and the session's record.
 //!
 //! ```text
-//!  camera thread ──CameraUpdate (frame + camera_from_world)──▶ compositor (main thread)
-//!        └──────── world_from_camera (view tee) ──────────────▶ solver thread
-//!  arm thread (the driver's) ──StylusSample, ArmStatus──▶ solver thread ──SimSnapshot──▶ compositor
-//!  mic thread ─────MicLevel───────▶ solver thread
-//!  sandbox (main thread) ──SolverCommand──▶ solver thread
+//!  camera thread ──CameraUpdate (frame + camera_from_world)──────────▶ compositor (main thread)
+//!        └──────── world_from_camera (view tee) ──────────────────────▶ solver thread
+//!  arm thread (the arm driver's own) ──StylusSample──────────────────▶ solver thread
+//!        └──────── ArmStatus (connected with the DH parameters, lost) ─▶ solver thread
+//!  mic thread ─────MicLevel──────────────────────────────────────────▶ solver thread
+//!  sandbox (main thread) ──SolverCommand─────────────────────────────▶ solver thread
+//!  solver thread ──SimSnapshot (bodies, arm linkage, HUD figures)────▶ compositor
 //! ```
 //! Streams go through bounded latest-value channels (`ar_drivers::latest`): a slow consumer
-//! never blocks a producer. Commands have their own bounded channel, so none is dropped. Every
-//! thread is named and owned by a [`threads::worker::Worker`] handle that stops and joins it on
-//! drop. One [`StopFlag`] ends everything: Ctrl-C, window close, the end of a headless run, or
-//! a worker's fatal error (reported to the main thread).
+//! never blocks a producer. The arm's status and the user's commands have their own bounded
+//! channels, so none is dropped. The solver thread steps the simulation at the simulation's own
+//! step ([`Simulation::dt_secs`], a scene's `[solver] dt_secs`), in real time. Every thread of
+//! the rig is named and owned by a [`threads::worker::Worker`] handle that stops and joins it on
+//! drop (the arm driver's by its `ArmWorker`, held in [`RigArm`]). One [`StopFlag`] ends
+//! everything: Ctrl-C, window close, the end of a headless run, or a worker's fatal error
+//! (reported to the main thread).
 //!
 //! - [`threads`]: the worker handle and stop flag, the device and solver threads, the clock,
 //!   the messages.
