@@ -211,7 +211,7 @@ impl SolverLoop {
         self.summary.events.push((sim_time_s, message));
     }
 
-    fn drain_inputs(&mut self) {
+    fn drain_inputs(&mut self, stepper: &mut RealTimeStepper) {
         for event in self.arm.drain() {
             let t = self.now_s();
             match event {
@@ -255,6 +255,9 @@ impl SolverLoop {
                 None => {}
             }
         }
+        if let Some(sim) = self.controls.replacement.take() {
+            self.replace_simulation(sim, stepper);
+        }
         if let Some(view) = &self.inputs.view {
             if let Some(world_from_camera) = view.try_iter().last() {
                 self.sim.set_viewpoint(&world_from_camera);
@@ -285,10 +288,7 @@ impl SolverLoop {
         };
         let mut reported_skips = 0u64;
         while !stop.is_stopped() {
-            self.drain_inputs();
-            if let Some(sim) = self.controls.replacement.take() {
-                self.replace_simulation(sim, &mut stepper);
-            }
+            self.drain_inputs(&mut stepper);
             let h = self.summary.dt_secs;
             let steps = if self.controls.paused {
                 stepper.hold(Instant::now());
