@@ -1,7 +1,9 @@
-//! The device interfaces the rig runs: one trait per kind, implemented by the real drivers and
-//! by the simulated devices alike (chosen at start-up). Every blocking call returns within
-//! about 100 ms (a timeout counts as [`DeviceError::Timeout`]), so a worker notices a shutdown
-//! promptly.
+//! The device interfaces the rig's device threads pull from: one trait per kind, implemented by
+//! the real drivers and by the simulated devices alike (chosen at start-up). Every blocking
+//! call returns within about 100 ms (a timeout counts as [`DeviceError::Timeout`]), so a worker
+//! notices a shutdown promptly. The arm has no trait: its driver runs its own thread, real
+//! port or simulated arm alike, and the solver thread reads the driver's channels
+//! ([`super::arm`]).
 
 use crate::rig::threads::messages::{CameraUpdate, MicLevel};
 
