@@ -11,7 +11,7 @@ use opencv::prelude::*;
 
 /// `camera_from_world` (OpenCV axes) for a camera at `eye` looking at `target`, world z up.
 fn look_at(eye: Point3<f64>, target: Point3<f64>) -> Isometry3<f64> {
-    ar_multibody::rig::fixed_view::look_at(eye, target)
+    ar_multibody::rig::devices::fixed_view::look_at(eye, target)
         .expect("a camera that is not looking straight down")
 }
 

@@ -10,8 +10,8 @@ use ar_multibody::compositor::{
     Compositor, CompositorConfig, FrameInput, Overlay, Shading, ShapeInstance, VideoImage,
     VisualShape,
 };
-use ar_multibody::rig::fixed_view::look_at;
-use ar_multibody::rig::live::rss_bytes;
+use ar_multibody::rig::devices::fixed_view::look_at;
+use ar_multibody::rig::display::memory::rss_bytes;
 use nalgebra::{Isometry3, Point3, Vector3};
 
 /// A demo-like overlay: ten lit boxes (a chain), flat grab markers, the stylus tip and the

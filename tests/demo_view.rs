@@ -7,7 +7,7 @@
 use ar_dynamics::{Scene, SupportShape, GROUND};
 use ar_multibody::compositor::arrows::MAX_ARROW_M;
 use ar_multibody::compositor::Overlay;
-use ar_multibody::rig::demo_world::{demo_frame_points, demo_view, DemoView};
+use ar_multibody::rig::devices::demo_world::{demo_frame_points, demo_view, DemoView};
 use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
 use ar_multibody::rig::Simulation;
 use nalgebra::{Point3, Vector3};

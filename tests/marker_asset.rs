@@ -111,7 +111,7 @@ fn the_readme_the_example_rig_and_the_demo_use_the_printed_side() {
         Some(PRINTED_MARKER_SIDE_M)
     );
     assert_eq!(
-        ar_multibody::rig::demo_world::DEMO_MARKER_LENGTH_M,
+        ar_multibody::rig::devices::demo_world::DEMO_MARKER_LENGTH_M,
         PRINTED_MARKER_SIDE_M
     );
 }

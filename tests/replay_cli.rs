@@ -3,7 +3,8 @@
 //! real time (threads, dropped steps and all); `replay DIR` feeds the recorded inputs to the
 //! same simulation and reproduces the solver log bit for bit. An altered input is caught at
 //! the line where the trajectory departs, and a recording is never overwritten. A session of
-//! the articulated method replays with that method.
+//! the articulated method replays with that method, and one of a scene with a step of its own
+//! (`ten_pendula_fine`, 5 ms) records and replays at that step.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -145,6 +146,65 @@ fn an_articulated_session_replays_with_its_method() {
     assert!(out.status.success(), "demo failed:\n{}", text(&out));
     let info = std::fs::read_to_string(session.join("session.toml")).unwrap();
     assert!(info.contains("method = \"articulated\""), "{info}");
+    let out = cli(&["replay", session.to_str().unwrap()]);
+    assert!(out.status.success(), "replay failed:\n{}", text(&out));
+    assert!(text(&out).contains("identical to the recording, bit for bit"));
+}
+
+/// The step of a recording's rows: consecutive `t_s` (column 2 of `inputs.csv` and column 1 of
+/// `solver.csv`) differences.
+fn row_steps(csv: &str, column: usize) -> Vec<f64> {
+    let times: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|r| r.split(',').nth(column).unwrap().parse().unwrap())
+        .collect();
+    times.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+/// A scene with its own step (`ten_pendula_fine`, `[solver] dt_secs = 0.005`) runs on the
+/// headless demo at that step: the summary counts 5 ms steps, the frames are written, the
+/// recording says `dt_secs = 0.005` and steps by it, and it replays bit for bit.
+#[test]
+fn a_scene_at_a_5_ms_step_runs_headless_at_its_step_and_replays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (session, frames) = (tmp.path().join("session"), tmp.path().join("frames"));
+    let out = cli(&[
+        "demo",
+        "--headless",
+        "--frames",
+        "50",
+        "--scene",
+        "ten_pendula_fine",
+        "--out",
+        frames.to_str().unwrap(),
+        "--record",
+        session.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "demo failed:\n{said}");
+    assert!(said.contains("frames: 50 in"), "{said}");
+    assert!(said.contains(" steps of 5 ms, real-time factor"), "{said}");
+    let pngs = std::fs::read_dir(&frames)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".png"))
+        .count();
+    assert_eq!(pngs, 50);
+
+    let info = std::fs::read_to_string(session.join("session.toml")).unwrap();
+    assert!(info.contains("dt_secs = 0.005\n"), "{info}");
+    let inputs = std::fs::read_to_string(session.join("inputs.csv")).unwrap();
+    let solver = std::fs::read_to_string(session.join("solver.csv")).unwrap();
+    // 50 frames at 25 fps: 2 s, 400 steps of 5 ms (fewer if the loaded machine dropped some).
+    assert!(
+        inputs.lines().count() > 200,
+        "{} rows",
+        inputs.lines().count()
+    );
+    for steps in [row_steps(&inputs, 1), row_steps(&solver, 0)] {
+        assert!(steps.iter().all(|d| (d - 0.005).abs() < 1e-9), "{steps:?}");
+    }
     let out = cli(&["replay", session.to_str().unwrap()]);
     assert!(out.status.success(), "replay failed:\n{}", text(&out));
     assert!(text(&out).contains("identical to the recording, bit for bit"));

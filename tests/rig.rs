@@ -9,10 +9,10 @@ use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::interaction::{GrabPoint, SpringAttachment};
-use ar_multibody::rig::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
-use ar_multibody::rig::scripted_user::{spawn_scripted_user, UserScript};
+use ar_multibody::rig::devices::arm::DEFAULT_BUTTON_MASK;
+use ar_multibody::rig::devices::scripted_user::{spawn_scripted_user, UserScript};
 use ar_multibody::rig::{
-    CameraTracker, CameraUpdate, DeviceError, DisplayLoopConfig, Rig, RigDevices, RigError,
+    CameraTracker, CameraUpdate, DeviceError, DisplayLoopConfig, Rig, RigArm, RigDevices, RigError,
     SimDiagnostics, Simulation, SimulationError, SolverConfig, StopFlag, StopReason, VideoFrame,
 };
 use ar_multibody::scene_view::{BodyView, Shape};
@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 #[path = "support/demo_run.rs"]
 mod demo_run;
+
+/// The bob's step, seconds.
+const BOB_DT_SECS: f64 = 0.01;
 
 /// A bob of 50 g hanging on a soft spring from an anchor; the stylus spring pulls it.
 /// Springs are integrated implicitly (backward Euler), so the stiff stylus spring is stable.
@@ -54,12 +57,16 @@ impl BobSim {
 }
 
 impl Simulation for BobSim {
+    fn dt_secs(&self) -> f64 {
+        BOB_DT_SECS
+    }
+
     fn step(
         &mut self,
-        h: f64,
         spring: Option<&SpringAttachment>,
         _wind_rms: f64,
     ) -> Result<(), SimulationError> {
+        let h = BOB_DT_SECS;
         let m = self.mass_kg;
         let (mut k, mut c) = (self.anchor_n_per_m, 0.02);
         let mut f0 = self.anchor_n_per_m * (self.anchor_in_world - self.p)
@@ -186,7 +193,7 @@ fn scripted_user_clips_drags_and_releases_through_the_simulated_arm() {
     // The arm base sits so that the grab point is comfortably inside its reach.
     let world_from_arm = Isometry3::translation(grab.x - 0.25, grab.y, grab.z - 0.10);
     let arm = SimulatedArm::spawn(SimArmConfig::default()).expect("pty for the simulated arm");
-    let stylus = ArmStylus::start(
+    let arm_driver = RigArm::start(
         ArmConfig {
             port: PortSpec::Path(arm.port_path()),
             ..ArmConfig::default()
@@ -201,7 +208,7 @@ fn scripted_user_clips_drags_and_releases_through_the_simulated_arm() {
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(FixedCamera::new(&small_camera(), None)),
-            stylus: Some(Box::new(stylus)),
+            arm: Some(arm_driver),
             mic: None,
             simulation: Box::new(sim),
         },
@@ -305,7 +312,7 @@ fn scripted_user_clips_drags_and_releases_through_the_simulated_arm() {
     assert!(frames.path_of(0).exists());
     // No worker left behind.
     let names = thread_names();
-    for w in ["camera", "stylus", "solver", "user"] {
+    for w in ["camera", "arm", "solver", "user"] {
         assert!(
             !names.iter().any(|n| n == w),
             "thread {w} still running: {names:?}"
@@ -317,17 +324,11 @@ fn scripted_user_clips_drags_and_releases_through_the_simulated_arm() {
 fn a_fatal_camera_error_stops_the_rig_and_reaches_the_user() {
     let _serial = serial();
     let stop = StopFlag::new();
-    struct NoStylus;
-    impl ar_multibody::rig::StylusDevice for NoStylus {
-        fn next_sample(&mut self) -> Result<ar_multibody::rig::StylusSample, DeviceError> {
-            std::thread::sleep(Duration::from_millis(20));
-            Err(DeviceError::Timeout)
-        }
-    }
+    // No arm: the solver thread has no stylus channel to read.
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(FixedCamera::new(&small_camera(), Some(5))),
-            stylus: Some(Box::new(NoStylus)),
+            arm: None,
             mic: None,
             simulation: Box::new(BobSim::new(Point3::new(0.0, 0.0, 0.2))),
         },
@@ -361,7 +362,7 @@ fn a_fatal_camera_error_stops_the_rig_and_reaches_the_user() {
     }
     assert!(stop.is_stopped());
     let names = thread_names();
-    for w in ["camera", "stylus", "solver"] {
+    for w in ["camera", "arm", "solver"] {
         assert!(
             !names.iter().any(|n| n == w),
             "thread {w} still running: {names:?}"
@@ -374,17 +375,20 @@ fn a_stop_request_like_ctrl_c_ends_the_run_cleanly() {
     let _serial = serial();
     let mut compositor = Compositor::headless(CompositorConfig::monitor(small_camera())).unwrap();
     let stop = StopFlag::new();
-    struct NoStylus;
-    impl ar_multibody::rig::StylusDevice for NoStylus {
-        fn next_sample(&mut self) -> Result<ar_multibody::rig::StylusSample, DeviceError> {
-            std::thread::sleep(Duration::from_millis(20));
-            Err(DeviceError::Timeout)
-        }
-    }
+    // A simulated arm nobody moves: its driver's thread must stop with the rig too.
+    let arm = SimulatedArm::spawn(SimArmConfig::default()).expect("pty for the simulated arm");
+    let arm_driver = RigArm::start(
+        ArmConfig {
+            port: PortSpec::Path(arm.port_path()),
+            ..ArmConfig::default()
+        },
+        DEFAULT_BUTTON_MASK,
+    )
+    .unwrap();
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(FixedCamera::new(&small_camera(), None)),
-            stylus: Some(Box::new(NoStylus)),
+            arm: Some(arm_driver),
             mic: None,
             simulation: Box::new(BobSim::new(Point3::new(0.0, 0.0, 0.2))),
         },
@@ -411,12 +415,27 @@ fn a_stop_request_like_ctrl_c_ends_the_run_cleanly() {
         "shutdown took {shutdown:?}"
     );
     let names = thread_names();
-    for w in ["camera", "stylus", "solver"] {
+    for w in ["camera", "arm", "solver"] {
         assert!(
             !names.iter().any(|n| n == w),
             "thread {w} still running: {names:?}"
         );
     }
+    assert!(
+        summary.display.workers_started.iter().any(|w| w == "arm"),
+        "{:?}",
+        summary.display.workers_started
+    );
+    // The solver thread heard the driver's connection on its status channel.
+    assert!(
+        summary
+            .solver
+            .events
+            .iter()
+            .any(|(_, m)| m.starts_with("arm connected on")),
+        "{:?}",
+        summary.solver.events
+    );
     assert!(
         summary.solver.steps > 30,
         "solver took {} steps",

@@ -68,7 +68,7 @@ fn gesture(method: Method) -> Gesture {
             point_in_body: grab.point_in_body,
             target_in_world: target,
         };
-        sim.step(H, Some(&spring), 0.0).unwrap();
+        sim.step(Some(&spring), 0.0).unwrap();
         track(sim.as_ref());
         if t > 0.3 {
             max_tip_error_m = max_tip_error_m.max((tip(sim.as_ref()) - target).norm());
@@ -77,7 +77,7 @@ fn gesture(method: Method) -> Gesture {
     let at_release = sim.diagnostics();
     let tip_at_release = tip(sim.as_ref());
     for _ in 0..100 {
-        sim.step(H, None, 0.0).unwrap();
+        sim.step(None, 0.0).unwrap();
         track(sim.as_ref());
     }
     Gesture {
@@ -232,7 +232,7 @@ fn the_wind_pushes_both_methods_alike() {
     let start = rig.grab_points()[0].point_in_world;
     for k in 0..60 {
         let level = if (10..40).contains(&k) { 0.2 } else { 0.0 };
-        rig.step(H, None, level).unwrap();
+        rig.step(None, level).unwrap();
     }
     let moved_m = (rig.grab_points()[0].point_in_world - start).norm();
     assert!(moved_m > 1e-3, "the breath moved the tip only {moved_m} m");

@@ -8,9 +8,11 @@
 //! distance; nothing may sink into anything by more than 1e-6 m; and the energy balance must
 //! close.
 
-use ar_multibody::rig::demo_world::demo_script;
+use ar_multibody::rig::devices::demo_world::demo_script;
+use ar_multibody::rig::devices::push_gesture::{
+    pushed_by_m, PUSH_GAP_M, PUSH_SPEED_M_PER_S, PUSH_TRAVEL_M,
+};
 use ar_multibody::rig::method::{load_simulation, Method};
-use ar_multibody::rig::push_gesture::{pushed_by_m, PUSH_GAP_M, PUSH_SPEED_M_PER_S, PUSH_TRAVEL_M};
 use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
 use ar_multibody::rig::{Simulation, SolverSummary};
 use nalgebra::Vector3;
@@ -81,7 +83,7 @@ fn the_scripted_push_moves_the_crate_through_the_simulation_interface() {
         let (tip, button) = script.at(k as f64 * h);
         assert!(!button);
         sim.set_stylus_tip(Some(tip));
-        sim.step(h, None, 0.0).unwrap();
+        sim.step(None, 0.0).unwrap();
         let d = sim.diagnostics();
         pen = pen.max(d.penetration_m);
         energy = energy.max(d.energy_error_rel.abs());
@@ -140,7 +142,7 @@ fn the_whole_gesture_pushes_lifts_drags_and_drops_the_crate() {
             target_in_world: tip,
         });
         sim.set_stylus_tip(Some(tip));
-        sim.step(h, spring.as_ref(), 0.0).unwrap();
+        sim.step(spring.as_ref(), 0.0).unwrap();
         let d = sim.diagnostics();
         energy = energy.max(d.energy_error_rel.abs());
         pen = pen.max(d.penetration_m);
@@ -172,8 +174,8 @@ fn the_whole_gesture_pushes_lifts_drags_and_drops_the_crate() {
 /// push bit for bit (without the tip in `inputs.csv` the replayed crate would not move).
 #[test]
 fn a_recorded_push_replays_bit_for_bit() {
-    use ar_multibody::rig::replay::replay;
-    use ar_multibody::rig::session_log::{SessionInfo, SessionRecorder};
+    use ar_multibody::rig::record::replay::replay;
+    use ar_multibody::rig::record::session_log::{SessionInfo, SessionRecorder};
     let path = resolve_scene("push");
     let mut sim = SceneSimulation::load(&path).unwrap();
     let grab = sim.grab_points()[0];
@@ -188,7 +190,7 @@ fn a_recorded_push_replays_bit_for_bit() {
     for k in 0..steps {
         let (tip, _) = script.at(k as f64 * h);
         sim.set_stylus_tip(Some(tip));
-        sim.step(h, None, 0.0).unwrap();
+        sim.step(None, 0.0).unwrap();
         recorder
             .step(k, (k + 1) as f64 * h, None, Some(tip), 0.0, &sim)
             .unwrap();

@@ -4,12 +4,9 @@
 
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
-use ar_multibody::rig::fixed_view::{look_at, FixedViewCamera};
+use ar_multibody::rig::devices::fixed_view::{look_at, FixedViewCamera};
 use ar_multibody::rig::scene_sim::SceneSimulation;
-use ar_multibody::rig::{
-    DeviceError, DisplayLoopConfig, Rig, RigDevices, SolverConfig, StopFlag, StopReason,
-    StylusDevice, StylusSample,
-};
+use ar_multibody::rig::{DisplayLoopConfig, Rig, RigDevices, SolverConfig, StopFlag, StopReason};
 use nalgebra::Point3;
 use std::time::Duration;
 
@@ -24,16 +21,6 @@ inertia_kg_m2 = [1.0e-5, 1.0e-5, 1.0e-5]
 position_m = [0.0, 0.0, 0.5]
 shape = { kind = "sphere", radius_m = 0.01 }
 "#;
-
-/// An arm that never reports (the test needs no stylus).
-struct NoStylus;
-
-impl StylusDevice for NoStylus {
-    fn next_sample(&mut self) -> Result<StylusSample, DeviceError> {
-        std::thread::sleep(Duration::from_millis(20));
-        Err(DeviceError::Timeout)
-    }
-}
 
 /// CPU time (user + system) of this process's thread called `name`, in clock ticks.
 fn thread_cpu_ticks(name: &str) -> Option<u64> {
@@ -68,7 +55,7 @@ fn an_exploding_scene_stops_the_solver_and_the_hud_says_why() {
     let rig = Rig::start(
         RigDevices {
             camera: Box::new(camera),
-            stylus: Some(Box::new(NoStylus)),
+            arm: None,
             mic: None,
             simulation: Box::new(simulation),
         },

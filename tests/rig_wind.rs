@@ -21,7 +21,7 @@ struct MobileUnderMic {
     max_psi_norm_m: f64,
     steps: u64,
     error: Option<String>,
-    wind: ar_multibody::rig::wind_log::WindTotals,
+    wind: ar_multibody::rig::record::wind_log::WindTotals,
 }
 
 fn steel_fish_under_the_synthetic_mic(
@@ -30,17 +30,16 @@ fn steel_fish_under_the_synthetic_mic(
 ) -> MobileUnderMic {
     use ar_drivers::latest::latest_channel;
     use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic, SyntheticSignal};
-    use ar_multibody::rig::device_worker::spawn_mic;
-    use ar_multibody::rig::mic_level::MicLevels;
+    use ar_multibody::rig::devices::mic_level::MicLevels;
     use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
-    use ar_multibody::rig::solver_worker::{spawn_solver, SolverInputs};
+    use ar_multibody::rig::threads::device_worker::spawn_mic;
+    use ar_multibody::rig::threads::solver_worker::{spawn_solver, SolverInputs};
 
     let sim = SceneSimulation::load(&resolve_scene("steel_fish")).unwrap();
     assert!(sim.wind().is_some(), "steel_fish.toml has a [wind] table");
     let wind_log = sim.wind_log();
     let stop = StopFlag::new();
     let (reports_tx, _reports_rx) = crossbeam_channel::bounded(256);
-    let (_stylus_tx, stylus_rx) = latest_channel(4);
     let (mic_tx, mic_rx) = latest_channel(1);
     let (snapshot_tx, _snapshot_rx) = latest_channel(1);
     let mic_worker = breaths.map(|b| {
@@ -55,7 +54,7 @@ fn steel_fish_under_the_synthetic_mic(
         Box::new(sim),
         SolverConfig::default(),
         SolverInputs {
-            stylus: stylus_rx,
+            arm: None,
             mic: mic_worker.as_ref().map(|_| mic_rx),
             view: None,
             recorder: None,
@@ -177,7 +176,7 @@ fn a_breath_from_the_synthetic_microphone_moves_the_mobile_through_the_rig() {
 #[test]
 fn without_an_audio_device_the_rig_warns_and_runs_without_wind() {
     use ar_drivers::mic::{MicConfig, MicSource};
-    use ar_multibody::rig::mic_level::{MicLevels, OptionalMic};
+    use ar_multibody::rig::devices::mic_level::{MicLevels, OptionalMic};
     use ar_multibody::rig::MicDevice;
     let _serial = serial();
     match MicLevels::start_optional(MicSource::Default, &MicConfig::default()).unwrap() {
@@ -199,7 +198,7 @@ fn without_an_audio_device_the_rig_warns_and_runs_without_wind() {
     assert!(tip_travel_m(&still, 0.0, f64::INFINITY) < 1e-4);
 
     // The demo's --no-mic builds its world without a microphone and warns.
-    use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
+    use ar_multibody::rig::devices::demo_world::{DemoOptions, DemoWorld};
     let stop = StopFlag::new();
     let world = DemoWorld::build(
         &DemoOptions {

@@ -1,13 +1,14 @@
 //! Acceptance 1 of issue 19: `sandbox ten_pendula` in a real kiss3d window on a virtual X
 //! server (Xvfb, rendered by lavapipe), driven by synthetic mouse and key events (xdotool,
 //! XTest): a left drag on the tip moves it, the `R` key resets the scene, the session
-//! recorded with `--record` shows the drag and replays bit for bit. `make test` installs
-//! `xvfb` and `xdotool`.
+//! recorded with `--record` shows the drag and replays bit for bit; a scene with a step of its
+//! own (`ten_pendula_fine`, 5 ms) runs and records at that step. `make test` installs `xvfb`
+//! and `xdotool`.
 //!
 //! The rig is slow on a loaded machine in a debug build (a frame can take seconds), so the
 //! test waits for the program's status lines rather than for fixed times.
 
-use ar_multibody::rig::demo_world::demo_intrinsics;
+use ar_multibody::rig::devices::demo_world::demo_intrinsics;
 use ar_multibody::rig::devices::Simulation;
 use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
 use ar_multibody::sandbox::session::initial_view;
@@ -22,14 +23,19 @@ const BIN: &str = env!("CARGO_BIN_EXE_ar-multibody");
 /// Longest wait for one status line (a frame may take seconds on a loaded debug build).
 const LINE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A virtual X server, stopped on drop.
+/// A virtual X server, stopped on drop. One at a time: two tests picking the same free display
+/// number would share one server, and each would find the other's window.
 struct Xvfb {
     child: Child,
     display: String,
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
+
+static ONE_SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Xvfb {
     fn start() -> Self {
+        let one_at_a_time = ONE_SERVER.lock().unwrap_or_else(|p| p.into_inner());
         let n = (90..190)
             .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
             .expect("a free X display number");
@@ -48,7 +54,11 @@ impl Xvfb {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        Self { child, display }
+        Self {
+            child,
+            display,
+            _one_at_a_time: one_at_a_time,
+        }
     }
 
     fn xdotool(&self, args: &[&str]) -> String {
@@ -181,6 +191,68 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
         .arg(&record)
         .arg("--out")
         .arg(dir.path().join("replayed"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&replay.stdout);
+    assert!(replay.status.success(), "{said}");
+    assert!(said.contains("bit for bit"), "{said}");
+}
+
+/// A scene with its own step (`ten_pendula_fine`, `[solver] dt_secs = 0.005`) runs in the
+/// sandbox's window at that step: the summary counts 5 ms steps, about 200 per second of the
+/// run, and the recording says `dt_secs = 0.005`, steps by it and replays bit for bit.
+#[test]
+fn a_scene_at_a_5_ms_step_runs_in_the_sandbox_at_its_step() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("session");
+    let out = Command::new(BIN)
+        .args([
+            "sandbox",
+            "ten_pendula_fine",
+            "--duration-s",
+            "3",
+            "--record",
+        ])
+        .arg(&record)
+        .env("DISPLAY", &x.display)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let solver_line = said
+        .lines()
+        .find(|l| l.starts_with("solver: "))
+        .unwrap_or_else(|| panic!("no solver line in {said}"));
+    assert!(solver_line.contains(" steps of 5 ms,"), "{solver_line}");
+    // The display loop ran 3 s; the solver, started just before it, paced 5 ms steps all along
+    // (taken, or dropped on a loaded machine).
+    let taken = figure_before(solver_line, "steps of");
+    let dropped = figure_before(solver_line, "steps dropped");
+    assert!(
+        ((taken + dropped) * 0.005 - 3.0).abs() < 0.5,
+        "{solver_line}"
+    );
+    let info = std::fs::read_to_string(record.join("session.toml")).unwrap();
+    assert!(info.contains("dt_secs = 0.005\n"), "{info}");
+    let solver = std::fs::read_to_string(record.join("solver.csv")).unwrap();
+    let times: Vec<f64> = solver
+        .lines()
+        .skip(1)
+        .map(|r| r.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(times.len() as f64, taken, "one row per step");
+    assert!((times[0] - 0.005).abs() < 1e-12, "{}", times[0]);
+    for w in times.windows(2) {
+        assert!((w[1] - w[0] - 0.005).abs() < 1e-9, "{w:?}");
+    }
+    let replay = Command::new(BIN)
+        .args(["replay"])
+        .arg(&record)
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&replay.stdout);

@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 use ar_multibody::rig::method::{load_simulation, Method};
-use ar_multibody::rig::replay::replay;
+use ar_multibody::rig::record::replay::replay;
 use clap::Args;
 use std::path::PathBuf;
 

@@ -15,16 +15,15 @@ use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic, SyntheticSignal};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::interaction::InteractionConfig;
-use ar_multibody::rig::arm_stylus::ArmStylus;
 use ar_multibody::rig::config::{ArmSection, DisplayMode, RigConfig};
-use ar_multibody::rig::demo_world::demo_breaths;
-use ar_multibody::rig::memory::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::devices::demo_world::demo_breaths;
+use ar_multibody::rig::devices::mic_level::MicLevels;
+use ar_multibody::rig::devices::tracked_camera::TrackedCamera;
+use ar_multibody::rig::display::memory::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::{load_simulation, Method};
-use ar_multibody::rig::mic_level::MicLevels;
-use ar_multibody::rig::report::describe;
-use ar_multibody::rig::tracked_camera::TrackedCamera;
 use ar_multibody::rig::{
-    DisplayLoopConfig, MicDevice, Rig, RigDevices, SolverConfig, StopFlag, StylusDevice,
+    DisplayLoopConfig, MicDevice, Rig, RigArm, RigDevices, SolverConfig, StopFlag,
 };
 use ar_multibody::tracking::TrackerConfig;
 use clap::Args;
@@ -91,13 +90,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             ..TrackerConfig::default()
         },
     )?;
-    let (stylus, world_from_arm, grab_radius_m) = match &cfg.arm {
+    let (arm, world_from_arm, grab_radius_m) = match &cfg.arm {
         Some(arm) => {
             // The file first: a bad one is reported before the driver's thread starts.
             let tracker_cal = TrackerCalibration::load(&arm.tracker_file)?;
-            let stylus = start_arm(arm)?;
             (
-                stylus,
+                start_arm(arm)?,
                 tracker_cal.world_from_arm,
                 arm.grab_radius_mm * 1e-3,
             )
@@ -171,12 +169,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         &cfg.scene.display().to_string(),
         &cfg.scene,
         args.method,
+        simulation.as_ref(),
         &solver_config,
     )?;
     let rig = Rig::start_recording(
         RigDevices {
             camera: Box::new(camera),
-            stylus,
+            arm,
             mic,
             simulation,
         },
@@ -203,7 +202,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
 /// Starts the arm's driver; a port that is not there stops the run when the config says the
 /// arm is required, and otherwise is named at once and the run goes on without the arm.
-fn start_arm(arm: &ArmSection) -> anyhow::Result<Option<Box<dyn StylusDevice>>> {
+fn start_arm(arm: &ArmSection) -> anyhow::Result<Option<RigArm>> {
     let port = PortSpec::from_arg(&arm.port);
     if let Err(e) = port.check_present() {
         if arm.required {
@@ -212,12 +211,12 @@ fn start_arm(arm: &ArmSection) -> anyhow::Result<Option<Box<dyn StylusDevice>>> 
         eprintln!("warning: arm: {e}; running without the arm (set required = true in [arm] to stop instead)");
         return Ok(None);
     }
-    let stylus = ArmStylus::start(
+    let arm = RigArm::start(
         ArmConfig {
             port,
             ..ArmConfig::default()
         },
         arm.button_mask,
     )?;
-    Ok(Some(Box::new(stylus)))
+    Ok(Some(arm))
 }

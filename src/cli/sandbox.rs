@@ -7,12 +7,12 @@
 use super::demo::{display_available, stop_on_ctrl_c};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
-use ar_multibody::rig::demo_world::demo_intrinsics;
-use ar_multibody::rig::live::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::devices::demo_world::demo_intrinsics;
+use ar_multibody::rig::devices::view_camera::{ViewCamera, ViewHandle};
+use ar_multibody::rig::display::memory::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::{load_simulation, Method};
-use ar_multibody::rig::report::describe;
 use ar_multibody::rig::scene_sim::{resolve_scene, shipped_scene_names};
-use ar_multibody::rig::view_camera::{ViewCamera, ViewHandle};
 use ar_multibody::rig::{DisplayLoopConfig, Rig, RigDevices, SolverConfig, StopFlag, StopReason};
 use ar_multibody::sandbox::session::{initial_view, SandboxSession};
 use clap::Args;
@@ -108,12 +108,13 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
         &args.scene,
         &path,
         method,
+        simulation.as_ref(),
         &solver_config,
     )?;
     let rig = Rig::start_commanded(
         RigDevices {
             camera: Box::new(camera),
-            stylus: None,
+            arm: None,
             mic: None,
             simulation,
         },

@@ -12,12 +12,11 @@
 //! this method, so the rig shows none; scenes with contacts are refused when loaded.
 
 use super::devices::{Simulation, SimulationError};
-use super::messages::SimDiagnostics;
+use super::record::wind_log::WindLog;
 use super::scene_common::{
-    check_rig_step, grab_points_now, rig_diagnostics, scene_name, scene_wind, spring_force_n,
-    MicWind, RigStylus,
+    grab_points_now, rig_diagnostics, scene_name, scene_wind, spring_force_n, MicWind, RigStylus,
 };
-use super::wind_log::WindLog;
+use super::threads::messages::SimDiagnostics;
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::scene_view::{BodyView, Support};
 use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
@@ -119,13 +118,16 @@ impl ArticulatedSceneSimulation {
 }
 
 impl Simulation for ArticulatedSceneSimulation {
+    fn dt_secs(&self) -> f64 {
+        ArticulatedSceneSimulation::dt_secs(self)
+    }
+
     fn step(
         &mut self,
-        dt_secs: f64,
         spring: Option<&SpringAttachment>,
         wind_level: f64,
     ) -> Result<(), SimulationError> {
-        check_rig_step(dt_secs, self.dt_secs())?;
+        let dt_secs = ArticulatedSceneSimulation::dt_secs(self);
         // No contacts in this method: the tip never pushes.
         self.stylus.drive(&mut self.sim, spring, None, dt_secs)?;
         let wind_force_n = self.wind.blow(&mut self.sim, wind_level);

@@ -2,23 +2,20 @@
 //! thread, and shuts everything down — on window close, Ctrl-C (the shared [`StopFlag`]), the
 //! requested number of frames or duration, or a worker's fatal error, whose message is returned.
 
-use super::device_worker::{spawn_arm, spawn_camera, spawn_mic};
-use super::devices::{CameraTracker, MicDevice, Simulation, StylusDevice};
-pub use super::display_summary::DisplaySummary;
-use super::event_log::EventLog;
-use super::frame_content::{build_overlay, hud_stats, ArrowScale};
-use super::frame_control::FrameControl;
-use super::latency::LatencyStats;
-pub use super::memory::{
-    keep_large_buffers_out_of_the_heap, rss_bytes, MemorySummary, LARGE_BLOCK_BYTES, SETTLED_AFTER,
-    WARMUP_FRAMES,
-};
-use super::messages::{CameraUpdate, SimSnapshot};
-use super::session_log::SessionRecorder;
-use super::solver_commands::SolverCommand;
-use super::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
-use super::view_tee::ViewTee;
-use super::worker::{StopFlag, Worker, WorkerError, WorkerReport};
+use super::devices::view_tee::ViewTee;
+use super::devices::{CameraTracker, MicDevice, RigArm, Simulation};
+use super::display::display_summary::DisplaySummary;
+use super::display::frame_content::{build_overlay, hud_stats, ArrowScale};
+use super::display::frame_control::FrameControl;
+use super::display::latency::LatencyStats;
+use super::display::memory::{rss_bytes, MemorySummary};
+use super::record::session_log::SessionRecorder;
+use super::threads::device_worker::{spawn_camera, spawn_mic};
+use super::threads::event_log::EventLog;
+use super::threads::messages::{CameraUpdate, SimSnapshot};
+use super::threads::solver_commands::SolverCommand;
+use super::threads::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
+use super::threads::worker::{StopFlag, Worker, WorkerError, WorkerReport};
 use crate::compositor::frames::{FrameWriteError, FrameWriter};
 use crate::compositor::{Compositor, CompositorError, DeviceStatus, FrameInput, VideoImage};
 use ar_drivers::latest::{drain_latest, latest_channel, LatestReceiver};
@@ -31,13 +28,17 @@ use std::time::{Duration, Instant};
 pub struct RigDevices {
     /// Camera + marker tracking.
     pub camera: Box<dyn CameraTracker>,
-    /// The digitizer arm, if any (without it, nothing is grabbed).
-    pub stylus: Option<Box<dyn StylusDevice>>,
+    /// The digitizer arm, if any (without it, nothing is grabbed with the stylus): the driver's
+    /// worker, whose channels the solver thread reads.
+    pub arm: Option<RigArm>,
     /// The microphone, if any.
     pub mic: Option<Box<dyn MicDevice>>,
-    /// The simulation.
+    /// The simulation, stepped at its own step ([`Simulation::dt_secs`]).
     pub simulation: Box<dyn Simulation>,
 }
+
+/// The arm driver's thread (`ar_drivers::arm::ArmWorker` names it so).
+const ARM_THREAD: &str = "arm";
 
 /// Rendered frames waiting for the PNG writer; the display loop blocks when it is full.
 const FRAME_QUEUE: usize = 4;
@@ -133,10 +134,13 @@ pub struct Rig {
     reports_rx: Receiver<WorkerReport>,
     solver: Option<Worker<SolverSummary>>,
     devices: Vec<Worker<()>>,
+    /// The arm driver's worker: its thread ("arm") feeds the solver thread directly.
+    arm: Option<RigArm>,
 }
 
 impl Rig {
-    /// Starts the camera, arm, microphone and solver threads.
+    /// Starts the camera, microphone and solver threads (and holds the arm driver's, already
+    /// running).
     pub fn start(
         devices: RigDevices,
         solver_config: SolverConfig,
@@ -146,7 +150,7 @@ impl Rig {
     }
 
     /// [`Self::start`], with the solver thread recording the session into `recorder` (see
-    /// [`super::session_log`]).
+    /// [`super::record::session_log`]).
     pub fn start_recording(
         devices: RigDevices,
         solver_config: SolverConfig,
@@ -157,7 +161,7 @@ impl Rig {
     }
 
     /// [`Self::start_recording`], with the solver thread also taking the user's `commands`
-    /// (the sandbox's pointer, pause, wind and reset; see [`super::solver_commands`]).
+    /// (the sandbox's pointer, pause, wind and reset; see [`super::threads::solver_commands`]).
     pub fn start_commanded(
         devices: RigDevices,
         solver_config: SolverConfig,
@@ -167,7 +171,6 @@ impl Rig {
     ) -> Result<Self, RigError> {
         let (reports_tx, reports_rx) = crossbeam_channel::bounded(256);
         let (camera_tx, camera_rx) = latest_channel(1);
-        let (stylus_tx, stylus_rx) = latest_channel(4);
         let (snapshot_tx, snapshot_rx) = latest_channel(1);
         let mut workers = Vec::new();
         // The solver gets the camera's pose too, for a wind that blows from where the user looks.
@@ -178,16 +181,6 @@ impl Rig {
             reports_tx.clone(),
             stop.clone(),
         )?);
-        // Without an arm the sender goes at once: the solver then sees no stylus, as after an
-        // unplugged arm.
-        if let Some(stylus) = devices.stylus {
-            workers.push(spawn_arm(
-                stylus,
-                stylus_tx,
-                reports_tx.clone(),
-                stop.clone(),
-            )?);
-        }
         let mic_rx = match devices.mic {
             Some(mic) => {
                 let (mic_tx, mic_rx) = latest_channel(1);
@@ -200,7 +193,7 @@ impl Rig {
             devices.simulation,
             solver_config,
             SolverInputs {
-                stylus: stylus_rx,
+                arm: devices.arm.as_ref().map(RigArm::inputs),
                 mic: mic_rx,
                 view: Some(view_rx),
                 recorder,
@@ -217,6 +210,7 @@ impl Rig {
             reports_rx,
             solver: Some(solver),
             devices: workers,
+            arm: devices.arm,
         })
     }
 
@@ -225,7 +219,7 @@ impl Rig {
         &self.stop
     }
 
-    /// Names of the worker threads still running.
+    /// Names of the worker threads still running (the arm driver's is "arm").
     pub fn running_workers(&self) -> Vec<String> {
         self.devices
             .iter()
@@ -236,6 +230,12 @@ impl Rig {
                     .iter()
                     .filter(|w| w.is_running())
                     .map(|w| w.name().to_owned()),
+            )
+            .chain(
+                self.arm
+                    .iter()
+                    .filter(|a| a.is_running())
+                    .map(|_| ARM_THREAD.to_owned()),
             )
             .collect()
     }
@@ -271,7 +271,7 @@ impl Rig {
     }
 
     /// [`Self::run_to_end`], with `control` called before every frame (the window's input
-    /// events, the HUD's extra lines, quitting; see [`super::frame_control`]).
+    /// events, the HUD's extra lines, quitting; see [`super::display::frame_control`]).
     pub fn run_controlled(
         mut self,
         compositor: &mut Compositor,
@@ -288,6 +288,8 @@ impl Rig {
             Some(w) => w.join()?,
             None => SolverSummary::default(),
         };
+        // Stops and joins the arm driver's thread.
+        drop(self.arm.take());
         // A fatal report that raced with the end of the loop still reaches the user.
         let late_fatal = self.reports_rx.try_iter().find_map(|r| match r {
             WorkerReport::Fatal { worker, message } => Some((worker, message)),
@@ -390,9 +392,10 @@ impl Rig {
             .iter()
             .map(|w| w.name().to_owned())
             .chain(self.solver.iter().map(|w| w.name().to_owned()))
+            .chain(self.arm.iter().map(|_| ARM_THREAD.to_owned()))
             .collect();
         let mut workers_lost: Vec<String> = Vec::new();
-        let has_stylus = workers_started.iter().any(|w| w == "stylus");
+        let has_arm = self.arm.is_some();
         let has_mic = workers_started.iter().any(|w| w == "mic");
         let stop_reason = loop {
             if config.max_frames.is_some_and(|n| frames_done >= n) {
@@ -456,7 +459,7 @@ impl Rig {
                 config.show_diagnostics,
             );
             // A rig started without the device says so rather than waiting for it forever.
-            if !has_stylus {
+            if !has_arm {
                 hud.arm = DeviceStatus::Ok("none".into());
             }
             if !has_mic {

@@ -1,12 +1,14 @@
-//! Which method simulates the rig's scene, chosen in one place for `demo` and `run` (and named
-//! as `simulate --method` names it): [`load_simulation`] builds the scene's [`Simulation`]
-//! with the default method ([`super::scene_sim`]) or the articulated one
-//! ([`super::articulated_sim`]).
+//! Which method simulates the rig's scene, chosen in one place for `demo`, `run` and `sandbox`
+//! (and named as `simulate --method` names it): [`load_simulation`] builds the scene's
+//! [`Simulation`] with the default method ([`super::scene_sim`]) or the articulated one
+//! ([`super::articulated_sim`]). The rig steps it at the scene's own step (`[solver]
+//! dt_secs`).
 
 use super::articulated_sim::ArticulatedSceneSimulation;
 use super::devices::{Simulation, SimulationError};
+use super::record::wind_log::WindLog;
 use super::scene_sim::SceneSimulation;
-use super::wind_log::WindLog;
+use super::threads::clock::pacing_step;
 use std::path::Path;
 
 /// The simulation method.
@@ -46,7 +48,8 @@ pub struct LoadedSimulation {
 }
 
 /// Loads the scene file at `path` for `method`. A scene the method cannot run is an error
-/// saying what is unsupported (the caller names the scene, as `demo` and `run` do).
+/// saying what is unsupported (the caller names the scene, as `demo` and `run` do), and so is
+/// a step the rig's real-time clock cannot pace.
 pub fn load_simulation(path: &Path, method: Method) -> Result<LoadedSimulation, SimulationError> {
     let (simulation, wind_log): (Box<dyn Simulation>, _) = match method {
         Method::Default => {
@@ -60,6 +63,8 @@ pub fn load_simulation(path: &Path, method: Method) -> Result<LoadedSimulation, 
             (Box::new(sim), log)
         }
     };
+    pacing_step(simulation.dt_secs())
+        .map_err(|e| SimulationError(format!("[solver] dt_secs: {e}")))?;
     Ok(LoadedSimulation {
         simulation,
         wind_log,

@@ -6,8 +6,8 @@
 //! shows.
 
 use super::devices::SimulationError;
-use super::messages::SimDiagnostics;
-use super::wind_log::WindLog;
+use super::record::wind_log::WindLog;
+use super::threads::messages::SimDiagnostics;
 use crate::interaction::{GrabPoint, SpringAttachment};
 use ar_dynamics::model::stylus::{
     StylusAttachment, DEFAULT_DAMPING_N_S_PER_M, DEFAULT_STIFFNESS_N_PER_M,
@@ -174,16 +174,6 @@ pub fn grab_points_now<S: StylusDriven + ?Sized>(sim: &S) -> Vec<GrabPoint> {
             })
         })
         .collect()
-}
-
-/// Checks that the rig steps by the scene solver's step.
-pub fn check_rig_step(dt_secs: f64, solver_dt_secs: f64) -> Result<(), SimulationError> {
-    if (dt_secs - solver_dt_secs).abs() > 1e-12 {
-        return Err(SimulationError(format!(
-            "the rig steps by {dt_secs} s but the scene's solver uses {solver_dt_secs} s"
-        )));
-    }
-    Ok(())
 }
 
 /// Fastest the spring's stylus end may move, m/s.

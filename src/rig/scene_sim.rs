@@ -20,11 +20,11 @@
 //! [`super::scene_common`].)
 
 use super::devices::{Simulation, SimulationError};
-use super::messages::SimDiagnostics;
+use super::record::wind_log::WindLog;
 use super::scene_common::{
-    check_rig_step, grab_points_now, rig_diagnostics, scene_name, scene_wind, MicWind, RigStylus,
+    grab_points_now, rig_diagnostics, scene_name, scene_wind, MicWind, RigStylus,
 };
-use super::wind_log::WindLog;
+use super::threads::messages::SimDiagnostics;
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::scene_view::{BodyView, ReactionView, RigidGroupView, Support};
 use ar_dynamics::wind::WindElement;
@@ -196,13 +196,16 @@ impl SceneSimulation {
 }
 
 impl Simulation for SceneSimulation {
+    fn dt_secs(&self) -> f64 {
+        self.sim.dt_secs()
+    }
+
     fn step(
         &mut self,
-        dt_secs: f64,
         spring: Option<&SpringAttachment>,
         wind_level: f64,
     ) -> Result<(), SimulationError> {
-        check_rig_step(dt_secs, self.sim.dt_secs())?;
+        let dt_secs = self.sim.dt_secs();
         let tip = self
             .tip_in_world
             .filter(|p| self.stylus.is_tracking() || tip_is_clear(&self.sim, p));
@@ -377,7 +380,7 @@ shape = { kind = "sphere", radius_m = 0.01 }
         std::fs::write(&path, scene).unwrap();
         let mut sim = SceneSimulation::load(&path).unwrap();
         for _ in 0..20 {
-            sim.step(sim.dt_secs(), None, 0.0).unwrap();
+            sim.step(None, 0.0).unwrap();
         }
         let contacts = sim.contacts();
         assert_eq!(contacts.len(), 1, "{contacts:?}");
@@ -398,7 +401,7 @@ shape = { kind = "sphere", radius_m = 0.01 }
         let path = dir.path().join("exploding.toml");
         std::fs::write(&path, EXPLODING_SCENE).unwrap();
         let mut sim = SceneSimulation::load(&path).unwrap();
-        let err = sim.step(sim.dt_secs(), None, 0.0).unwrap_err().to_string();
+        let err = sim.step(None, 0.0).unwrap_err().to_string();
         assert!(err.contains("from t = 0.000000 s to 0.010000 s"), "{err}");
         assert!(err.contains("body `ball`"), "{err}");
     }
@@ -423,7 +426,7 @@ shape = { kind = "sphere", radius_m = 0.01 }
                 point_in_body: grab.point_in_body,
                 target_in_world: target,
             };
-            sim.step(h, Some(&spring), 0.0).unwrap();
+            sim.step(Some(&spring), 0.0).unwrap();
             let d = sim.diagnostics();
             max_psi = max_psi.max(d.psi_norm_m);
             max_drift_j = max_drift_j.max(d.energy_drift_j.abs());
@@ -469,10 +472,9 @@ shape = { kind = "sphere", radius_m = 0.01 }
         let mut lib = scene.build().unwrap();
         let settings = scene.wind.clone().expect("steel_fish has a [wind] table");
         let mut wind = WindElement::from_settings(&settings).unwrap();
-        let h = rig.dt_secs();
         let level = |k: usize| if (10..40).contains(&k) { 0.2 } else { 0.0 };
         for k in 0..60 {
-            rig.step(h, None, level(k)).unwrap();
+            rig.step(None, level(k)).unwrap();
             wind.apply(&mut lib, level(k), 0.0);
             lib.step().expect("step");
         }
@@ -506,9 +508,8 @@ shape = { kind = "sphere", radius_m = 0.01 }
         let mut sim = SceneSimulation::load(&path).unwrap();
         assert!(sim.wind().is_none());
         let mut still_air = Scene::load(&path).unwrap().build().unwrap();
-        let h = sim.dt_secs();
         for _ in 0..20 {
-            sim.step(h, None, 0.5).unwrap();
+            sim.step(None, 0.5).unwrap();
             still_air.step().expect("step");
         }
         for (a, b) in sim.inner().bodies().iter().zip(still_air.bodies()) {
@@ -526,7 +527,7 @@ shape = { kind = "sphere", radius_m = 0.01 }
     fn a_wind_that_follows_the_camera_blows_where_the_camera_looks() {
         let path = resolve_scene("steel_fish");
         let scene = Scene::load(&path).unwrap();
-        let camera_from_world = crate::rig::fixed_view::look_at(
+        let camera_from_world = crate::rig::devices::fixed_view::look_at(
             Point3::new(0.5, 0.0, 0.55),
             Point3::new(0.0, 0.0, 0.55),
         )
@@ -539,7 +540,7 @@ shape = { kind = "sphere", radius_m = 0.01 }
             let mut sim = SceneSimulation::new(scene.build().unwrap())
                 .with_wind(Some(WindElement::from_settings(&settings).unwrap()));
             sim.set_viewpoint(&camera_from_world.inverse());
-            sim.step(sim.dt_secs(), None, 0.2).unwrap();
+            sim.step(None, 0.2).unwrap();
             sim.wind().unwrap().last_total_force()
         };
         let (followed, configured) = (push(true), push(false));

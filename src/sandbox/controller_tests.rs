@@ -2,7 +2,7 @@
 //! them: picking, dragging in the camera-facing plane, the keys.
 
 use super::*;
-use crate::rig::demo_world::demo_view;
+use crate::rig::devices::demo_world::demo_view;
 use crate::rig::devices::Simulation;
 use crate::rig::scene_sim::{resolve_scene, SceneSimulation};
 use crate::sandbox::input::{PointerButton, SandboxInput, SandboxKey};

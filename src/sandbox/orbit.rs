@@ -2,7 +2,7 @@
 //! the desk, distance), panned in its image plane and zoomed toward the pivot. It starts where
 //! the demo's camera looks from, so a scene first appears as it does in the demo.
 
-use crate::rig::fixed_view::look_at;
+use crate::rig::devices::fixed_view::look_at;
 use nalgebra::{Isometry3, Point3, Vector3};
 
 /// Radians of orbit per pixel of pointer travel: a drag across a 640 px view turns the scene

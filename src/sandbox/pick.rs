@@ -149,7 +149,8 @@ mod tests {
     fn the_ray_through_a_projected_point_passes_through_it() {
         let cam = CameraIntrinsics::ideal(640, 480, 600.0);
         let camera_from_world =
-            crate::rig::fixed_view::look_at(Point3::new(0.3, -0.8, 0.5), Point3::origin()).unwrap();
+            crate::rig::devices::fixed_view::look_at(Point3::new(0.3, -0.8, 0.5), Point3::origin())
+                .unwrap();
         let p = Point3::new(0.05, 0.02, 0.1);
         let px = cam.project(&(camera_from_world * p)).unwrap();
         let ray = ViewRay::through_pixel(&cam, &camera_from_world, px.x, px.y);

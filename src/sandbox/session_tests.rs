@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::rig::scene_sim::{resolve_scene, SceneSimulation};
-use crate::rig::solver_commands::{ControlEvent, UserControls};
+use crate::rig::threads::solver_commands::{ControlEvent, UserControls};
 use crate::sandbox::input::SandboxKey;
 
 fn group(name: &str, rigid: bool) -> RigidGroupView {
@@ -70,7 +70,7 @@ fn the_g_key_switches_the_beams_rigid_half_through_the_rigs_command() {
         vec![("half_rigid.right".to_owned(), false)]
     );
     assert_eq!(sim.rigid_groups(), vec![group("half_rigid.right", false)]);
-    sim.step(0.01, None, 0.0).expect("steps deformable");
+    sim.step(None, 0.0).expect("steps deformable");
 
     session.handle(release, &bodies);
     session.update_rigid_groups(&sim.rigid_groups());
@@ -80,5 +80,5 @@ fn the_g_key_switches_the_beams_rigid_half_through_the_rigs_command() {
         vec![("half_rigid.right".to_owned(), true)]
     );
     assert_eq!(sim.rigid_groups(), vec![group("half_rigid.right", true)]);
-    sim.step(0.01, None, 0.0).expect("steps rigid again");
+    sim.step(None, 0.0).expect("steps rigid again");
 }

@@ -4,9 +4,9 @@
 //! limits the default method's demo meets.
 
 use ar_multibody::compositor::{Compositor, CompositorConfig};
-use ar_multibody::rig::demo_world::{DemoOptions, DemoWorld};
+use ar_multibody::rig::devices::demo_world::{DemoOptions, DemoWorld};
+use ar_multibody::rig::display::report::InteractionReport;
 use ar_multibody::rig::method::Method;
-use ar_multibody::rig::report::InteractionReport;
 use ar_multibody::rig::{DisplayLoopConfig, Rig, SolverSummary, StopFlag};
 use std::time::Duration;
 

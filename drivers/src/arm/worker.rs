@@ -137,6 +137,12 @@ impl ArmWorker {
     pub fn counters(&self) -> ArmCounters {
         self.counters.lock().map(|c| *c).unwrap_or_default()
     }
+
+    /// True while the worker thread runs: it ends when stopped, when every receiver of its
+    /// samples is gone, or if it panicked.
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
 }
 
 /// What the worker thread shares with its handle.
@@ -240,7 +246,10 @@ fn run(config: ArmConfig, shared: Shared, stop: Arc<AtomicBool>) {
                         let _ = session.end();
                         return;
                     }
-                    Some(reason) => report(&status_tx, ArmStatus::Disconnected { reason }),
+                    Some(reason) => {
+                        log::info!("arm stream so far: {before}");
+                        report(&status_tx, ArmStatus::Disconnected { reason })
+                    }
                 }
             }
             Err(reason) => report(&status_tx, ArmStatus::Disconnected { reason }),

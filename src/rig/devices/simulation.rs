@@ -1,45 +1,12 @@
-//! The device interfaces the rig runs: one trait per kind, implemented by the real drivers and
-//! by the simulated devices alike (chosen at start-up), and the simulation interface of the
-//! solver thread. Every blocking call returns within about 100 ms (a timeout counts as
-//! [`DeviceError::Timeout`]), so a worker notices a shutdown promptly.
+//! The simulation interface of the solver thread: what it needs from a method's simulation of
+//! a scene (implemented over the solver library by [`crate::rig::scene_sim`] and
+//! [`crate::rig::articulated_sim`], and by the tests' own small simulations).
 
-use super::messages::{CameraUpdate, MicLevel, SimDiagnostics, StylusSample};
 use crate::interaction::{GrabPoint, SpringAttachment};
+use crate::rig::threads::messages::SimDiagnostics;
 use crate::scene_view::{BodyView, ReactionView, RigidGroupView, Support};
 use nalgebra::{Isometry3, Point3};
 use std::sync::Arc;
-
-/// Why a device call failed, and whether retrying can help.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum DeviceError {
-    /// Nothing arrived within the call's timeout; try again.
-    #[error("timed out")]
-    Timeout,
-    /// The device went away; retrying (reconnecting) may help.
-    #[error("disconnected: {0}")]
-    Disconnected(String),
-    /// The device cannot be used; retrying will not help.
-    #[error("{0}")]
-    Fatal(String),
-}
-
-/// Camera plus marker tracking: the next captured frame (undistorted) and its pose.
-pub trait CameraTracker: Send {
-    /// Blocks for the next frame (at the camera's rate).
-    fn next_update(&mut self) -> Result<CameraUpdate, DeviceError>;
-}
-
-/// The digitizer arm: stylus samples in the arm's base frame.
-pub trait StylusDevice: Send {
-    /// Blocks for the next sample.
-    fn next_sample(&mut self) -> Result<StylusSample, DeviceError>;
-}
-
-/// The microphone: block levels.
-pub trait MicDevice: Send {
-    /// Blocks for the next block's level.
-    fn next_level(&mut self) -> Result<MicLevel, DeviceError>;
-}
 
 /// A simulation failure (the message says what and where, e.g. the time and the body whose
 /// state stopped being finite).
@@ -49,13 +16,16 @@ pub struct SimulationError(pub String);
 
 /// What the solver thread needs from a simulation (implemented over the solver library).
 pub trait Simulation: Send {
-    /// Advances by `dt_secs`, with the stylus spring while clipped and the wind level: the
-    /// microphone's RMS above its noise floor (full scale 1; 0 when silent or without a
-    /// microphone), which the scene's wind turns into forces. An error means the simulation
-    /// cannot go on (e.g. its state is no longer finite): the solver thread stops stepping.
+    /// The fixed step h it advances by, seconds (a scene's `[solver] dt_secs`): the solver
+    /// thread paces its steps by it, and times and recordings count in it.
+    fn dt_secs(&self) -> f64;
+    /// Advances by one step of [`Self::dt_secs`], with the stylus spring while clipped and the
+    /// wind level: the microphone's RMS above its noise floor (full scale 1; 0 when silent or
+    /// without a microphone), which the scene's wind turns into forces. An error means the
+    /// simulation cannot go on (e.g. its state is no longer finite): the solver thread stops
+    /// stepping.
     fn step(
         &mut self,
-        dt_secs: f64,
         spring: Option<&SpringAttachment>,
         wind_level: f64,
     ) -> Result<(), SimulationError>;

@@ -1,10 +1,10 @@
 //! What the rig's display loop measured over a run (frames, latencies, memory, the workers)
 //! and why it ended.
 
-use super::event_log::EventLog;
 use super::latency::LatencyStats;
-use super::live::StopReason;
 use super::memory::MemorySummary;
+use crate::rig::live::StopReason;
+use crate::rig::threads::event_log::EventLog;
 use std::path::PathBuf;
 
 /// What the display loop measured.
@@ -44,7 +44,7 @@ pub struct DisplaySummary {
 }
 
 impl DisplaySummary {
-    pub(super) fn note_lost(&mut self, worker: &str) {
+    pub(in crate::rig) fn note_lost(&mut self, worker: &str) {
         if !self.workers_lost.iter().any(|w| w == worker) {
             self.workers_lost.push(worker.to_owned());
         }

@@ -2,10 +2,10 @@
 //! supports, the simulation's bodies and reactions through the compositor's own drawing choices, the stylus, the spring,
 //! the grab points) and the HUD's numbers.
 
-use super::live::DisplayLoopConfig;
-use super::messages::{ArmLink, SimSnapshot};
 use crate::compositor::arrows::scale_for;
 use crate::compositor::{DeviceStatus, HudDiagnostics, HudStats, Overlay};
+use crate::rig::live::DisplayLoopConfig;
+use crate::rig::threads::messages::{ArmLink, SimSnapshot};
 use crate::scene_view::ReactionView;
 
 /// Colour of the grab-point markers while nothing is clipped.
@@ -116,7 +116,7 @@ pub fn hud_stats(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rig::messages::SimDiagnostics;
+    use crate::rig::threads::messages::SimDiagnostics;
     use crate::scene_view::{BodyView, Shape};
     use nalgebra::{Isometry3, Point3};
     use std::sync::Arc;

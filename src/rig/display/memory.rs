@@ -29,7 +29,7 @@ pub struct MemorySummary {
 }
 
 impl MemorySummary {
-    pub(super) fn new(rss: u64) -> Self {
+    pub(in crate::rig) fn new(rss: u64) -> Self {
         Self {
             first_bytes: rss,
             after_warmup_bytes: None,
@@ -39,7 +39,7 @@ impl MemorySummary {
         }
     }
 
-    pub(super) fn record(&mut self, frame: u64, elapsed: Duration, rss: u64) {
+    pub(in crate::rig) fn record(&mut self, frame: u64, elapsed: Duration, rss: u64) {
         if frame == WARMUP_FRAMES {
             self.after_warmup_bytes = Some(rss);
         }

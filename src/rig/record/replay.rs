@@ -9,10 +9,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::devices::Simulation;
 use super::session_log::{
-    read_inputs, SessionError, SessionInfo, SolverLogWriter, INPUTS_FILE, SCENE_FILE, SOLVER_FILE,
+    read_inputs, SessionError, SessionInfo, SolverLogWriter, INPUTS_FILE, SCENE_FILE, SESSION_FILE,
+    SOLVER_FILE,
 };
+use crate::rig::devices::Simulation;
 
 /// The first line at which the replayed solver log differs from the recorded one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +41,8 @@ pub struct ReplayOutcome {
 
 /// Replays the session in `dir` into `out_dir` (created if needed; its `solver.csv` is
 /// replaced). `load` builds the simulation from the session's scene file for its description
-/// (the method) as the rig does. A step that fails is an error naming the step and the time.
+/// (the method) as the rig does; its step must be the recorded `dt_secs`. A step that fails is
+/// an error naming the step and the time.
 pub fn replay(
     dir: &Path,
     out_dir: &Path,
@@ -54,6 +56,18 @@ pub fn replay(
         line: None,
         message,
     })?;
+    // The recording's times count in its step; a scene copy that steps by another was edited.
+    let (recorded_h, h) = (info.dt_secs, sim.dt_secs());
+    if (recorded_h - h).abs() > 1e-12 * recorded_h.abs().max(h.abs()) {
+        return Err(SessionError::Bad {
+            path: dir.join(SESSION_FILE),
+            line: None,
+            message: format!(
+                "dt_secs = {recorded_h} s, but the session's scene steps by {h} s \
+                 ({SCENE_FILE} was changed after the recording)"
+            ),
+        });
+    }
     if same_dir(dir, out_dir) {
         return Err(SessionError::Bad {
             path: out_dir.to_path_buf(),
@@ -74,19 +88,15 @@ pub fn replay(
         // As the solver thread does: the tip (which only a pushing tip uses while unclipped).
         let spring_end = row.inputs.spring.map(|s| s.target_in_world);
         sim.set_stylus_tip(row.inputs.tip.or(spring_end));
-        sim.step(
-            info.dt_secs,
-            row.inputs.spring.as_ref(),
-            row.inputs.wind_level,
-        )
-        .map_err(|e| SessionError::Bad {
-            path: dir.join(INPUTS_FILE),
-            line: None,
-            message: format!(
-                "replaying step {} (t = {} s) failed: {}",
-                row.step, row.t_s, e.0
-            ),
-        })?;
+        sim.step(row.inputs.spring.as_ref(), row.inputs.wind_level)
+            .map_err(|e| SessionError::Bad {
+                path: dir.join(INPUTS_FILE),
+                line: None,
+                message: format!(
+                    "replaying step {} (t = {} s) failed: {}",
+                    row.step, row.t_s, e.0
+                ),
+            })?;
         writer.write(row.t_s, sim.as_ref())?;
     }
     writer.finish()?;

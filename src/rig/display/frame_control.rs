@@ -2,8 +2,8 @@
 //! every frame it gets the window's input events and the newest snapshot, and may change what
 //! the frame shows, add HUD lines, or end the run.
 
-use super::live::DisplayLoopConfig;
-use super::messages::SimSnapshot;
+use crate::rig::live::DisplayLoopConfig;
+use crate::rig::threads::messages::SimSnapshot;
 use kiss3d::event::WindowEvent;
 
 /// What the hook decides for one frame.

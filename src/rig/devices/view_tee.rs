@@ -2,8 +2,8 @@
 //! update of the camera it wraps unchanged and publishes the tracked `world_from_camera` on a
 //! latest-value channel, so a wind that follows the camera blows from where the user looks.
 
-use super::devices::{CameraTracker, DeviceError};
-use super::messages::CameraUpdate;
+use super::interfaces::{CameraTracker, DeviceError};
+use crate::rig::threads::messages::CameraUpdate;
 use ar_drivers::latest::LatestSender;
 use nalgebra::Isometry3;
 
@@ -35,7 +35,7 @@ impl CameraTracker for ViewTee {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rig::messages::VideoFrame;
+    use crate::rig::threads::messages::VideoFrame;
     use ar_drivers::latest::latest_channel;
     use nalgebra::{Translation3, UnitQuaternion, Vector3};
     use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! this way, so that a tall stand and a low lift are both seen whole and nothing hides under
 //! the HUD.
 
-use super::fixed_view::look_at;
+use crate::rig::devices::fixed_view::look_at;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use nalgebra::{Isometry3, Point2, Point3, Vector3};
 

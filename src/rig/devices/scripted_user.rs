@@ -7,7 +7,7 @@
 //! driver. The gesture's clock starts when the arm streams, so a slow start-up cannot make the
 //! user press too early.
 
-use super::worker::{StopFlag, Worker, WorkerError};
+use crate::rig::threads::worker::{StopFlag, Worker, WorkerError};
 use ar_drivers::arm::{SimArmControl, SimArmHandle};
 use nalgebra::{Isometry3, Point3, Vector3};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -37,8 +37,8 @@ use nalgebra::{Isometry3, Point3, Quaternion, Translation3, UnitQuaternion};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::devices::Simulation;
 use crate::interaction::SpringAttachment;
+use crate::rig::devices::Simulation;
 
 /// The session folder's format version (`session.toml`'s `format`).
 pub const SESSION_FORMAT: u32 = 1;
@@ -130,7 +130,8 @@ pub struct SessionInfo {
     pub scene: String,
     /// The simulation method (`default` or `articulated`, as `--method` names it).
     pub method: String,
-    /// The solver's fixed step h, seconds.
+    /// The simulation's fixed step h, seconds: the scene's `[solver] dt_secs`, which the rig
+    /// stepped by (for the articulated method, its rig step, four of the method's own).
     pub dt_secs: f64,
     /// The arm's base in the world (marker) frame: translation (m).
     pub world_from_arm_translation_m: [f64; 3],
@@ -140,7 +141,7 @@ pub struct SessionInfo {
 
 impl SessionInfo {
     /// The description of a session of `scene` simulated by `method` (its command-line name)
-    /// with the rig step `dt_secs`, calibrated with `world_from_arm`.
+    /// at the simulation's step `dt_secs`, calibrated with `world_from_arm`.
     pub fn new(scene: &str, method: &str, dt_secs: f64, world_from_arm: &Isometry3<f64>) -> Self {
         let q = world_from_arm.rotation.quaternion();
         let t = world_from_arm.translation.vector;

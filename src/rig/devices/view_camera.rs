@@ -5,9 +5,9 @@
 //! looks as it does in AR, and the view reaches the solver (the wind) and a recording the
 //! same way a tracked camera's does.
 
-use super::devices::{CameraTracker, DeviceError};
 use super::fixed_view::FramePacer;
-use super::messages::{CameraUpdate, VideoFrame};
+use super::interfaces::{CameraTracker, DeviceError};
+use crate::rig::threads::messages::{CameraUpdate, VideoFrame};
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::camera::{CameraPath, SyntheticCamera, SyntheticConfig, PRINTED_MARKER_SIDE_M};
 use nalgebra::Isometry3;
@@ -125,7 +125,7 @@ impl CameraTracker for ViewCamera {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rig::fixed_view::look_at;
+    use crate::rig::devices::fixed_view::look_at;
     use nalgebra::Point3;
 
     /// The marker's centre is black and a point of the desk well beside it is not, in the

@@ -5,8 +5,8 @@
 //! none is lost the way a latest-value stream drops values; [`UserControls`] is what the
 //! solver loop makes of them.
 
-use super::devices::Simulation;
 use crate::interaction::SpringAttachment;
+use crate::rig::devices::Simulation;
 
 /// One command to the solver thread.
 pub enum SolverCommand {

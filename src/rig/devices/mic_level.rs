@@ -2,8 +2,8 @@
 //! (`ar_drivers::mic::MicWorker`: a cpal input or the synthetic microphone) and passes on each
 //! block's level above the noise floor, which is what drives the wind.
 
-use super::devices::{DeviceError, MicDevice};
-use super::messages::MicLevel;
+use super::interfaces::{DeviceError, MicDevice};
+use crate::rig::threads::messages::MicLevel;
 use ar_drivers::latest::LatestReceiver;
 use ar_drivers::mic::{MicConfig, MicError, MicSource, MicWorker};
 use crossbeam_channel::RecvTimeoutError;
@@ -39,7 +39,7 @@ pub enum OptionalMic {
 }
 
 impl OptionalMic {
-    /// The device for [`super::RigDevices::mic`], or the warning to print when there is none.
+    /// The device for [`crate::rig::RigDevices::mic`], or the warning to print when there is none.
     pub fn into_device(self) -> (Option<Box<dyn MicDevice>>, Option<String>) {
         match self {
             Self::Running(m) => (Some(Box::new(m)), None),

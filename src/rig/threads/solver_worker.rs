@@ -1,38 +1,35 @@
-//! The solver thread: keeps the simulation in real time with the fixed step h, several steps
-//! per displayed frame, bounded catch-up ([`super::clock`]); runs the interaction on the newest
-//! stylus sample before every step; publishes a [`SimSnapshot`] after each batch; and records a
-//! trace (for the demo's summary and the end-to-end test).
+//! The solver thread: keeps the simulation in real time with its own fixed step h
+//! ([`Simulation::dt_secs`], a scene's `[solver] dt_secs`), several steps per displayed frame,
+//! bounded catch-up ([`super::clock`]); reads the arm driver's channels
+//! directly ([`super::arm_reader`]) and runs the interaction on the newest stylus sample before
+//! every step; publishes a [`SimSnapshot`] after each batch; and records a trace (for the
+//! demo's summary and the end-to-end test).
 //!
 //! When a step fails (e.g. the state stopped being finite) the thread reports it, publishes a
 //! last snapshot that says so (the HUD shows "solver failed" and the reason), and stops
 //! stepping: the rest of the rig goes on, so the user sees why the scene froze, and this
 //! thread waits for the rig to stop instead of stepping a broken state.
 
+use super::arm_reader::{ArmEvent, ArmReader};
 use super::clock::RealTimeStepper;
-use super::devices::Simulation;
 use super::event_log::EventLog;
-use super::messages::{ArmLink, MicLevel, SimSnapshot, StylusMessage, StylusSample};
-use super::session_log::SessionRecorder;
+use super::messages::{MicLevel, SimSnapshot};
 use super::solver_commands::{ControlEvent, SolverCommand, UserControls};
 use super::solver_trace::trace_wants;
 pub use super::solver_trace::TraceRow;
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
-use crate::interaction::{
-    Interaction, InteractionConfig, InteractionEvent, SpringAttachment, StylusInput,
-};
+use crate::interaction::{Interaction, InteractionConfig, InteractionEvent, SpringAttachment};
+use crate::rig::devices::arm::ArmInputs;
+use crate::rig::devices::Simulation;
+use crate::rig::record::session_log::SessionRecorder;
 use ar_drivers::latest::{LatestReceiver, LatestSender};
-use crossbeam_channel::{Receiver, Sender, TryRecvError};
+use crossbeam_channel::{Receiver, Sender};
 use nalgebra::{Isometry3, Point3};
 use std::time::{Duration, Instant};
 
-/// The paper's fixed step, seconds.
-pub const DEFAULT_DT_SECS: f64 = 0.01;
-
-/// Solver-thread settings.
+/// Solver-thread settings (the step is the simulation's: [`Simulation::dt_secs`]).
 #[derive(Debug, Clone)]
 pub struct SolverConfig {
-    /// Fixed step, seconds.
-    pub dt_secs: f64,
     /// Catch-up bound: at most this many steps in one batch.
     pub max_steps_per_batch: u32,
     /// The arm's base frame in the world (marker) frame, from the tracker calibration.
@@ -47,8 +44,8 @@ pub struct SolverConfig {
     pub trace_max_rows: usize,
 }
 
-/// [`SolverConfig::trace_max_rows`] by default: every 10 ms step for the first 8 minutes,
-/// then every other, and so on, in at most ~9 MB.
+/// [`SolverConfig::trace_max_rows`] by default: at a 10 ms step, every step for the first 8
+/// minutes, then every other, and so on, in at most ~9 MB.
 pub const DEFAULT_TRACE_MAX_ROWS: usize = 50_000;
 
 /// Sessions expected to last longer than this (or of unknown length) keep a sparser trace
@@ -71,7 +68,6 @@ impl SolverConfig {
 impl Default for SolverConfig {
     fn default() -> Self {
         Self {
-            dt_secs: DEFAULT_DT_SECS,
             max_steps_per_batch: 10,
             world_from_arm: Isometry3::identity(),
             interaction: InteractionConfig::default(),
@@ -86,6 +82,9 @@ impl Default for SolverConfig {
 pub struct SolverSummary {
     /// Steps taken.
     pub steps: u64,
+    /// The simulation's step h, seconds (the last simulation's, when the sandbox swapped in
+    /// a scene with another).
+    pub dt_secs: f64,
     /// Steps dropped by the catch-up bound.
     pub skipped_steps: u64,
     /// Simulated over wall time.
@@ -116,8 +115,9 @@ pub struct SolverSummary {
 
 /// The solver thread's inputs.
 pub struct SolverInputs {
-    /// Stylus samples and disconnects.
-    pub stylus: LatestReceiver<StylusMessage>,
+    /// The arm driver's samples and connection events, when the rig has an arm (without
+    /// one, nothing is grabbed with the stylus).
+    pub arm: Option<ArmInputs>,
     /// Microphone levels, when there is a microphone.
     pub mic: Option<LatestReceiver<MicLevel>>,
     /// The camera's tracked pose (`world_from_camera`), for a wind that follows the camera.
@@ -149,40 +149,55 @@ struct SolverLoop {
     snapshots: LatestSender<SimSnapshot>,
     reports: Sender<WorkerReport>,
     interaction: Interaction,
-    stylus: Option<StylusSample>,
+    arm: ArmReader,
     last_slowdown_report: Option<Instant>,
-    arm_status: Option<ArmLink>,
     mic_rms: Option<f64>,
     controls: UserControls,
     summary: SolverSummary,
+    /// The simulated time when the current step h took over, and the steps taken before it:
+    /// the time after `k` steps is `epoch_time_s + (k - epoch_steps) h`.
+    epoch_time_s: f64,
+    epoch_steps: u64,
 }
 
 impl SolverLoop {
     fn new(
         sim: Box<dyn Simulation>,
         config: SolverConfig,
-        inputs: SolverInputs,
+        mut inputs: SolverInputs,
         snapshots: LatestSender<SimSnapshot>,
         reports: Sender<WorkerReport>,
     ) -> Self {
         let interaction = Interaction::new(config.interaction);
         Self {
             config,
+            arm: ArmReader::new(inputs.arm.take()),
             inputs,
             snapshots,
             reports,
             interaction,
-            stylus: None,
             last_slowdown_report: None,
-            arm_status: None,
             mic_rms: None,
             controls: UserControls::default(),
             summary: SolverSummary {
                 stylus_tip_radius_m: sim.stylus_tip_radius_m(),
+                dt_secs: sim.dt_secs(),
                 ..SolverSummary::default()
             },
             sim,
+            epoch_time_s: 0.0,
+            epoch_steps: 0,
         }
+    }
+
+    /// The simulated time after `steps` steps, seconds.
+    fn time_after(&self, steps: u64) -> f64 {
+        self.epoch_time_s + (steps - self.epoch_steps) as f64 * self.summary.dt_secs
+    }
+
+    /// The simulated time now (after the steps taken), seconds.
+    fn now_s(&self) -> f64 {
+        self.time_after(self.summary.steps)
     }
 
     fn event(&mut self, sim_time_s: f64, message: String) {
@@ -196,25 +211,14 @@ impl SolverLoop {
         self.summary.events.push((sim_time_s, message));
     }
 
-    fn drain_inputs(&mut self) {
-        loop {
-            match self.inputs.stylus.try_recv() {
-                Ok(StylusMessage::Sample(s)) => {
-                    self.stylus = Some(s);
-                    self.arm_status = Some(ArmLink::Streaming);
+    fn drain_inputs(&mut self, stepper: &mut RealTimeStepper) {
+        for event in self.arm.drain() {
+            let t = self.now_s();
+            match event {
+                ArmEvent::Connected { port, baud } => {
+                    self.event(t, format!("arm connected on {port} at {baud} Bd"))
                 }
-                Ok(StylusMessage::Disconnected(why)) => {
-                    self.stylus = None;
-                    self.arm_status = Some(ArmLink::Lost(why));
-                }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    // The arm thread is gone: the stylus is as good as unplugged.
-                    if self.stylus.take().is_some() {
-                        self.arm_status = Some(ArmLink::Lost("arm thread stopped".into()));
-                    }
-                    break;
-                }
+                ArmEvent::Lost(why) => self.event(t, format!("arm lost: {why}")),
             }
         }
         if let Some(mic) = &self.inputs.mic {
@@ -228,7 +232,7 @@ impl SolverLoop {
             .as_ref()
             .and_then(|c| c.try_recv().ok())
         {
-            let t = self.summary.steps as f64 * self.config.dt_secs;
+            let t = self.now_s();
             match self.controls.apply(command) {
                 Some(ControlEvent::PointerClipped { body }) => {
                     self.event(t, format!("clipped to body {body} (pointer)"))
@@ -252,7 +256,7 @@ impl SolverLoop {
             }
         }
         if let Some(sim) = self.controls.replacement.take() {
-            self.replace_simulation(sim);
+            self.replace_simulation(sim, stepper);
         }
         if let Some(view) = &self.inputs.view {
             if let Some(world_from_camera) = view.try_iter().last() {
@@ -265,12 +269,27 @@ impl SolverLoop {
     }
 
     fn run(mut self, stop: &StopFlag) -> SolverSummary {
-        let h = self.config.dt_secs;
         let origin = Instant::now();
-        let mut stepper = RealTimeStepper::new(origin, h, self.config.max_steps_per_batch);
+        let max_steps = self.config.max_steps_per_batch;
+        let mut stepper = match RealTimeStepper::new(origin, self.summary.dt_secs, max_steps) {
+            Ok(stepper) => stepper,
+            Err(e) => {
+                // Nothing can be paced: the rig stops with the reason.
+                self.summary.error = Some(e.to_string());
+                report(
+                    &self.reports,
+                    WorkerReport::Fatal {
+                        worker: "solver".into(),
+                        message: e.to_string(),
+                    },
+                );
+                return self.summary;
+            }
+        };
         let mut reported_skips = 0u64;
         while !stop.is_stopped() {
-            self.drain_inputs();
+            self.drain_inputs(&mut stepper);
+            let h = self.summary.dt_secs;
             let steps = if self.controls.paused {
                 stepper.hold(Instant::now());
                 let single = std::mem::take(&mut self.controls.steps_pending);
@@ -282,7 +301,7 @@ impl SolverLoop {
             let mut failure = None;
             for _ in 0..steps {
                 let k = self.summary.steps;
-                let t = (k + 1) as f64 * h;
+                let t = self.time_after(k + 1);
                 if let Err(e) = self.step(h, t, k) {
                     failure = Some(e);
                     break;
@@ -298,7 +317,7 @@ impl SolverLoop {
                 .is_some_and(|t| t.elapsed() < Duration::from_secs(1));
             if stepper.steps_skipped() > reported_skips && !quiet {
                 self.last_slowdown_report = Some(Instant::now());
-                let t = self.summary.steps as f64 * h;
+                let t = self.now_s();
                 let msg = format!(
                     "solver fell behind: {} steps dropped so far (real-time factor {:.2})",
                     stepper.steps_skipped(),
@@ -320,7 +339,7 @@ impl SolverLoop {
         self.summary.real_time_factor = stepper.real_time_factor(Instant::now());
         if let Some(mut r) = self.inputs.recorder.take() {
             if let Err(e) = r.finish() {
-                let t = self.summary.steps as f64 * h;
+                let t = self.now_s();
                 self.summary.recording_error = Some(e.to_string());
                 self.event(t, format!("recording failed at the end: {e}"));
             }
@@ -329,9 +348,7 @@ impl SolverLoop {
     }
 
     fn step(&mut self, h: f64, t_after: f64, k: u64) -> Result<(), String> {
-        let input = self.stylus.map(|s| {
-            StylusInput::from_arm(&self.config.world_from_arm, &s.tip_in_arm, s.button_pressed)
-        });
+        let input = self.arm.stylus_input(&self.config.world_from_arm);
         let grabs = self.sim.grab_points();
         match self.interaction.update(input, &grabs) {
             InteractionEvent::None => {}
@@ -361,7 +378,7 @@ impl SolverLoop {
         let tip = self.tip_in_world();
         self.sim.set_stylus_tip(tip);
         self.sim
-            .step(h, spring.as_ref(), wind)
+            .step(spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
         if let Some(r) = &mut self.inputs.recorder {
             let written = r.step(k, t_after, spring.as_ref(), tip, wind, self.sim.as_ref());
@@ -415,7 +432,7 @@ impl SolverLoop {
     /// Reports a failed step, publishes the snapshot that shows it, and waits for the rig to
     /// stop without stepping again.
     fn fail(&mut self, stepper: &RealTimeStepper, why: String, stop: &StopFlag) {
-        let t = self.summary.steps as f64 * self.config.dt_secs;
+        let t = self.now_s();
         self.event(t, format!("solver failed, stepping stopped: {why}"));
         self.summary.error = Some(why.clone());
         let mut snap = self.snapshot(stepper);
@@ -447,11 +464,22 @@ impl SolverLoop {
             .or_else(|| self.interaction.tip_in_world())
     }
 
-    /// Goes on with `sim`; a recording ends here (it holds one scene from its start, which
-    /// is what `replay` reproduces).
-    fn replace_simulation(&mut self, sim: Box<dyn Simulation>) {
-        let t = self.summary.steps as f64 * self.config.dt_secs;
+    /// Goes on with `sim` at its own step; a recording ends here (it holds one scene from its
+    /// start, which is what `replay` reproduces). A simulation whose step the clock cannot
+    /// pace is refused, and the old one goes on.
+    fn replace_simulation(&mut self, sim: Box<dyn Simulation>, stepper: &mut RealTimeStepper) {
+        let t = self.now_s();
         let name = sim.name();
+        let h = sim.dt_secs();
+        if h != self.summary.dt_secs {
+            if let Err(e) = stepper.change_step(h) {
+                self.event(t, format!("scene {name} not loaded: {e}"));
+                return;
+            }
+            self.epoch_time_s = t;
+            self.epoch_steps = self.summary.steps;
+            self.summary.dt_secs = h;
+        }
         self.summary.stylus_tip_radius_m = sim.stylus_tip_radius_m();
         self.sim = sim;
         // The energy balance starts again with the new simulation; the summary's energy
@@ -491,7 +519,7 @@ impl SolverLoop {
             scene_name: self.sim.name(),
             grabbed_body,
             rigid_groups: self.sim.rigid_groups(),
-            sim_time_s: stepper.steps_taken() as f64 * self.config.dt_secs,
+            sim_time_s: self.time_after(stepper.steps_taken()),
             real_time_factor: stepper.real_time_factor(Instant::now()),
             skipped_steps: stepper.steps_skipped(),
             bodies,
@@ -500,8 +528,8 @@ impl SolverLoop {
             supports: self.sim.supports(),
             stylus_tip_in_world: self.tip_in_world(),
             arm_linkage_in_world: self
-                .stylus
-                .and_then(|s| s.linkage_in_arm)
+                .arm
+                .linkage_in_arm()
                 .map(|l| l.map(|p| self.config.world_from_arm * p)),
             spring_in_world,
             grab_points_in_world: self
@@ -511,8 +539,8 @@ impl SolverLoop {
                 .map(|g| g.point_in_world)
                 .collect(),
             diagnostics: self.sim.diagnostics(),
-            stylus_sampled_at: self.stylus.map(|s| s.sampled_at),
-            arm_status: self.arm_status.clone(),
+            stylus_sampled_at: self.arm.sampled_at(),
+            arm_status: self.arm.link().cloned(),
             mic_rms: self.mic_rms,
             solver_failure: None,
         }

@@ -54,7 +54,7 @@ pub(super) fn trace_wants(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rig::solver_worker::DEFAULT_TRACE_MAX_ROWS;
+    use crate::rig::threads::solver_worker::DEFAULT_TRACE_MAX_ROWS;
 
     fn row(k: u64) -> TraceRow {
         TraceRow {

@@ -1,5 +1,7 @@
 //! The messages that flow between the rig's threads. Every one carries the monotonic time at
-//! which its device produced it, so the compositor can show end-to-end latencies.
+//! which its device produced it, so the compositor can show end-to-end latencies. The stylus
+//! samples are the arm driver's own (`ar_drivers::arm::StylusSample`), read by the solver
+//! thread from the driver's channel.
 
 use crate::scene_view::{BodyView, ReactionView, RigidGroupView, Support};
 use ar_drivers::arm::kinematics::ArmLinkage;
@@ -27,32 +29,6 @@ pub struct CameraUpdate {
     pub frame: Arc<VideoFrame>,
     /// The camera pose from the marker; `None` when the marker is not seen.
     pub camera_from_world: Option<Isometry3<f64>>,
-}
-
-/// One stylus sample in the arm's base frame.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StylusSample {
-    /// When the arm reported it.
-    pub sampled_at: Instant,
-    /// The stylus tip, arm base frame, metres.
-    pub tip_in_arm: Point3<f64>,
-    /// The (first) stylus button is held down.
-    pub button_pressed: bool,
-    /// The arm's linkage (base to tip, arm base frame), when the arm's kinematics are known:
-    /// what the compositor draws the arm from.
-    pub linkage_in_arm: Option<ArmLinkage>,
-}
-
-/// What the arm thread says.
-// A sample with the arm's linkage is ~370 bytes against a disconnect's 24; boxing it would
-// allocate for every sample, while the latest-value channel holds at most 4 messages.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq)]
-pub enum StylusMessage {
-    /// A new sample.
-    Sample(StylusSample),
-    /// The arm stopped answering (the driver keeps trying to reconnect); the text says why.
-    Disconnected(String),
 }
 
 /// The microphone's level.

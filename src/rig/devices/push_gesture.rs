@@ -15,8 +15,8 @@
 //! leaves the tip at the push speed when the tip stops, so its slide has the closed form
 //! above and the tests can check where it ends.
 
-use super::devices::Simulation;
 use super::scripted_user::PushStroke;
+use super::simulation::Simulation;
 use crate::scene_view::Shape;
 use nalgebra::{Isometry3, Point3, Vector3};
 

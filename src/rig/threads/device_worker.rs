@@ -1,10 +1,12 @@
-//! The device threads: camera + tracking, arm, microphone. Each pulls from its device and
-//! pushes into a latest-value channel, so a slow consumer never blocks it. A disconnect is
-//! reported and retried; a fatal device error stops the rig with its message.
+//! The device threads: camera + tracking, microphone. Each pulls from its device and pushes
+//! into a latest-value channel, so a slow consumer never blocks it. A disconnect is reported
+//! and retried; a fatal device error stops the rig with its message. (The arm has no thread of
+//! the rig's: the driver's own thread feeds the solver thread, see
+//! [`crate::rig::devices::arm`].)
 
-use super::devices::{CameraTracker, DeviceError, MicDevice, StylusDevice};
-use super::messages::{CameraUpdate, MicLevel, StylusMessage};
+use super::messages::{CameraUpdate, MicLevel};
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
+use crate::rig::devices::{CameraTracker, DeviceError, MicDevice};
 use ar_drivers::latest::{LatestSender, SendOutcome};
 use crossbeam_channel::Sender;
 use std::time::Duration;
@@ -13,14 +15,13 @@ use std::time::Duration;
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 /// The common loop: `next` until stopped; values go to `deliver` (which returns false once
-/// the consumer is gone), disconnects to `on_disconnect`.
+/// the consumer is gone).
 fn device_loop<T>(
     name: &str,
     stop: &StopFlag,
     reports: &Sender<WorkerReport>,
     mut next: impl FnMut() -> Result<T, DeviceError>,
     mut deliver: impl FnMut(T) -> bool,
-    mut on_disconnect: impl FnMut(&str) -> bool,
 ) {
     let mut connected = true;
     while !stop.is_stopped() {
@@ -51,9 +52,6 @@ fn device_loop<T>(
                         },
                     );
                     connected = false;
-                }
-                if !on_disconnect(&why) {
-                    return;
                 }
                 std::thread::sleep(RETRY_PAUSE);
             }
@@ -90,27 +88,6 @@ pub fn spawn_camera(
             &reports,
             || device.next_update(),
             |u| alive(tx.send(u)),
-            |_| true,
-        )
-    })
-}
-
-/// Starts the arm thread ("arm"); disconnects are forwarded so the interaction releases.
-pub fn spawn_arm(
-    mut device: Box<dyn StylusDevice>,
-    tx: LatestSender<StylusMessage>,
-    reports: Sender<WorkerReport>,
-    stop: StopFlag,
-) -> Result<Worker<()>, WorkerError> {
-    let tx2 = tx.clone();
-    Worker::spawn("stylus", stop, move |stop| {
-        device_loop(
-            "stylus",
-            &stop,
-            &reports,
-            || device.next_sample(),
-            |s| alive(tx.send(StylusMessage::Sample(s))),
-            |why| alive(tx2.send(StylusMessage::Disconnected(why.to_owned()))),
         )
     })
 }
@@ -129,7 +106,6 @@ pub fn spawn_mic(
             &reports,
             || device.next_level(),
             |l| alive(tx.send(l)),
-            |_| true,
         )
     })
 }

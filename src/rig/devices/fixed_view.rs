@@ -3,8 +3,8 @@
 //! It stands in for the camera + tracker when the synthetic camera is not available in the
 //! build, and serves for headless runs where only the overlay matters.
 
-use super::devices::{CameraTracker, DeviceError};
-use super::messages::{CameraUpdate, VideoFrame};
+use super::interfaces::{CameraTracker, DeviceError};
+use crate::rig::threads::messages::{CameraUpdate, VideoFrame};
 use ar_calibration::intrinsics::CameraIntrinsics;
 use nalgebra::{
     Isometry3, Matrix3, Point2, Point3, Rotation3, Translation3, UnitQuaternion, Vector3,

@@ -1,8 +1,9 @@
 //! The run summary printed by `demo` and `run`: what the interaction did (clip, drag, release,
 //! free swing, tip error), the solver's health, latency, frame output and memory.
 
-use super::live::{RunSummary, SETTLED_AFTER, WARMUP_FRAMES};
-use super::solver_worker::SolverSummary;
+use super::memory::{SETTLED_AFTER, WARMUP_FRAMES};
+use crate::rig::live::RunSummary;
+use crate::rig::threads::solver_worker::SolverSummary;
 use std::fmt::Write as _;
 
 /// How long after the clip the spring is given to pull the body onto the tip before the tip
@@ -78,7 +79,7 @@ impl InteractionReport {
 /// How far the first grab point moved from the start of the trace to the clip (to the end
 /// without one), metres: in a scene whose tip pushes, the push.
 pub fn pushed_before_clip_m(s: &SolverSummary, clip_s: Option<f64>) -> Option<f64> {
-    let before = |row: &&super::TraceRow| clip_s.is_none_or(|c| row.sim_time_s < c);
+    let before = |row: &&crate::rig::TraceRow| clip_s.is_none_or(|c| row.sim_time_s < c);
     let first = s.trace.first()?.grab_point_in_world?;
     let last = s.trace.iter().rfind(before)?.grab_point_in_world?;
     Some((last - first).norm())
@@ -136,8 +137,10 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
     );
     let _ = writeln!(
         out,
-        "solver: {} steps of 10 ms, real-time factor {:.3}, {} steps dropped, max |psi| {:.3e} m, max |energy error| {:.3} %",
+        "solver: {} steps of {} ms, real-time factor {:.3}, {} steps dropped, max |psi| {:.3e} m, max |energy error| {:.3} %",
         s.steps,
+        // To the microsecond: 0.005 s reads 5, not 5.000000000000001.
+        (s.dt_secs * 1e6).round() / 1e3,
         s.real_time_factor,
         s.skipped_steps,
         s.max_psi_norm_m,
@@ -221,7 +224,7 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
             lost.join(", ")
         );
     }
-    if let super::live::StopReason::WorkerFailed { worker, message } = &d.stop_reason {
+    if let crate::rig::live::StopReason::WorkerFailed { worker, message } = &d.stop_reason {
         let _ = writeln!(out, "stopped early: {worker} failed: {message}");
     }
     if let Some(e) = &s.error {
@@ -242,8 +245,9 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rig::latency::LatencyStats;
-    use crate::rig::live::{DisplaySummary, StopReason};
+    use crate::rig::display::display_summary::DisplaySummary;
+    use crate::rig::display::latency::LatencyStats;
+    use crate::rig::live::StopReason;
 
     fn display(stop_reason: StopReason, workers_lost: Vec<String>) -> DisplaySummary {
         let mut latency = LatencyStats::default();

@@ -11,25 +11,26 @@
 //! scripted user first pushes the grab point's body with the tip, button up, then clips to it
 //! where the push left it and drags as in every scene ([`super::push_gesture`]).
 //!
-//! [`Rig`]: super::Rig
+//! [`Rig`]: crate::rig::Rig
 
-use super::arm_stylus::{ArmStylus, DEFAULT_BUTTON_MASK};
-use super::devices::{CameraTracker, MicDevice, Simulation};
+use super::arm::{RigArm, DEFAULT_BUTTON_MASK};
 use super::fixed_view::FixedViewCamera;
-use super::framing::{frame_points, ImageRegion};
-use super::live::RigDevices;
-use super::method::{load_simulation, LoadedSimulation, Method};
+use super::interfaces::{CameraTracker, MicDevice};
 use super::mic_level::DeferredMic;
 use super::push_gesture::{demo_push, pushed_by_m};
-use super::scene_sim::resolve_scene;
 use super::scripted_user::{spawn_scripted_user_with_progress, UserScript};
-use super::solver_worker::SolverConfig;
+use super::simulation::Simulation;
 use super::tracked_camera::TrackedCamera;
-use super::wind_log::WindLog;
-use super::worker::{StopFlag, Worker, WorkerError};
 use crate::compositor::arrows::MAX_ARROW_M;
 use crate::compositor::hud::{hud_line_top_px, HUD_DIAGNOSTIC_LINES, HUD_LINES};
 use crate::compositor::Overlay;
+use crate::rig::display::framing::{frame_points, ImageRegion};
+use crate::rig::live::RigDevices;
+use crate::rig::method::{load_simulation, LoadedSimulation, Method};
+use crate::rig::record::wind_log::WindLog;
+use crate::rig::scene_sim::resolve_scene;
+use crate::rig::threads::solver_worker::SolverConfig;
+use crate::rig::threads::worker::{StopFlag, Worker, WorkerError};
 use crate::tracking::TrackerConfig;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::arm::ik::{solve_tip, IkOptions};
@@ -196,7 +197,7 @@ impl DemoWorld {
             device: "simulated arm",
             message: format!("cannot open a pseudo-terminal: {e}"),
         })?;
-        let stylus = ArmStylus::start(
+        let arm_driver = RigArm::start(
             ArmConfig {
                 port: PortSpec::Path(arm.port_path()),
                 ..ArmConfig::default()
@@ -253,7 +254,7 @@ impl DemoWorld {
             intrinsics,
             devices: RigDevices {
                 camera,
-                stylus: Some(Box::new(stylus)),
+                arm: Some(arm_driver),
                 mic,
                 simulation,
             },

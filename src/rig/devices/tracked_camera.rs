@@ -3,9 +3,9 @@
 //! the ArUco tracker for `camera_from_world`, is converted from BGR to RGB and undistorted
 //! (so the compositor can draw the overlay with the pinhole model).
 
-use super::devices::{CameraTracker, DeviceError};
-use super::messages::{CameraUpdate, VideoFrame};
+use super::interfaces::{CameraTracker, DeviceError};
 use crate::compositor::undistort::Undistorter;
+use crate::rig::threads::messages::{CameraUpdate, VideoFrame};
 use crate::tracking::{MarkerTracker, TrackerConfig};
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::camera::CameraSource;
