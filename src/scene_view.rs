@@ -34,7 +34,7 @@ pub struct RigidGroupView {
 }
 
 /// The reaction force of one joint on its second body, or a contact's normal force (see
-/// [`crate::rig::Simulation::contacts`]).
+/// [`crate::rig::RigSimulation::contacts`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReactionView {
     /// Where it acts: the joint's anchor on its second body, world frame (m).

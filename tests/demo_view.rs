@@ -4,12 +4,12 @@
 //! the arm inside the image and below the HUD. The README's frames come from the ignored
 //! regenerator at the end, which picks them by simulated time (a second after the clip).
 
+use ar_dynamics::scene::resolve_scene;
 use ar_dynamics::{Scene, SupportShape, GROUND};
 use ar_multibody::compositor::arrows::MAX_ARROW_M;
 use ar_multibody::compositor::Overlay;
 use ar_multibody::rig::devices::demo_world::{demo_frame_points, demo_view, DemoView};
-use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
-use ar_multibody::rig::Simulation;
+use ar_multibody::rig::RigSimulation;
 use nalgebra::{Point3, Vector3};
 use std::path::Path;
 use std::process::Command;
@@ -29,11 +29,11 @@ const FRAME_AFTER_CLIP_S: f64 = 1.0;
 /// The scenes that hang from or stand on a support.
 const ANCHORED_SCENES: [&str; 4] = ["ten_pendula", "cross_lift", "steel_fish", "southern_cross"];
 
-fn load(scene: &str) -> (Scene, SceneSimulation) {
+fn load(scene: &str) -> (Scene, RigSimulation) {
     let path = resolve_scene(scene);
     (
         Scene::load(&path).unwrap(),
-        SceneSimulation::load(&path).unwrap(),
+        RigSimulation::load(&path, ar_multibody::rig::method::Method::Default).unwrap(),
     )
 }
 

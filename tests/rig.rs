@@ -1,21 +1,20 @@
 //! The live rig end to end on simulated devices: the simulated arm on a pseudo-terminal read
 //! by the real serial driver, moved by the scripted user; a stand-in camera with a fixed pose;
-//! a small test simulation (one bob on a soft anchor spring) behind the `Simulation` trait;
+//! a small scene (one bob on a soft anchor spring) run by the solver;
 //! the compositor headless. Checks clip / drag / release, tip tracking, latency, fatal-error
 //! reporting, and that no worker thread is left behind.
 
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::arm::{ArmConfig, PortSpec, SimArmConfig, SimulatedArm};
+use ar_dynamics::{Method, Scene, SceneSimulation};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
-use ar_multibody::interaction::{GrabPoint, SpringAttachment};
 use ar_multibody::rig::devices::arm::DEFAULT_BUTTON_MASK;
 use ar_multibody::rig::devices::scripted_user::{spawn_scripted_user, UserScript};
 use ar_multibody::rig::{
     CameraTracker, CameraUpdate, DeviceError, DisplayLoopConfig, Rig, RigArm, RigDevices, RigError,
-    SimDiagnostics, Simulation, SimulationError, SolverConfig, StopFlag, StopReason, VideoFrame,
+    RigSimulation, SolverConfig, StopFlag, StopReason, VideoFrame,
 };
-use ar_multibody::scene_view::{BodyView, Shape};
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,95 +22,57 @@ use std::time::{Duration, Instant};
 #[path = "support/demo_run.rs"]
 mod demo_run;
 
-/// The bob's step, seconds.
-const BOB_DT_SECS: f64 = 0.01;
+/// The bob's mass (kg) and its anchor spring's stiffness (N/m).
+const BOB_MASS_KG: f64 = 0.05;
+const BOB_ANCHOR_N_PER_M: f64 = 20.0;
 
-/// A bob of 50 g hanging on a soft spring from an anchor; the stylus spring pulls it.
-/// Springs are integrated implicitly (backward Euler), so the stiff stylus spring is stable.
-struct BobSim {
-    anchor_in_world: Point3<f64>,
-    p: Point3<f64>,
-    v: Vector3<f64>,
-    mass_kg: f64,
-    anchor_n_per_m: f64,
-    stylus_n_per_m: f64,
-    stylus_damping_n_s_per_m: f64,
+/// Where the bob hangs at rest below its anchor: the spring is stretched by m g / k.
+fn bob_rest(anchor_in_world: Point3<f64>) -> Point3<f64> {
+    anchor_in_world - Vector3::new(0.0, 0.0, BOB_MASS_KG * 9.81 / BOB_ANCHOR_N_PER_M)
 }
 
-impl BobSim {
-    fn new(anchor_in_world: Point3<f64>) -> Self {
-        let mass_kg = 0.05;
-        let anchor_n_per_m = 20.0;
-        // Hanging at rest below the anchor.
-        let sag = mass_kg * 9.81 / anchor_n_per_m;
-        Self {
-            anchor_in_world,
-            p: anchor_in_world - Vector3::new(0.0, 0.0, sag),
-            v: Vector3::zeros(),
-            mass_kg,
-            anchor_n_per_m,
-            stylus_n_per_m: 5000.0,
-            stylus_damping_n_s_per_m: 20.0,
-        }
-    }
-}
+/// A bob of 50 g (a sphere 12 mm in radius) hanging at rest on a soft spring from an anchor
+/// above it, its centre the grab point: a scene of the solver, driven by the rig.
+fn bob(anchor_in_world: Point3<f64>) -> RigSimulation {
+    let p = bob_rest(anchor_in_world);
+    // The spring's fixed end 5 cm above the anchor, its rest length 5 cm: at rest it holds m g.
+    let top = anchor_in_world + Vector3::new(0.0, 0.0, 0.05);
+    let inertia = 0.4 * BOB_MASS_KG * 0.012 * 0.012;
+    let text = format!(
+        r#"
+gravity_m_per_s2 = [0.0, 0.0, -9.81]
 
-impl Simulation for BobSim {
-    fn dt_secs(&self) -> f64 {
-        BOB_DT_SECS
-    }
+[[body]]
+name = "bob"
+mass_kg = {BOB_MASS_KG}
+inertia_kg_m2 = [{inertia:e}, {inertia:e}, {inertia:e}]
+position_m = [{px}, {py}, {pz}]
+shape = {{ kind = "sphere", radius_m = 0.012 }}
 
-    fn step(
-        &mut self,
-        spring: Option<&SpringAttachment>,
-        _wind_rms: f64,
-    ) -> Result<(), SimulationError> {
-        let h = BOB_DT_SECS;
-        let m = self.mass_kg;
-        let (mut k, mut c) = (self.anchor_n_per_m, 0.02);
-        let mut f0 = self.anchor_n_per_m * (self.anchor_in_world - self.p)
-            + Vector3::new(0.0, 0.0, -9.81 * m)
-            - 0.02 * self.v;
-        if let Some(s) = spring {
-            k += self.stylus_n_per_m;
-            c += self.stylus_damping_n_s_per_m;
-            f0 += self.stylus_n_per_m * (s.target_in_world - self.p)
-                - self.stylus_damping_n_s_per_m * self.v;
-        }
-        // Backward Euler on the linear springs: (m + h c + h² k) Δv = h (f0 − h k v).
-        let dv = h * (f0 - h * k * self.v) / (m + h * c + h * h * k);
-        self.v += dv;
-        self.p += h * self.v;
-        if !self.p.coords.iter().all(|x| x.is_finite()) {
-            return Err(SimulationError("bob position is not finite".into()));
-        }
-        Ok(())
-    }
+[[spring]]
+name = "anchor"
+body1 = "ground"
+body2 = "bob"
+point1_in_world_m = [{tx}, {ty}, {tz}]
+point2_in_world_m = [{px}, {py}, {pz}]
+rest_length_m = 0.05
+stiffness_n_per_m = {BOB_ANCHOR_N_PER_M}
+damping_n_s_per_m = 0.02
 
-    fn grab_points(&self) -> Vec<GrabPoint> {
-        vec![GrabPoint {
-            body: 0,
-            point_in_body: Point3::origin(),
-            point_in_world: self.p,
-        }]
-    }
-
-    fn point_in_world(&self, body: usize, point_in_body: &Point3<f64>) -> Option<Point3<f64>> {
-        (body == 0).then(|| self.p + point_in_body.coords)
-    }
-
-    fn bodies(&self) -> Vec<BodyView> {
-        vec![BodyView {
-            body: 0,
-            name: Arc::from("bob"),
-            shape: Shape::Sphere { radius_m: 0.012 },
-            world_from_body: Isometry3::translation(self.p.x, self.p.y, self.p.z),
-        }]
-    }
-
-    fn diagnostics(&self) -> SimDiagnostics {
-        SimDiagnostics::default()
-    }
+[[grab]]
+name = "bob"
+body = "bob"
+point_in_world_m = [{px}, {py}, {pz}]
+"#,
+        px = p.x,
+        py = p.y,
+        pz = p.z,
+        tx = top.x,
+        ty = top.y,
+        tz = top.z,
+    );
+    let scene = Scene::parse(&text, "bob.toml").expect("the bob's scene");
+    RigSimulation::new(SceneSimulation::build(&scene, Method::Default).expect("builds"))
 }
 
 /// A stand-in camera: a grey frame at 25 Hz seen from a fixed pose (the real synthetic camera
@@ -188,8 +149,8 @@ fn thread_names() -> Vec<String> {
 fn scripted_user_clips_drags_and_releases_through_the_simulated_arm() {
     let _serial = serial();
     let anchor = Point3::new(0.0, 0.0, 0.25);
-    let sim = BobSim::new(anchor);
-    let grab = sim.p;
+    let sim = bob(anchor);
+    let grab = bob_rest(anchor);
     // The arm base sits so that the grab point is comfortably inside its reach.
     let world_from_arm = Isometry3::translation(grab.x - 0.25, grab.y, grab.z - 0.10);
     let arm = SimulatedArm::spawn(SimArmConfig::default()).expect("pty for the simulated arm");
@@ -210,7 +171,7 @@ fn scripted_user_clips_drags_and_releases_through_the_simulated_arm() {
             camera: Box::new(FixedCamera::new(&small_camera(), None)),
             arm: Some(arm_driver),
             mic: None,
-            simulation: Box::new(sim),
+            simulation: sim,
         },
         SolverConfig {
             world_from_arm,
@@ -330,7 +291,7 @@ fn a_fatal_camera_error_stops_the_rig_and_reaches_the_user() {
             camera: Box::new(FixedCamera::new(&small_camera(), Some(5))),
             arm: None,
             mic: None,
-            simulation: Box::new(BobSim::new(Point3::new(0.0, 0.0, 0.2))),
+            simulation: bob(Point3::new(0.0, 0.0, 0.2)),
         },
         SolverConfig::default(),
         stop.clone(),
@@ -390,7 +351,7 @@ fn a_stop_request_like_ctrl_c_ends_the_run_cleanly() {
             camera: Box::new(FixedCamera::new(&small_camera(), None)),
             arm: Some(arm_driver),
             mic: None,
-            simulation: Box::new(BobSim::new(Point3::new(0.0, 0.0, 0.2))),
+            simulation: bob(Point3::new(0.0, 0.0, 0.2)),
         },
         SolverConfig::default(),
         stop.clone(),

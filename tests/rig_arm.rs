@@ -6,14 +6,14 @@
 
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::arm::{ArmConfig, Fault, PortSpec, SimArmConfig, SimArmHandle, SimulatedArm};
+use ar_dynamics::scene::resolve_scene;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::devices::arm::DEFAULT_BUTTON_MASK;
 use ar_multibody::rig::devices::demo_world::demo_world_from_arm;
 use ar_multibody::rig::devices::fixed_view::{look_at, FixedViewCamera};
 use ar_multibody::rig::display::frame_control::{FrameControl, FrameDecision};
-use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
 use ar_multibody::rig::{
-    ArmLink, DisplayLoopConfig, Rig, RigArm, RigDevices, SimSnapshot, Simulation, SolverConfig,
+    ArmLink, DisplayLoopConfig, Rig, RigArm, RigDevices, RigSimulation, SimSnapshot, SolverConfig,
     StopFlag, StopReason,
 };
 use kiss3d::event::WindowEvent;
@@ -92,7 +92,11 @@ impl FrameControl for Hand {
 
 #[test]
 fn an_arm_lost_while_clipped_releases_the_stylus_and_shows_on_the_hud() {
-    let sim = SceneSimulation::load(&resolve_scene("ten_pendula")).unwrap();
+    let sim = RigSimulation::load(
+        &resolve_scene("ten_pendula"),
+        ar_multibody::rig::method::Method::Default,
+    )
+    .unwrap();
     let grab_in_world = sim.grab_points()[0].point_in_world;
     let world_from_arm: Isometry3<f64> = demo_world_from_arm(&grab_in_world);
     let arm = SimulatedArm::spawn(SimArmConfig::default()).expect("pty for the simulated arm");
@@ -117,7 +121,7 @@ fn an_arm_lost_while_clipped_releases_the_stylus_and_shows_on_the_hud() {
             )),
             arm: Some(arm_driver),
             mic: None,
-            simulation: Box::new(sim),
+            simulation: sim,
         },
         SolverConfig {
             world_from_arm,

@@ -4,10 +4,10 @@
 //! solver thread drives and through the whole demo on simulated devices; the same wind for
 //! the same state and level; scenes the method cannot run refused by name.
 
+use ar_dynamics::scene::resolve_scene;
 use ar_multibody::interaction::SpringAttachment;
 use ar_multibody::rig::method::{load_simulation, Method};
-use ar_multibody::rig::scene_sim::resolve_scene;
-use ar_multibody::rig::Simulation;
+use ar_multibody::rig::RigSimulation;
 use nalgebra::{Point3, Vector3};
 
 #[path = "support/demo_run.rs"]
@@ -54,8 +54,8 @@ fn gesture(method: Method) -> Gesture {
     let grab = sim.grab_points()[0];
     let drag = Vector3::new(0.10, 0.0, 0.05);
     let (mut max_tip_error_m, mut max_energy_error, mut max_psi_m) = (0.0_f64, 0.0_f64, 0.0_f64);
-    let tip = |sim: &dyn Simulation| sim.point_in_world(grab.body, &grab.point_in_body).unwrap();
-    let mut track = |sim: &dyn Simulation| {
+    let tip = |sim: &RigSimulation| sim.point_in_world(grab.body, &grab.point_in_body).unwrap();
+    let mut track = |sim: &RigSimulation| {
         let d = sim.diagnostics();
         max_energy_error = max_energy_error.max(d.energy_error_rel.abs());
         max_psi_m = max_psi_m.max(d.psi_norm_m);
@@ -69,20 +69,20 @@ fn gesture(method: Method) -> Gesture {
             target_in_world: target,
         };
         sim.step(Some(&spring), 0.0).unwrap();
-        track(sim.as_ref());
+        track(&sim);
         if t > 0.3 {
-            max_tip_error_m = max_tip_error_m.max((tip(sim.as_ref()) - target).norm());
+            max_tip_error_m = max_tip_error_m.max((tip(&sim) - target).norm());
         }
     }
     let at_release = sim.diagnostics();
-    let tip_at_release = tip(sim.as_ref());
+    let tip_at_release = tip(&sim);
     for _ in 0..100 {
         sim.step(None, 0.0).unwrap();
-        track(sim.as_ref());
+        track(&sim);
     }
     Gesture {
         tip_at_release,
-        tip_after_swing: tip(sim.as_ref()),
+        tip_after_swing: tip(&sim),
         max_tip_error_m,
         energy_at_release_j: at_release.energy_j,
         user_work_j: at_release.user_work_j,
@@ -200,11 +200,13 @@ fn the_wind_pushes_both_methods_alike() {
     let _serial = serial();
     use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim};
     use ar_dynamics::wind::WindElement;
-    use ar_dynamics::Scene;
+    use ar_dynamics::{MethodSim, Scene};
     let scene = Scene::load(resolve_scene("steel_fish")).unwrap();
     let settings = scene.wind.clone().expect("steel_fish has a [wind] table");
-    let mut default = scene.build().unwrap();
-    let mut articulated = ArticulatedSim::from_scene(&scene, ArticulatedParams::default()).unwrap();
+    let mut default = MethodSim::Default(scene.build().unwrap());
+    let mut articulated = MethodSim::Articulated(
+        ArticulatedSim::from_scene(&scene, ArticulatedParams::default()).unwrap(),
+    );
     let (mut wind_d, mut wind_a) = (
         WindElement::from_settings(&settings).unwrap(),
         WindElement::from_settings(&settings).unwrap(),

@@ -8,13 +8,13 @@
 //! distance; nothing may sink into anything by more than 1e-6 m; and the energy balance must
 //! close.
 
+use ar_dynamics::scene::resolve_scene;
 use ar_multibody::rig::devices::demo_world::demo_script;
 use ar_multibody::rig::devices::push_gesture::{
     pushed_by_m, PUSH_GAP_M, PUSH_SPEED_M_PER_S, PUSH_TRAVEL_M,
 };
 use ar_multibody::rig::method::{load_simulation, Method};
-use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
-use ar_multibody::rig::{Simulation, SolverSummary};
+use ar_multibody::rig::{RigSimulation, SolverSummary};
 use nalgebra::Vector3;
 
 #[path = "support/demo_run.rs"]
@@ -67,15 +67,14 @@ fn the_gesture_pushes_by_its_travel_less_the_gap() {
 #[test]
 fn the_scripted_push_moves_the_crate_through_the_simulation_interface() {
     let path = resolve_scene("push");
-    let mut sim = SceneSimulation::load(&path).unwrap();
+    let mut sim = RigSimulation::load(&path, ar_multibody::rig::method::Method::Default).unwrap();
     assert_eq!(sim.stylus_tip_radius_m(), Some(TIP_RADIUS_M));
     let grab = sim.grab_points()[0];
     let script = demo_script(&sim, grab.point_in_world);
     let push = script.push.clone().expect("the push scene's user pushes");
     let push_end_s = script.push_end_s().unwrap();
     let h = sim.dt_secs();
-    let handle =
-        |sim: &SceneSimulation| sim.point_in_world(grab.body, &grab.point_in_body).unwrap();
+    let handle = |sim: &RigSimulation| sim.point_in_world(grab.body, &grab.point_in_body).unwrap();
     let start = handle(&sim);
     let (mut pen, mut energy, mut work_at_push_end) = (0.0f64, 0.0f64, None);
     let mut k = 0;
@@ -123,7 +122,11 @@ fn the_scripted_push_moves_the_crate_through_the_simulation_interface() {
 #[test]
 fn the_whole_gesture_pushes_lifts_drags_and_drops_the_crate() {
     use ar_multibody::interaction::SpringAttachment;
-    let mut sim = SceneSimulation::load(&resolve_scene("push")).unwrap();
+    let mut sim = RigSimulation::load(
+        &resolve_scene("push"),
+        ar_multibody::rig::method::Method::Default,
+    )
+    .unwrap();
     let grab = sim.grab_points()[0];
     let script = demo_script(&sim, grab.point_in_world);
     let h = sim.dt_secs();
@@ -177,7 +180,7 @@ fn a_recorded_push_replays_bit_for_bit() {
     use ar_multibody::rig::record::replay::replay;
     use ar_multibody::rig::record::session_log::{SessionInfo, SessionRecorder};
     let path = resolve_scene("push");
-    let mut sim = SceneSimulation::load(&path).unwrap();
+    let mut sim = RigSimulation::load(&path, ar_multibody::rig::method::Method::Default).unwrap();
     let grab = sim.grab_points()[0];
     let script = demo_script(&sim, grab.point_in_world);
     let h = sim.dt_secs();

@@ -6,16 +6,16 @@
 //! pace is refused with the reason.
 
 use ar_calibration::intrinsics::CameraIntrinsics;
+use ar_dynamics::scene::resolve_scene;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::interaction::SpringAttachment;
 use ar_multibody::rig::devices::fixed_view::{look_at, FixedViewCamera};
 use ar_multibody::rig::method::{load_simulation, Method};
 use ar_multibody::rig::record::replay::replay;
 use ar_multibody::rig::record::session_log::{read_inputs, SessionInfo, SessionRecorder};
-use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
 use ar_multibody::rig::threads::solver_commands::SolverCommand;
 use ar_multibody::rig::{
-    DisplayLoopConfig, Rig, RigDevices, RigError, RunSummary, Simulation, SolverConfig,
+    DisplayLoopConfig, Rig, RigDevices, RigError, RigSimulation, RunSummary, SolverConfig,
     SolverSummary, StopFlag, StopReason,
 };
 use nalgebra::{Isometry3, Point3};
@@ -44,7 +44,7 @@ fn camera() -> (CameraIntrinsics, FixedViewCamera) {
 /// Runs `simulation` on the rig (a fixed camera, no arm, no microphone) for `run`, with
 /// `commands` (if any) and a recorder (if any).
 fn run_rig(
-    simulation: Box<dyn Simulation>,
+    simulation: RigSimulation,
     recorder: Option<SessionRecorder>,
     commands: Option<crossbeam_channel::Receiver<SolverCommand>>,
     run: Duration,
@@ -183,7 +183,7 @@ fn a_scene_swapped_in_with_another_step_is_paced_at_its_own() {
     let swap = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1500));
         commands_tx
-            .send(SolverCommand::Replace(fine.simulation))
+            .send(SolverCommand::Replace(Box::new(fine.simulation)))
             .unwrap();
         // The sender stays until the run ends, as the sandbox's does.
         std::thread::sleep(Duration::from_millis(2000));
@@ -290,8 +290,9 @@ fn a_step_the_rig_cannot_pace_is_refused_with_the_reason() {
     );
     // A simulation built otherwise stops the rig with the solver thread's reason.
     let tiny = scene("tiny.toml", "dt_secs = 1e-9");
-    let simulation = SceneSimulation::load(&tiny).expect("the scene itself is valid");
-    match run_rig(Box::new(simulation), None, None, Duration::from_secs(10)) {
+    let simulation = RigSimulation::load(&tiny, ar_multibody::rig::method::Method::Default)
+        .expect("the scene itself is valid");
+    match run_rig(simulation, None, None, Duration::from_secs(10)) {
         Err(RigError::WorkerFailed { worker, message }) => {
             assert_eq!(worker, "solver");
             assert!(message.contains("the rig paces steps of"), "{message}");

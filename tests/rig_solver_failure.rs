@@ -5,7 +5,7 @@
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::devices::fixed_view::{look_at, FixedViewCamera};
-use ar_multibody::rig::scene_sim::SceneSimulation;
+use ar_multibody::rig::RigSimulation;
 use ar_multibody::rig::{DisplayLoopConfig, Rig, RigDevices, SolverConfig, StopFlag, StopReason};
 use nalgebra::Point3;
 use std::time::Duration;
@@ -45,7 +45,8 @@ fn an_exploding_scene_stops_the_solver_and_the_hud_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("exploding.toml");
     std::fs::write(&path, EXPLODING_SCENE).unwrap();
-    let simulation = SceneSimulation::load(&path).expect("the scene loads and builds");
+    let simulation = RigSimulation::load(&path, ar_multibody::rig::method::Method::Default)
+        .expect("the scene loads and builds");
 
     let intrinsics = CameraIntrinsics::ideal(320, 240, 300.0);
     let camera_from_world =
@@ -57,7 +58,7 @@ fn an_exploding_scene_stops_the_solver_and_the_hud_says_why() {
             camera: Box::new(camera),
             arm: None,
             mic: None,
-            simulation: Box::new(simulation),
+            simulation,
         },
         SolverConfig::default(),
         stop.clone(),

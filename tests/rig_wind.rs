@@ -30,14 +30,22 @@ fn steel_fish_under_the_synthetic_mic(
 ) -> MobileUnderMic {
     use ar_drivers::latest::latest_channel;
     use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic, SyntheticSignal};
+    use ar_dynamics::scene::resolve_scene;
     use ar_multibody::rig::devices::mic_level::MicLevels;
-    use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
     use ar_multibody::rig::threads::device_worker::spawn_mic;
     use ar_multibody::rig::threads::solver_worker::{spawn_solver, SolverInputs};
+    use ar_multibody::rig::RigSimulation;
 
-    let sim = SceneSimulation::load(&resolve_scene("steel_fish")).unwrap();
-    assert!(sim.wind().is_some(), "steel_fish.toml has a [wind] table");
-    let wind_log = sim.wind_log();
+    let sim = RigSimulation::load(
+        &resolve_scene("steel_fish"),
+        ar_multibody::rig::method::Method::Default,
+    )
+    .unwrap();
+    assert!(
+        sim.inner().wind().is_some(),
+        "steel_fish.toml has a [wind] table"
+    );
+    let wind_log = sim.wind_log().expect("the scene has wind");
     let stop = StopFlag::new();
     let (reports_tx, _reports_rx) = crossbeam_channel::bounded(256);
     let (mic_tx, mic_rx) = latest_channel(1);
@@ -51,7 +59,7 @@ fn steel_fish_under_the_synthetic_mic(
         spawn_mic(Box::new(mic), mic_tx, reports_tx.clone(), stop.clone()).unwrap()
     });
     let solver = spawn_solver(
-        Box::new(sim),
+        sim,
         SolverConfig::default(),
         SolverInputs {
             arm: None,
@@ -99,7 +107,7 @@ fn tip_travel_m(run: &MobileUnderMic, from_s: f64, to_s: f64) -> f64 {
 /// Issue 7, acceptance 3: on simulated devices a breath moves the mobile. The synthetic
 /// microphone plays one 1 s breath from 0.3 s (or, for the control run, only the room's
 /// noise); its levels go through the rig's microphone thread to the solver thread, whose
-/// SceneSimulation of steel_fish turns them into the scene's wind. The breath swings o5_fish's
+/// RigSimulation of steel_fish turns them into the scene's wind. The breath swings o5_fish's
 /// tip by centimetres, the silent microphone leaves it within a tenth of a millimetre, and
 /// ‖ψ‖ stays below 1e-6 m in both runs.
 #[test]

@@ -437,15 +437,14 @@ fn groups_switch_by_command_and_unknown_names_are_refused() {
 
 #[test]
 fn the_rig_switches_a_group_through_its_simulation() {
-    use ar_multibody::rig::devices::Simulation as RigSimulation;
-    use ar_multibody::rig::scene_sim::SceneSimulation;
+    use ar_multibody::rig::RigSimulation;
     let sim = build(&lattice(
         [0.1, 0.05, 0.05],
         0.05,
         [0.0, 0.0, -9.81],
         "[[deformable.rigid_group]]\nname = \"g\"\ndeformable_from_s = 0.0\n",
     ));
-    let mut rig_sim = SceneSimulation::new(sim);
+    let mut rig_sim = RigSimulation::new(ar_dynamics::SceneSimulation::from(sim));
     rig_sim
         .set_group_rigid("block.g", true)
         .expect("make_rigid");

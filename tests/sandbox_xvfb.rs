@@ -8,9 +8,9 @@
 //! The rig is slow on a loaded machine in a debug build (a frame can take seconds), so the
 //! test waits for the program's status lines rather than for fixed times.
 
+use ar_dynamics::scene::resolve_scene;
 use ar_multibody::rig::devices::demo_world::demo_intrinsics;
-use ar_multibody::rig::devices::Simulation;
-use ar_multibody::rig::scene_sim::{resolve_scene, SceneSimulation};
+use ar_multibody::rig::RigSimulation;
 use ar_multibody::sandbox::session::initial_view;
 use nalgebra::Point3;
 use std::io::{BufRead, BufReader};
@@ -110,7 +110,11 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("session");
     // Where the tip's centre is in the window, from the view the sandbox starts with.
-    let sim = SceneSimulation::load(&resolve_scene("ten_pendula")).unwrap();
+    let sim = RigSimulation::load(
+        &resolve_scene("ten_pendula"),
+        ar_multibody::rig::method::Method::Default,
+    )
+    .unwrap();
     let tip = sim
         .bodies()
         .into_iter()

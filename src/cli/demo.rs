@@ -6,6 +6,7 @@
 //! `--method` chooses the simulation method, as on `simulate` (the rig builder loads it).
 
 use anyhow::Context as _;
+use ar_dynamics::scene::resolve_scene;
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::stereo::{DEFAULT_EYE_SIZE_PX, DEFAULT_IPD_M};
 use ar_multibody::compositor::{Compositor, CompositorConfig};
@@ -13,7 +14,6 @@ use ar_multibody::rig::devices::demo_world::{DemoOptions, DemoWorld};
 use ar_multibody::rig::display::memory::keep_large_buffers_out_of_the_heap;
 use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::Method;
-use ar_multibody::rig::scene_sim::resolve_scene;
 use ar_multibody::rig::{DisplayLoopConfig, Rig, StopFlag, StopReason};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -215,7 +215,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         &args.scene,
         &resolve_scene(&args.scene),
         args.method,
-        devices.simulation.as_ref(),
+        &devices.simulation,
         &solver_config,
     )?;
     let rig = Rig::start_recording(devices, solver_config, recorder, stop.clone())?;

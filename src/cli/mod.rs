@@ -1,5 +1,5 @@
 //! One file per subcommand: its arguments (clap) and the function that runs it; a large
-//! command's output in files of its own (`simulate_output`, `simulate_plot`), and the range
+//! command's output in files of its own (`simulate_output`, `simulate_plot`, `simulate_summary`), and the range
 //! checks of numeric flags shared by the commands (`numeric_arg`).
 
 pub mod arm;
@@ -15,8 +15,8 @@ pub mod run;
 pub mod sandbox;
 pub mod scene;
 pub mod simulate;
-pub mod simulate_articulated;
 pub mod simulate_contacts;
 pub mod simulate_output;
 pub mod simulate_plot;
+pub mod simulate_summary;
 pub mod track;

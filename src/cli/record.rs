@@ -4,7 +4,7 @@
 
 use ar_multibody::rig::method::Method;
 use ar_multibody::rig::record::session_log::{SessionInfo, SessionRecorder};
-use ar_multibody::rig::{RunSummary, Simulation, SolverConfig};
+use ar_multibody::rig::{RigSimulation, RunSummary, SolverConfig};
 use std::path::Path;
 
 /// The recorder for `--record DIR`, if asked: the folder is created with the session's
@@ -16,7 +16,7 @@ pub fn start(
     scene: &str,
     scene_file: &Path,
     method: Method,
-    simulation: &dyn Simulation,
+    simulation: &RigSimulation,
     solver: &SolverConfig,
 ) -> anyhow::Result<Option<SessionRecorder>> {
     let Some(dir) = dir else {

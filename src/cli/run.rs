@@ -169,7 +169,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         &cfg.scene.display().to_string(),
         &cfg.scene,
         args.method,
-        simulation.as_ref(),
+        &simulation,
         &solver_config,
     )?;
     let rig = Rig::start_recording(

@@ -5,6 +5,7 @@
 //! same rig as `demo` and `run`, so `--record DIR` records it for `replay`.
 
 use super::demo::{display_available, stop_on_ctrl_c};
+use ar_dynamics::scene::{resolve_scene, shipped_scene_names};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::devices::demo_world::demo_intrinsics;
@@ -12,7 +13,6 @@ use ar_multibody::rig::devices::view_camera::{ViewCamera, ViewHandle};
 use ar_multibody::rig::display::memory::keep_large_buffers_out_of_the_heap;
 use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::{load_simulation, Method};
-use ar_multibody::rig::scene_sim::{resolve_scene, shipped_scene_names};
 use ar_multibody::rig::{DisplayLoopConfig, Rig, RigDevices, SolverConfig, StopFlag, StopReason};
 use ar_multibody::sandbox::session::{initial_view, SandboxSession};
 use clap::Args;
@@ -82,7 +82,7 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
     };
     let simulation =
         load(&args.scene).map_err(|e| anyhow::anyhow!("scene {}: {e}", path.display()))?;
-    let view = initial_view(simulation.as_ref());
+    let view = initial_view(&simulation);
     let intrinsics = demo_intrinsics();
     let view_handle = ViewHandle::new(view.camera_from_world());
     let camera = ViewCamera::new(&intrinsics, view_handle.clone(), 25.0)?;
@@ -108,7 +108,7 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
         &args.scene,
         &path,
         method,
-        simulation.as_ref(),
+        &simulation,
         &solver_config,
     )?;
     let rig = Rig::start_commanded(

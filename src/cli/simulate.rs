@@ -2,8 +2,6 @@
 //! summary (model size, steps, wall time, real-time factor, max ‖ψ‖, max |energy error|);
 //! streams the per-step CSV and the bodies' poses to files, and draws a plot, on request.
 
-use std::io;
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -13,23 +11,18 @@ use clap::Args;
 
 use super::numeric_arg;
 
-/// Dissipation given back over a run below which the summary does not warn: this fraction of
-/// E_ref, or [`DISSIPATION_REVERSED_FLOOR_J`] if larger (the contact ledger's rounding gives
-/// back ~1e-12 J over a few hundred steps).
-const DISSIPATION_REVERSED_NOTE_REL: f64 = 1.0e-6;
-/// See [`DISSIPATION_REVERSED_NOTE_REL`] (J).
-const DISSIPATION_REVERSED_FLOOR_J: f64 = 1.0e-9;
-use super::simulate_articulated::{IntegratorArg, Method};
 use super::simulate_contacts::{contact_rows, ContactSummary, CONTACTS_HEADER};
 use super::simulate_output::{finish_all, CsvStream, RunWatch, COLUMNS_HELP};
 use super::simulate_plot::{plot, Series};
+use super::simulate_summary::FinishedRun;
+use ar_dynamics::articulated::Integrator;
 use ar_dynamics::contact::InequalityMethod;
-use ar_dynamics::drive::scripted;
+use ar_dynamics::drive::csv as run_csv;
 use ar_dynamics::model::stylus;
 use ar_dynamics::wind::{LevelSchedule, WindElement, WindSettings};
 use ar_dynamics::{
-    run_scripted_with, RunSummary, Scene, ScriptFrame, SimError, Simulation, SolverMethod,
-    SolverParams, StylusScript, StylusSpring,
+    run_scripted, Scene, SceneSimulation, ScriptFrame, SimError, SolverMethod, SolverParams,
+    StylusScript, StylusSpring,
 };
 
 /// Arguments of `simulate`. Numeric flags are checked while the command line is parsed
@@ -130,6 +123,20 @@ pub struct SimulateArgs {
     pub inequality_method: Option<String>,
 }
 
+/// The method `simulate` runs (the rig's, so that every command names it alike).
+pub use ar_multibody::rig::method::Method;
+
+/// The integrator of the articulated method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IntegratorArg {
+    /// Semi-implicit Euler, fixed step h.
+    Euler,
+    /// Classical Runge–Kutta 4, fixed step h.
+    Rk4,
+    /// Adaptive Runge–Kutta–Fehlberg 4(5) at --tolerance; rows are still written every h.
+    Rk45,
+}
+
 /// `--wind LEVEL` or `--wind FILE.csv`.
 fn wind_schedule(arg: &str) -> Result<LevelSchedule> {
     match arg.parse::<f64>() {
@@ -209,42 +216,47 @@ pub(super) fn wind_of(args: &SimulateArgs, scene: &Scene) -> Result<Option<WindR
     })
 }
 
-/// The summary's line on how closely the grab point followed the stylus.
-pub(super) fn write_grab_distance(out: &mut impl Write, summary: &RunSummary) -> io::Result<()> {
-    writeln!(
-        out,
-        "max grab distance  {:.3e} m (while clipped, from {} s after clipping)",
-        summary.max_grab_distance_m,
-        scripted::SETTLE_SECS
-    )
-}
-
-/// The summary's wind line, without its line end (a method may add to it).
-pub(super) fn write_wind(
-    out: &mut impl Write,
-    (_, settings, _, max_force): &WindRun,
-) -> io::Result<()> {
-    let [x, y, z] = settings.source_in_world_m;
-    let [dx, dy, dz] = settings.direction_in_world;
-    write!(
-        out,
-        "wind               from ({x}, {y}, {z}) m along ({dx}, {dy}, {dz}); max total force {max_force:.4} N"
-    )
-}
-
-/// Runs the command.
-pub fn run(args: SimulateArgs) -> Result<()> {
-    if args.method == Method::Articulated {
-        return super::simulate_articulated::run(&args);
+/// The method of `--method` and `--integrator`, refusing the flags that set the other
+/// method's solver (a flag that does not apply is refused, not ignored).
+fn method_of(args: &SimulateArgs) -> Result<ar_dynamics::Method> {
+    if args.method == Method::Default {
+        return Ok(ar_dynamics::Method::Default);
     }
-    let mut scene = Scene::load(ar_multibody::rig::scene_sim::resolve_scene(&args.scene))?;
+    for (given, flag) in [
+        (args.iterations.is_some(), "--iterations"),
+        (args.beta.is_some(), "--beta"),
+        (args.row_refreshes.is_some(), "--row-refreshes"),
+        (args.gauss_seidel, "--gauss-seidel"),
+        (args.inequality_method.is_some(), "--inequality-method"),
+        (args.contacts.is_some(), "--contacts"),
+    ] {
+        if given {
+            bail!("{flag} sets the default method's solver; it does not apply to --method articulated");
+        }
+    }
+    let integrator = match args.integrator {
+        IntegratorArg::Euler => Integrator::SemiImplicitEuler,
+        IntegratorArg::Rk4 => Integrator::Rk4,
+        IntegratorArg::Rk45 => Integrator::Rk45 {
+            tolerance: args.tolerance,
+        },
+    };
+    Ok(ar_dynamics::Method::Articulated {
+        integrator,
+        substeps: 1,
+    })
+}
+
+/// Applies the solver flags (`--dt`, `--iterations`, `--beta`, `--row-refreshes`,
+/// `--gauss-seidel`, `--inequality-method`) to the scene's settings.
+fn apply_solver_flags(args: &SimulateArgs, scene: &mut Scene) -> Result<()> {
     if let Some(m) = &args.inequality_method {
         let Some(contact) = scene.contact.as_mut() else {
             anyhow::bail!("--inequality-method: scene {} has no contact", args.scene);
         };
         contact.method = InequalityMethod::parse(m).context("--inequality-method")?;
     }
-    let mut params = scene.params;
+    let params = &mut scene.params;
     if let Some(dt) = args.dt {
         params.dt_secs = dt;
     }
@@ -260,67 +272,98 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     if args.gauss_seidel {
         params.method = SolverMethod::GaussSeidel;
     }
-    check_solver_params(&params)?;
-    let mut sim: Simulation = scene.build_with(params)?;
+    check_solver_params(params)
+}
+
+/// The files a run writes as it goes, opened before it (a bad path shows at once).
+struct Outputs {
+    csv: Option<CsvStream>,
+    poses: Option<CsvStream>,
+    contacts: Option<CsvStream>,
+    series: Option<Series>,
+    contact_summary: ContactSummary,
+}
+
+impl Outputs {
+    fn open(args: &SimulateArgs, sim: &SceneSimulation) -> Result<Self> {
+        let open = |path: &Option<PathBuf>, header: Vec<String>| -> Result<Option<CsvStream>> {
+            path.as_ref()
+                .map(|p| CsvStream::create(p, header))
+                .transpose()
+        };
+        let names = |h: &[&str]| h.iter().map(|c| c.to_string()).collect();
+        Ok(Self {
+            csv: open(&args.csv, run_csv::csv_header(sim))?,
+            poses: open(&args.poses, names(&run_csv::POSES_CSV_HEADER))?,
+            contacts: open(&args.contacts, names(&CONTACTS_HEADER))?,
+            series: args.plot.as_ref().map(|_| Series::default()),
+            contact_summary: ContactSummary::default(),
+        })
+    }
+
+    /// Writes the rows of step `step` (1-based).
+    fn after_step(&mut self, args: &SimulateArgs, sim: &SceneSimulation, step: usize) {
+        if let Some(out) = self.csv.as_mut() {
+            out.write_rows(|w| run_csv::csv_row(sim, w));
+        }
+        if let Some(out) = self
+            .poses
+            .as_mut()
+            .filter(|_| step.is_multiple_of(args.poses_every))
+        {
+            out.write_rows(|rows| run_csv::poses_csv_rows(sim, rows));
+        }
+        if let Some(series) = self.series.as_mut() {
+            series.push(sim.diagnostics());
+        }
+        if let Some(default) = sim.as_default() {
+            self.contact_summary.update(default);
+            if let Some(out) = self.contacts.as_mut() {
+                out.write_rows(|rows| contact_rows(default, rows));
+            }
+        }
+    }
+
+    fn take(&mut self) -> [Option<CsvStream>; 3] {
+        [self.csv.take(), self.poses.take(), self.contacts.take()]
+    }
+}
+
+/// Runs the command.
+pub fn run(args: SimulateArgs) -> Result<()> {
+    let method = method_of(&args)?;
+    let mut scene = Scene::load(ar_dynamics::scene::resolve_scene(&args.scene))?;
+    apply_solver_flags(&args, &mut scene)?;
+    let mut wind = wind_of(&args, &scene)?;
+    let mut sim = SceneSimulation::build(&scene, method)
+        .with_context(|| format!("scene {}", args.scene))?
+        .with_wind(wind.as_ref().map(|(_, _, element, _)| element.clone()));
     let script = stylus_script(&args)?;
     let spring = StylusSpring {
         stiffness_n_per_m: args.stylus_stiffness,
         damping_n_s_per_m: args.stylus_damping,
     };
-    let mut wind = wind_of(&args, &scene)?;
-
-    // The files are opened before the run (a bad path shows at once) and written as it goes;
-    // the real-time factor includes formatting and buffered writing.
-    let mut csv = match &args.csv {
-        Some(path) => Some(CsvStream::create(path, scripted::csv_header(&sim))?),
-        None => None,
-    };
-    let mut poses = match &args.poses {
-        Some(path) => Some(CsvStream::create(path, scripted::POSES_CSV_HEADER)?),
-        None => None,
-    };
-    let mut contacts = match &args.contacts {
-        Some(path) => Some(CsvStream::create(path, CONTACTS_HEADER)?),
-        None => None,
-    };
-    let mut contact_summary = ContactSummary::default();
-    let mut series = args.plot.as_ref().map(|_| Series::default());
+    let mut outputs = Outputs::open(&args, &sim)?;
     let mut steps_done = 0usize;
-    let before_step = |sim: &mut Simulation| {
-        if let Some((schedule, _, element, max_force)) = wind.as_mut() {
-            element.apply(sim, schedule.level_at(sim.time_secs()), 0.0);
-            *max_force = max_force.max(element.last_total_force().norm());
-        }
-    };
+    let mut max_psi_m = sim.diagnostics().constraint_norm_m;
     let watch = RunWatch::start(planned_steps(&args, sim.dt_secs()))?;
     let started = Instant::now();
-    let result = run_scripted_with(
+    let schedule = wind.as_ref().map(|(schedule, ..)| schedule.clone());
+    let mut max_wind_force_n = 0.0_f64;
+    let result = run_scripted(
         &mut sim,
         script.as_ref(),
         spring,
         args.duration,
-        before_step,
+        |t| schedule.as_ref().map_or(0.0, |s| s.level_at(t)),
         |sim| {
             steps_done += 1;
-            if let Some(out) = csv.as_mut() {
-                out.write_rows(|w| scripted::csv_row(sim, w));
+            max_psi_m = max_psi_m.max(sim.diagnostics().constraint_norm_m);
+            if let Some(w) = sim.wind() {
+                max_wind_force_n = max_wind_force_n.max(w.last_total_force().norm());
             }
-            if let Some(out) = poses
-                .as_mut()
-                .filter(|_| steps_done.is_multiple_of(args.poses_every))
-            {
-                out.write_rows(|rows| scripted::poses_csv_rows(sim, rows));
-            }
-            if let Some(series) = series.as_mut() {
-                series.push(sim.diagnostics());
-            }
-            contact_summary.update(sim);
-            if let Some(out) = contacts.as_mut() {
-                out.write_rows(|rows| contact_rows(sim, rows));
-            }
-            watch.after_step(steps_done, sim.time_secs(), || {
-                [csv.take(), poses.take(), contacts.take()]
-            });
+            outputs.after_step(&args, sim, steps_done);
+            watch.after_step(steps_done, sim.time_secs(), || outputs.take());
         },
     );
     watch.finish();
@@ -328,108 +371,34 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         Ok(summary) => summary,
         Err(e) => {
             // The rows up to the failed step are the evidence: flush them.
-            let kept = finish_all([csv.take(), poses.take(), contacts.take()]);
-            return Err(anyhow::Error::new(e)
-                .context(format!("simulation stopped after {steps_done} steps{kept}")));
+            let kept = finish_all(outputs.take());
+            return Err(anyhow::Error::new(e).context(format!(
+                "scene {}: simulation stopped after {steps_done} steps{kept}",
+                args.scene
+            )));
         }
     };
-    let wall = started.elapsed().as_secs_f64();
-    csv.map(CsvStream::finish).transpose()?;
-    poses.map(CsvStream::finish).transpose()?;
-    contacts.map(CsvStream::finish).transpose()?;
-    if let (Some(path), Some(series)) = (&args.plot, &series) {
+    let wall_secs = started.elapsed().as_secs_f64();
+    for stream in outputs.take().into_iter().flatten() {
+        stream.finish()?;
+    }
+    if let (Some(path), Some(series)) = (&args.plot, &outputs.series) {
         plot(path, series).with_context(|| format!("cannot draw plot {}", path.display()))?;
     }
-
-    let joints = sim.joints();
-    let constraint_rows: usize = joints.iter().map(|j| j.rows()).sum();
-    let dynamic_bodies = sim.bodies().iter().filter(|b| b.is_dynamic()).count();
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "scene              {}", args.scene)?;
-    writeln!(
-        out,
-        "model              {dynamic_bodies} dynamic bodies, {} joints, {constraint_rows} constraint rows",
-        joints.len()
-    )?;
-    writeln!(
-        out,
-        "steps              {} (h = {} s, {:.*} s simulated)",
-        summary.steps,
-        sim.dt_secs(),
-        scripted::TIME_DECIMALS,
-        summary.simulated_secs
-    )?;
-    writeln!(
-        out,
-        "wall time          {:.4} s ({:.2} us/step)",
-        wall,
-        1e6 * wall / summary.steps.max(1) as f64
-    )?;
-    writeln!(
-        out,
-        "real-time factor   {:.1}",
-        summary.simulated_secs / wall.max(1e-12)
-    )?;
-    writeln!(
-        out,
-        "max |psi|          {:.3e} m",
-        summary.max_constraint_norm_m
-    )?;
-    if script.is_some() {
-        writeln!(
-            out,
-            "max |psi| released {:.3e} m",
-            summary.max_constraint_norm_after_release_m
-        )?;
-        write_grab_distance(&mut out, &summary)?;
+    if let Some(w) = wind.as_mut() {
+        w.3 = max_wind_force_n;
     }
-    writeln!(
-        out,
-        "max |energy drift| {:.3e} J = {:.4} % of E_ref = {:.5} J (E_ref: the largest of the \
-         peak kinetic energy, the potential and elastic energy ranges and the injected work)",
-        summary.max_abs_energy_drift_j,
-        100.0 * summary.max_abs_energy_error_rel,
-        summary.energy_reference_j
-    )?;
-    if summary.dissipation_reversed_j
-        > (DISSIPATION_REVERSED_NOTE_REL * summary.energy_reference_j)
-            .max(DISSIPATION_REVERSED_FLOOR_J)
-    {
-        writeln!(
-            out,
-            "warning: dissipation ran backwards in {} steps by {:.3e} J in all: dampers or contact impulses \
-             gave energy to the motion (physically they only take it); the balance books it, but the \
-             motion gained energy nothing supplied",
-            summary.dissipation_reversed_steps, summary.dissipation_reversed_j
-        )?;
-    }
-    writeln!(
-        out,
-        "solves / sweeps    {:.2} per step, max {}; position pass in {} steps; {} steps split into sub-steps",
-        summary.total_iterations as f64 / summary.steps.max(1) as f64,
-        summary.max_iterations,
-        summary.position_pass_steps,
-        summary.split_steps
-    )?;
-    writeln!(
-        out,
-        "factorisations     {:.2} per step (coupled matrix)",
-        summary.total_factorisations as f64 / summary.steps.max(1) as f64
-    )?;
-    if let Some(contact) = sim.model().contact.as_ref() {
-        writeln!(
-            out,
-            "contacts           {} method; max penetration {:.3e} m; most loaded points in a step {}, {:.2} per step",
-            contact.method.name(),
-            contact_summary.max_penetration_m,
-            contact_summary.max_points,
-            contact_summary.point_steps as f64 / summary.steps.max(1) as f64
-        )?;
-    }
-    if let Some(wind) = &wind {
-        write_wind(&mut out, wind)?;
-        writeln!(out)?;
-    }
+    let run = FinishedRun {
+        args: &args,
+        sim: &sim,
+        summary: &summary,
+        wall_secs,
+        max_psi_m,
+        scripted: script.is_some(),
+        contacts: &outputs.contact_summary,
+        wind: wind.as_ref(),
+    };
+    run.print(&mut std::io::stdout().lock())?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use ar_io::csv_write::CsvWriter;
 
-use ar_dynamics::drive::scripted;
+use ar_dynamics::drive::csv as run_csv;
 use ar_dynamics::Simulation;
 
 /// Header of the contacts CSV (issue 15).
@@ -34,7 +34,7 @@ pub fn contact_rows<W: Write>(sim: &Simulation, out: &mut CsvWriter<W>) -> io::R
     for c in sim.contact_report() {
         let (p, n) = (&c.point_in_world, &c.normal);
         out.row()
-            .fixed(t, scripted::TIME_DECIMALS)
+            .fixed(t, run_csv::TIME_DECIMALS)
             .text(&model.colliders[c.shape1].name)
             .text(&model.colliders[c.shape2].name)
             .values([p.x, p.y, p.z, n.x, n.y, n.z])

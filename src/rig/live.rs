@@ -3,13 +3,14 @@
 //! requested number of frames or duration, or a worker's fatal error, whose message is returned.
 
 use super::devices::view_tee::ViewTee;
-use super::devices::{CameraTracker, MicDevice, RigArm, Simulation};
+use super::devices::{CameraTracker, MicDevice, RigArm};
 use super::display::display_summary::DisplaySummary;
 use super::display::frame_content::{build_overlay, hud_stats, ArrowScale};
 use super::display::frame_control::FrameControl;
 use super::display::latency::LatencyStats;
 use super::display::memory::{rss_bytes, MemorySummary};
 use super::record::session_log::SessionRecorder;
+use super::simulation::RigSimulation;
 use super::threads::device_worker::{spawn_camera, spawn_mic};
 use super::threads::event_log::EventLog;
 use super::threads::messages::{CameraUpdate, SimSnapshot};
@@ -34,7 +35,7 @@ pub struct RigDevices {
     /// The microphone, if any.
     pub mic: Option<Box<dyn MicDevice>>,
     /// The simulation, stepped at its own step ([`Simulation::dt_secs`]).
-    pub simulation: Box<dyn Simulation>,
+    pub simulation: RigSimulation,
 }
 
 /// The arm driver's thread (`ar_drivers::arm::ArmWorker` names it so).

@@ -1,13 +1,10 @@
 //! Which method simulates the rig's scene, chosen in one place for `demo`, `run` and `sandbox`
 //! (and named as `simulate --method` names it): [`load_simulation`] builds the scene's
-//! [`Simulation`] with the default method ([`super::scene_sim`]) or the articulated one
-//! ([`super::articulated_sim`]). The rig steps it at the scene's own step (`[solver]
-//! dt_secs`).
+//! [`RigSimulation`] with the default method or the articulated one. The rig steps it at the
+//! scene's own step (`[solver] dt_secs`).
 
-use super::articulated_sim::ArticulatedSceneSimulation;
-use super::devices::{Simulation, SimulationError};
 use super::record::wind_log::WindLog;
-use super::scene_sim::SceneSimulation;
+use super::simulation::{RigSimulation, SimulationError};
 use super::threads::clock::pacing_step;
 use std::path::Path;
 
@@ -42,7 +39,7 @@ impl Method {
 /// A scene's simulation for the rig, and the account of its wind when the scene has any.
 pub struct LoadedSimulation {
     /// The simulation the solver thread steps.
-    pub simulation: Box<dyn Simulation>,
+    pub simulation: RigSimulation,
     /// The wind's account (read it after the run), when the scene has a `[wind]` table.
     pub wind_log: Option<WindLog>,
 }
@@ -51,18 +48,8 @@ pub struct LoadedSimulation {
 /// saying what is unsupported (the caller names the scene, as `demo` and `run` do), and so is
 /// a step the rig's real-time clock cannot pace.
 pub fn load_simulation(path: &Path, method: Method) -> Result<LoadedSimulation, SimulationError> {
-    let (simulation, wind_log): (Box<dyn Simulation>, _) = match method {
-        Method::Default => {
-            let sim = SceneSimulation::load(path)?;
-            let log = sim.wind().is_some().then(|| sim.wind_log());
-            (Box::new(sim), log)
-        }
-        Method::Articulated => {
-            let sim = ArticulatedSceneSimulation::load(path)?;
-            let log = sim.wind().is_some().then(|| sim.wind_log());
-            (Box::new(sim), log)
-        }
-    };
+    let simulation = RigSimulation::load(path, method)?;
+    let wind_log = simulation.wind_log();
     pacing_step(simulation.dt_secs())
         .map_err(|e| SimulationError(format!("[solver] dt_secs: {e}")))?;
     Ok(LoadedSimulation {

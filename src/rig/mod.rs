@@ -12,7 +12,7 @@
 //! Streams go through bounded latest-value channels (`ar_drivers::latest`): a slow consumer
 //! never blocks a producer. The arm's status and the user's commands have their own bounded
 //! channels, so none is dropped. The solver thread steps the simulation at the simulation's own
-//! step ([`Simulation::dt_secs`], a scene's `[solver] dt_secs`), in real time. Every thread of
+//! step ([`RigSimulation::dt_secs`], a scene's `[solver] dt_secs`), in real time. Every thread of
 //! the rig is named and owned by a [`threads::worker::Worker`] handle that stops and joins it on
 //! drop (the arm driver's by its `ArmWorker`, held in [`RigArm`]). One [`StopFlag`] ends
 //! everything: Ctrl-C, window close, the end of a headless run, or a worker's fatal error
@@ -27,25 +27,23 @@
 //! - [`record`]: the recorded session, its replay, the wind's account.
 //! - [`config`]: the rig config file of `run`.
 //! - [`method`]: which method runs a scene, chosen once for `demo`, `run` and `sandbox`.
-//! - [`scene_sim`]: the solver library behind the simulation interface.
-//! - [`articulated_sim`]: the articulated method behind the same interface.
-//! - [`scene_common`]: what the two share (stylus end, wind, diagnostics).
+//! - [`simulation`]: the scene's simulation (either method, `ar_dynamics::SceneSimulation`) as
+//!   the rig drives it: the stylus spring and tip, the microphone's wind, the snapshots' data.
 //! - [`live`]: [`Rig`], which starts the threads and runs the compositor loop.
 
-pub mod articulated_sim;
 pub mod config;
 pub mod devices;
 pub mod display;
 pub mod live;
 pub mod method;
 pub mod record;
-pub mod scene_common;
-pub mod scene_sim;
+pub mod simulation;
 pub mod threads;
 
-pub use devices::{CameraTracker, DeviceError, MicDevice, RigArm, Simulation, SimulationError};
+pub use devices::{CameraTracker, DeviceError, MicDevice, RigArm};
 pub use display::display_summary::DisplaySummary;
 pub use live::{DisplayLoopConfig, Rig, RigDevices, RigError, RunSummary, StopReason};
+pub use simulation::{RigSimulation, SimulationError};
 pub use threads::messages::{
     ArmLink, CameraUpdate, MicLevel, SimDiagnostics, SimSnapshot, VideoFrame,
 };

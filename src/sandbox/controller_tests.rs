@@ -3,10 +3,10 @@
 
 use super::*;
 use crate::rig::devices::demo_world::demo_view;
-use crate::rig::devices::Simulation;
-use crate::rig::scene_sim::{resolve_scene, SceneSimulation};
+use crate::rig::RigSimulation;
 use crate::sandbox::input::{PointerButton, SandboxInput, SandboxKey};
 use crate::sandbox::orbit::ORBIT_RAD_PER_PX;
+use ar_dynamics::scene::resolve_scene;
 use nalgebra::Point2;
 
 struct Fixture {
@@ -17,7 +17,11 @@ struct Fixture {
 
 /// The ten pendula at rest, seen from the demo's camera, with the view pivoting 0.9 m ahead.
 fn ten_pendula() -> Fixture {
-    let sim = SceneSimulation::load(&resolve_scene("ten_pendula")).unwrap();
+    let sim = RigSimulation::load(
+        &resolve_scene("ten_pendula"),
+        crate::rig::method::Method::Default,
+    )
+    .unwrap();
     let view = demo_view(&sim, false, false).unwrap();
     let bodies = sim.bodies();
     let tip = bodies.iter().find(|b| &*b.name == "p10").unwrap().clone();

@@ -12,11 +12,11 @@ use super::window_input::WindowInputMapper;
 use crate::rig::devices::demo_world::{demo_intrinsics, demo_view, DEMO_VIEW_TOWARD_EYE};
 use crate::rig::devices::fixed_view::look_at;
 use crate::rig::devices::view_camera::ViewHandle;
-use crate::rig::devices::Simulation;
 use crate::rig::display::frame_control::{FrameControl, FrameDecision};
 use crate::rig::live::DisplayLoopConfig;
 use crate::rig::threads::messages::SimSnapshot;
 use crate::rig::threads::solver_commands::SolverCommand;
+use crate::rig::RigSimulation;
 use crate::scene_view::{BodyView, RigidGroupView};
 use crossbeam_channel::Sender;
 use kiss3d::event::WindowEvent;
@@ -25,12 +25,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Loads a scene by name (shipped) or path, as the session's method does.
-pub type SceneLoader = Box<dyn FnMut(&str) -> Result<Box<dyn Simulation>, String>>;
+pub type SceneLoader = Box<dyn FnMut(&str) -> Result<RigSimulation, String>>;
 
 /// The view a scene starts with: the demo's camera (from in front of the marker, a little
 /// right and above, framing the scene below the HUD), orbiting the bodies' centre; a scene
 /// the demo cannot frame is seen from the same direction, 1 m from above the marker.
-pub fn initial_view(sim: &dyn Simulation) -> OrbitView {
+pub fn initial_view(sim: &RigSimulation) -> OrbitView {
     let bodies = sim.bodies();
     let centre = if bodies.is_empty() {
         Point3::new(0.0, 0.0, 0.15)
@@ -266,12 +266,12 @@ impl SandboxSession {
         match (self.load)(&name) {
             Ok(sim) => {
                 if index != self.scene {
-                    self.controller.set_view(initial_view(sim.as_ref()));
+                    self.controller.set_view(initial_view(&sim));
                     self.watched = None;
                 }
                 self.scene = index;
                 self.say(format!("{why}: {name} at its initial state"));
-                self.send(SolverCommand::Replace(sim));
+                self.send(SolverCommand::Replace(Box::new(sim)));
                 true
             }
             Err(e) => {

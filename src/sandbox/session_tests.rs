@@ -4,9 +4,10 @@
 //! simulation) switches the group.
 
 use super::*;
-use crate::rig::scene_sim::{resolve_scene, SceneSimulation};
 use crate::rig::threads::solver_commands::{ControlEvent, UserControls};
+use crate::rig::RigSimulation;
 use crate::sandbox::input::SandboxKey;
+use ar_dynamics::scene::resolve_scene;
 
 fn group(name: &str, rigid: bool) -> RigidGroupView {
     RigidGroupView {
@@ -31,7 +32,7 @@ fn g_makes_every_group_rigid_if_one_is_deformable_else_every_group_deformable() 
 fn apply_as_the_solver_loop_does(
     commands: &crossbeam_channel::Receiver<SolverCommand>,
     controls: &mut UserControls,
-    sim: &mut SceneSimulation,
+    sim: &mut RigSimulation,
 ) -> Vec<(String, bool)> {
     let mut switched = Vec::new();
     while let Ok(command) = commands.try_recv() {
@@ -45,7 +46,8 @@ fn apply_as_the_solver_loop_does(
 
 #[test]
 fn the_g_key_switches_the_beams_rigid_half_through_the_rigs_command() {
-    let mut sim = SceneSimulation::load(&resolve_scene("beam")).expect("beam.toml");
+    let mut sim = RigSimulation::load(&resolve_scene("beam"), crate::rig::method::Method::Default)
+        .expect("beam.toml");
     assert_eq!(sim.rigid_groups(), vec![group("half_rigid.right", true)]);
     let (tx, rx) = crossbeam_channel::bounded(16);
     let view = initial_view(&sim);

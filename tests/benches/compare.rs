@@ -34,6 +34,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use ar_dynamics::scene::generate::chain_toml;
+use ar_dynamics::SceneSimulation;
 use ar_dynamics::{run_scripted, JointKind, Scene, StylusScript, StylusSpring};
 use ar_io::csv_write::CsvWriter;
 use nalgebra::{Point3, UnitQuaternion, Vector3};
@@ -124,7 +125,7 @@ fn chain_scene(links: usize, scenario: Scenario) -> Scene {
 }
 
 fn run_ar(scene: &Scene, scenario: Scenario, drag: &StylusScript) -> Outcome {
-    let mut sim = scene.build().expect("generated scene builds");
+    let mut sim = SceneSimulation::from(scene.build().expect("generated scene builds"));
     let planned_steps = (RUN_SECS / sim.dt_secs()).round() as usize;
     let start = Instant::now();
     let result = run_scripted(
@@ -132,6 +133,7 @@ fn run_ar(scene: &Scene, scenario: Scenario, drag: &StylusScript) -> Outcome {
         (scenario == Scenario::Drag).then_some(drag),
         StylusSpring::default(),
         RUN_SECS,
+        |_| 0.0,
         |_| {},
     );
     let wall = start.elapsed().as_secs_f64();

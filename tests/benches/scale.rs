@@ -16,6 +16,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use ar_dynamics::scene::generate::{chain_toml, mobile_toml};
+use ar_dynamics::SceneSimulation;
 use ar_dynamics::{run_scripted, Scene, StylusScript, StylusSpring};
 
 /// Runs of each case, of which the fastest is shown. The runs are deterministic, so they differ
@@ -88,15 +89,18 @@ fn main() {
         let runs = if smoke { 1 } else { RUNS };
         let mut best = None;
         for _ in 0..runs {
-            let mut sim = Scene::parse(&case.scene, "generated.toml")
-                .and_then(|s| s.build())
-                .expect("generated scene builds");
+            let mut sim = SceneSimulation::from(
+                Scene::parse(&case.scene, "generated.toml")
+                    .and_then(|s| s.build())
+                    .expect("generated scene builds"),
+            );
             let start = Instant::now();
             let result = run_scripted(
                 &mut sim,
                 case.scripted.then_some(&drag),
                 StylusSpring::default(),
                 case.secs,
+                |_| 0.0,
                 |_| {},
             );
             let wall = start.elapsed().as_secs_f64();
@@ -105,6 +109,7 @@ fn main() {
             }
         }
         let (wall, result, sim) = best.expect("at least one run");
+        let sim = sim.into_default().expect("the default method");
         match result {
             Ok(s) => println!(
                 "{:<36} {:>12.1} {:>10.1e} {:>7} {:>8.2} {:>8.2} {:>12.2e} {:>10.4}% {:>13.2}",

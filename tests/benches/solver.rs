@@ -19,6 +19,7 @@
 use std::path::Path;
 
 use ar_dynamics::linalg::block_cholesky::{BlockCholesky, Lanes, ZERO};
+use ar_dynamics::SceneSimulation;
 use ar_dynamics::{run_scripted, Scene, Simulation, StylusScript, StylusSpring};
 use std::time::{Duration, Instant};
 
@@ -29,16 +30,17 @@ fn scripted_state(scene: &str, script: &str, secs: f64) -> Simulation {
     let scene = Scene::load(root.join(scene)).expect("scene");
     let text = std::fs::read_to_string(root.join(script)).expect("script");
     let script = StylusScript::parse(&text).expect("script parses");
-    let mut sim = scene.build().expect("builds");
+    let mut sim = SceneSimulation::from(scene.build().expect("builds"));
     run_scripted(
         &mut sim,
         Some(&script),
         StylusSpring::default(),
         secs,
+        |_| 0.0,
         |_| {},
     )
     .expect("run");
-    sim
+    sim.into_default().expect("the default method")
 }
 
 /// Time of `iters` steps, each within the first [`STEPS_PER_COPY`] steps of a copy of `state`.

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use ar_dynamics::contact::InequalityMethod;
+use ar_dynamics::SceneSimulation;
 use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
@@ -319,16 +320,18 @@ fn ten_pendula_desk_chain_lies_on_the_desk() {
 #[test]
 fn ten_pendula_desk_chain_is_dragged_across_the_desk() {
     use ar_dynamics::{run_scripted, StylusScript, StylusSpring};
-    let mut sim = scene("ten_pendula_desk.toml").build().unwrap();
+    let sim = scene("ten_pendula_desk.toml").build().unwrap();
     let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("assets/scripts/ten_pendula_desk_drag.csv");
     let script = StylusScript::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut pen = 0.0f64;
+    let mut sim = SceneSimulation::from(sim);
     let summary = run_scripted(
         &mut sim,
         Some(&script),
         StylusSpring::default(),
         12.0,
+        |_| 0.0,
         |s| {
             pen = pen.max(s.max_penetration_m());
         },

@@ -7,9 +7,11 @@
 //! in its message why the numbers changed. A change of the CSV's *format* alters only the CSV
 //! hash; the state hash then shows that the numbers did not move.
 
-use ar_dynamics::drive::scripted;
+use ar_dynamics::drive::csv as run_csv;
 use ar_dynamics::wind::{LevelSchedule, WindElement};
-use ar_dynamics::{run_scripted_with, Scene, Simulation, SolverMethod, StylusScript, StylusSpring};
+use ar_dynamics::{
+    run_scripted, Scene, SceneSimulation, Simulation, SolverMethod, StylusScript, StylusSpring,
+};
 use ar_io::csv_write::CsvWriter;
 
 fn asset(rel: &str) -> std::path::PathBuf {
@@ -96,36 +98,36 @@ fn golden_run(
     let scene = Scene::load(asset(scene)).expect("shipped scene loads");
     let mut params = scene.params;
     params.method = method;
-    let mut sim = scene.build_with(params).expect("builds");
+    let sim = scene.build_with(params).expect("builds");
     let script = script.map(|p| {
         StylusScript::parse(&std::fs::read_to_string(asset(p)).unwrap()).expect("script parses")
     });
-    let mut wind = wind.map(|p| {
-        let settings = scene.wind.clone().unwrap_or_default();
-        (
-            LevelSchedule::load(asset(p)).expect("wind schedule loads"),
-            WindElement::from_settings(&settings).expect("wind settings"),
-        )
-    });
+    let (schedule, element) = match wind {
+        Some(p) => {
+            let settings = scene.wind.clone().unwrap_or_default();
+            (
+                Some(LevelSchedule::load(asset(p)).expect("wind schedule loads")),
+                Some(WindElement::from_settings(&settings).expect("wind settings")),
+            )
+        }
+        None => (None, None),
+    };
+    let mut sim = SceneSimulation::from(sim).with_wind(element);
     let mut state = Fnv::new();
     // The CSV as `simulate` writes it.
     let mut out = CsvWriter::new(Vec::new());
-    out.write_fields(scripted::csv_header(&sim)).unwrap();
+    out.write_fields(run_csv::csv_header(&sim)).unwrap();
     let mut steps = 0;
-    run_scripted_with(
+    run_scripted(
         &mut sim,
         script.as_ref(),
         StylusSpring::default(),
         secs,
-        |sim| {
-            if let Some((schedule, element)) = wind.as_mut() {
-                element.apply(sim, schedule.level_at(sim.time_secs()), 0.0);
-            }
-        },
+        |t| schedule.as_ref().map_or(0.0, |s| s.level_at(t)),
         |sim| {
             steps += 1;
-            hash_state(sim, &mut state);
-            scripted::csv_row(sim, &mut out).unwrap();
+            hash_state(sim.as_default().expect("the default method"), &mut state);
+            run_csv::csv_row(sim, &mut out).unwrap();
         },
     )
     .expect("golden run completes");

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use ar_io::csv_write::CsvWriter;
 
-use ar_dynamics::drive::scripted;
+use ar_dynamics::drive::csv as run_csv;
+use ar_dynamics::SceneSimulation;
 use ar_dynamics::{
     run_scripted, RunSummary, Scene, SceneError, Simulation, StylusScript, StylusSpring,
 };
@@ -21,12 +22,13 @@ fn scripted_run(scene: &str, script: &str, duration_secs: f64) -> RunSummary {
     let scene = Scene::load(asset(scene)).expect("scene loads");
     let text = std::fs::read_to_string(asset(script)).expect("script readable");
     let script = StylusScript::parse(&text).expect("script parses");
-    let mut sim = scene.build().expect("scene builds");
+    let mut sim = SceneSimulation::from(scene.build().expect("scene builds"));
     run_scripted(
         &mut sim,
         Some(&script),
         StylusSpring::default(),
         duration_secs,
+        |_| 0.0,
         |_| {},
     )
     .expect("run")
@@ -404,15 +406,16 @@ fn two_runs_give_bit_identical_csvs() {
         let scene = Scene::load(asset("assets/scenes/ten_pendula.toml")).unwrap();
         let text = std::fs::read_to_string(asset("assets/scripts/ten_pendula_drag.csv")).unwrap();
         let script = StylusScript::parse(&text).unwrap();
-        let mut sim = scene.build().unwrap();
+        let mut sim = SceneSimulation::from(scene.build().unwrap());
         let mut out = CsvWriter::new(Vec::new());
-        out.write_fields(scripted::csv_header(&sim)).unwrap();
+        out.write_fields(run_csv::csv_header(&sim)).unwrap();
         run_scripted(
             &mut sim,
             Some(&script),
             StylusSpring::default(),
             4.5,
-            |sim| scripted::csv_row(sim, &mut out).unwrap(),
+            |_| 0.0,
+            |sim| run_csv::csv_row(sim, &mut out).unwrap(),
         )
         .unwrap();
         String::from_utf8(out.into_inner().unwrap()).unwrap()
@@ -433,13 +436,14 @@ fn an_out_of_plane_swing_of_the_ten_pendula_keeps_energy_and_joints() {
     )
     .expect("script parses");
     let scene = Scene::load(asset("assets/scenes/ten_pendula.toml")).expect("scene loads");
-    let mut sim = scene.build().expect("scene builds");
+    let mut sim = SceneSimulation::from(scene.build().expect("scene builds"));
     let mut max_abs_y = 0.0_f64;
     let s = run_scripted(
         &mut sim,
         Some(&script),
         StylusSpring::default(),
         30.0,
+        |_| 0.0,
         |sim| {
             let y = sim.grab_point_in_world(0).map_or(0.0, |p| p.y);
             max_abs_y = max_abs_y.max(y.abs());
@@ -485,9 +489,11 @@ fn a_minute_of_free_swing_after_the_drag_keeps_the_energy_balance() {
 #[test]
 fn the_stylus_release_on_a_100_link_chain_converges_without_splitting() {
     let scene = ar_dynamics::scene::generate::chain_toml(100).expect("chain");
-    let mut sim = Scene::parse(&scene, "chain100.toml")
-        .and_then(|s| s.build())
-        .expect("chain builds");
+    let mut sim = SceneSimulation::from(
+        Scene::parse(&scene, "chain100.toml")
+            .and_then(|s| s.build())
+            .expect("chain builds"),
+    );
     let text = std::fs::read_to_string(asset("assets/scripts/ten_pendula_drag.csv")).unwrap();
     let script = StylusScript::parse(&text).expect("script parses");
     let s = run_scripted(
@@ -495,6 +501,7 @@ fn the_stylus_release_on_a_100_link_chain_converges_without_splitting() {
         Some(&script),
         StylusSpring::default(),
         4.5,
+        |_| 0.0,
         |_| {},
     )
     .expect("run");
@@ -513,12 +520,13 @@ fn without_row_refreshes_the_drag_stays_bounded() {
     params.max_row_refreshes = 0;
     let text = std::fs::read_to_string(asset("assets/scripts/ten_pendula_drag.csv")).unwrap();
     let script = StylusScript::parse(&text).expect("script parses");
-    let mut sim = scene.build_with(params).expect("scene builds");
+    let mut sim = SceneSimulation::from(scene.build_with(params).expect("scene builds"));
     let s = run_scripted(
         &mut sim,
         Some(&script),
         StylusSpring::default(),
         14.0,
+        |_| 0.0,
         |_| {},
     )
     .expect("run");
@@ -536,11 +544,21 @@ fn without_row_refreshes_the_drag_stays_bounded() {
 #[test]
 fn the_steam_engines_loops_converge_without_splitting() {
     for name in ["steam_engine", "toy_steam_engine"] {
-        let mut sim = Scene::load(asset(&format!("assets/scenes/{name}.toml")))
-            .expect("scene loads")
-            .build()
-            .expect("scene builds");
-        let s = run_scripted(&mut sim, None, StylusSpring::default(), 20.0, |_| {}).expect("run");
+        let mut sim = SceneSimulation::from(
+            Scene::load(asset(&format!("assets/scenes/{name}.toml")))
+                .expect("scene loads")
+                .build()
+                .expect("scene builds"),
+        );
+        let s = run_scripted(
+            &mut sim,
+            None,
+            StylusSpring::default(),
+            20.0,
+            |_| 0.0,
+            |_| {},
+        )
+        .expect("run");
         let solves_per_step = s.total_iterations as f64 / s.steps as f64;
         assert!(s.split_steps <= 3, "{name}: {s:?}");
         assert!(

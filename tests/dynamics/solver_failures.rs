@@ -5,6 +5,7 @@
 use ar_dynamics::{
     run_scripted, FailureCause, Scene, SimError, SolverMethod, StylusScript, StylusSpring,
 };
+use ar_dynamics::{SceneSimulation, StepError};
 
 fn asset(rel: &str) -> std::path::PathBuf {
     std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(rel)
@@ -109,12 +110,12 @@ fn gauss_seidel_run(
     script: &str,
     secs: f64,
     sweeps: usize,
-) -> (Result<f64, SimError>, Vec<f64>) {
+) -> (Result<f64, StepError>, Vec<f64>) {
     let scene = Scene::load(asset(scene)).expect("scene loads");
     let mut params = scene.params;
     params.method = SolverMethod::GaussSeidel;
     params.max_iterations = sweeps;
-    let mut sim = scene.build_with(params).expect("builds");
+    let mut sim = SceneSimulation::from(scene.build_with(params).expect("builds"));
     let script = StylusScript::parse(&std::fs::read_to_string(asset(script)).unwrap()).unwrap();
     let mut times = Vec::new();
     let result = run_scripted(
@@ -122,6 +123,7 @@ fn gauss_seidel_run(
         Some(&script),
         StylusSpring::default(),
         secs,
+        |_| 0.0,
         |sim| {
             let d = sim.diagnostics();
             assert!(
@@ -146,7 +148,7 @@ fn five_gauss_seidel_sweeps_on_the_ten_pendula_fail_loudly_or_reach_the_papers_a
     match result {
         // The paper: ‖ψ‖ < 1e-6 m but for ten steps that reach 1.6e-5 m.
         Ok(psi) => assert!(psi < 1.6e-5, "max |psi| {psi} m"),
-        Err(SimError::StepFailed(f)) => {
+        Err(StepError::Default(SimError::StepFailed(f))) => {
             println!("{f}");
             let last = times.last().copied().unwrap_or(0.0);
             assert!(
@@ -170,7 +172,7 @@ fn five_gauss_seidel_sweeps_on_the_cross_lift_fail_loudly_or_reach_the_papers_ac
     match result {
         // The paper: ‖ψ‖ up to 6.1e-5 m while the user pushes and pulls.
         Ok(psi) => assert!(psi < 6.1e-5, "max |psi| {psi} m"),
-        Err(SimError::StepFailed(f)) => {
+        Err(StepError::Default(SimError::StepFailed(f))) => {
             println!("{f}");
             let last = times.last().copied().unwrap_or(0.0);
             assert!(

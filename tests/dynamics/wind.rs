@@ -3,6 +3,7 @@
 //! constraint error, determinism.
 
 use ar_dynamics::wind::{LevelSchedule, WindElement, WindSettings};
+use ar_dynamics::{MethodSim, SceneSimulation, StepInput};
 use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
@@ -49,12 +50,12 @@ struct Run {
 }
 
 fn run(scene: &Scene, level: &LevelSchedule, secs: f64) -> Run {
-    let mut sim = scene.build().expect("builds");
     let settings = scene.wind.clone().unwrap_or_default();
-    let mut wind = WindElement::from_settings(&settings).expect("valid wind");
-    let h = sim.dt_secs();
+    let wind = WindElement::from_settings(&settings).expect("valid wind");
+    let mut run = SceneSimulation::from(scene.build().expect("builds")).with_wind(Some(wind));
+    let h = run.dt_secs();
+    let com0 = centre_of_mass(run.as_default().expect("the default method"));
     let steps = (secs / h).round() as usize;
-    let com0 = centre_of_mass(&sim);
     let mut out = Run {
         max_psi_m: 0.0,
         com_y: Vec::with_capacity(steps),
@@ -63,12 +64,18 @@ fn run(scene: &Scene, level: &LevelSchedule, secs: f64) -> Run {
         last_positions: Vec::new(),
     };
     for n in 0..steps {
-        wind.apply(&mut sim, level.level_at(n as f64 * h), 0.0);
+        let input = StepInput {
+            wind_level: level.level_at(n as f64 * h),
+            ..StepInput::default()
+        };
+        run.step(&input).expect("step");
+        let wind = run.wind().expect("the wind");
         out.max_wind_force_n = out.max_wind_force_n.max(wind.last_total_force().norm());
-        sim.step().expect("step");
+        let sim = run.as_default().expect("the default method");
         out.max_psi_m = out.max_psi_m.max(sim.diagnostics().constraint_norm_m);
-        out.com_y.push(centre_of_mass(&sim).y - com0.y);
+        out.com_y.push(centre_of_mass(sim).y - com0.y);
     }
+    let sim = run.into_default().expect("the default method");
     out.max_tilt_deg_at_end = sim
         .bodies()
         .iter()
@@ -269,7 +276,7 @@ fn mobile_and_wind_errors_name_file_line_and_field() {
 fn wind_aimed_from_the_camera_blows_where_the_camera_looks() {
     use nalgebra::{Isometry3, UnitQuaternion};
     let scene = load();
-    let mut sim = scene.build().expect("builds");
+    let sim = scene.build().expect("builds");
     let mut wind = WindElement::from_settings(&scene.wind.clone().expect("wind")).expect("valid");
     // A camera 0.6 m along +x from the mobile, looking back along −x (its z axis).
     let look =
@@ -277,7 +284,7 @@ fn wind_aimed_from_the_camera_blows_where_the_camera_looks() {
     let world_from_camera = Isometry3::from_parts(Vector3::new(0.6, 0.0, 0.57).into(), look);
     wind.aim_from_camera(&world_from_camera);
     assert!((wind.source_in_world() - nalgebra::Point3::new(0.6, 0.0, 0.57)).norm() < 1e-12);
-    wind.apply(&mut sim, 0.2, 0.0);
+    wind.apply(&mut MethodSim::Default(sim), 0.2, 0.0);
     let total = wind.last_total_force();
     assert!(
         total.x < 0.0 && total.x.abs() > 10.0 * total.y.abs(),

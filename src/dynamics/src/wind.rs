@@ -39,7 +39,7 @@ pub mod raycast;
 pub mod schedule;
 
 pub use cone::{ConeError, WindCone};
-pub use element::{WindBodies, WindBody, WindElement, WindSettings, WindSettingsError};
+pub use element::{WindBody, WindElement, WindSettings, WindSettingsError};
 pub use faces::{body_faces, Face};
 pub use primitive::Primitive;
 pub use raycast::ray_hit;

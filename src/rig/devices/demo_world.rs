@@ -19,7 +19,6 @@ use super::interfaces::{CameraTracker, MicDevice};
 use super::mic_level::DeferredMic;
 use super::push_gesture::{demo_push, pushed_by_m};
 use super::scripted_user::{spawn_scripted_user_with_progress, UserScript};
-use super::simulation::Simulation;
 use super::tracked_camera::TrackedCamera;
 use crate::compositor::arrows::MAX_ARROW_M;
 use crate::compositor::hud::{hud_line_top_px, HUD_DIAGNOSTIC_LINES, HUD_LINES};
@@ -28,9 +27,9 @@ use crate::rig::display::framing::{frame_points, ImageRegion};
 use crate::rig::live::RigDevices;
 use crate::rig::method::{load_simulation, LoadedSimulation, Method};
 use crate::rig::record::wind_log::WindLog;
-use crate::rig::scene_sim::resolve_scene;
 use crate::rig::threads::solver_worker::SolverConfig;
 use crate::rig::threads::worker::{StopFlag, Worker, WorkerError};
+use crate::rig::RigSimulation;
 use crate::tracking::TrackerConfig;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::arm::ik::{solve_tip, IkOptions};
@@ -39,6 +38,7 @@ use ar_drivers::arm::sim::{DeviceIdentity, REST_POSE_RAD};
 use ar_drivers::arm::{ArmConfig, DhParams, PortSpec, SimArmConfig, SimulatedArm};
 use ar_drivers::camera::{CameraPath, Pacing, SyntheticCamera, SyntheticConfig};
 use ar_drivers::mic::{BreathConfig, MicConfig, MicSource, SyntheticMic, SyntheticSignal};
+use ar_dynamics::scene::resolve_scene;
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -184,7 +184,7 @@ impl DemoWorld {
             })?;
         let world_from_arm = demo_world_from_arm(&grab);
         let view = demo_view(
-            simulation.as_ref(),
+            &simulation,
             options.show_diagnostics,
             options.show_reactions,
         )
@@ -208,7 +208,7 @@ impl DemoWorld {
             device: "arm driver",
             message: e.to_string(),
         })?;
-        let script = demo_script(simulation.as_ref(), grab);
+        let script = demo_script(&simulation, grab);
         let gesture_s = script.duration_s();
         let breaths = demo_breaths(gesture_s);
         let mut notes = Vec::new();
@@ -309,7 +309,7 @@ impl DemoWorld {
 /// The demo's scripted gesture on `sim`, whose first grab point is at `grab_in_world`: the
 /// clip-drag-release of [`UserScript::demo`] with the drag of [`demo_drag_in_world`], after a
 /// push along the drag's horizontal direction ([`demo_push`]) when the scene's tip pushes.
-pub fn demo_script(sim: &dyn Simulation, grab_in_world: Point3<f64>) -> UserScript {
+pub fn demo_script(sim: &RigSimulation, grab_in_world: Point3<f64>) -> UserScript {
     let drag_in_world = demo_drag_in_world(&grab_in_world);
     UserScript {
         drag_in_world,
@@ -360,7 +360,7 @@ pub fn demo_region(intrinsics: &CameraIntrinsics, show_diagnostics: bool) -> Ima
 /// drag, the stylus path), plus the marker, and with `show_reactions` the room the longest
 /// reaction arrow ([`MAX_ARROW_M`]) may take round each joint: the points the demo's camera
 /// frames.
-pub fn demo_frame_points(sim: &dyn Simulation, show_reactions: bool) -> Option<Vec<Point3<f64>>> {
+pub fn demo_frame_points(sim: &RigSimulation, show_reactions: bool) -> Option<Vec<Point3<f64>>> {
     let grab = sim.grab_points().first()?.point_in_world;
     let script = demo_script(sim, grab);
     // Where the tip goes: the push's start and end (if it pushes), the clip and the drag's end.
@@ -408,7 +408,7 @@ pub fn demo_frame_points(sim: &dyn Simulation, show_reactions: bool) -> Option<V
 /// [`demo_frame_points`] in [`demo_region`]; `None` for a scene without a grab point or too
 /// large to frame.
 pub fn demo_view(
-    sim: &dyn Simulation,
+    sim: &RigSimulation,
     show_diagnostics: bool,
     show_reactions: bool,
 ) -> Option<DemoView> {

@@ -1,9 +1,8 @@
-//! What the rig's threads read from: the device interfaces (one trait per kind) and the
-//! simulation interface, the devices behind them (the arm, the microphone, the cameras), and
+//! What the rig's threads read from: the device interfaces (one trait per kind), the devices
+//! behind them (the arm, the microphone, the cameras), and
 //! the demo's simulated world with its scripted user.
 //!
 //! - [`interfaces`]: the device traits the rig runs (re-exported here).
-//! - [`simulation`]: the simulation interface of the solver thread (re-exported here).
 //! - [`arm`]: the arm driver's worker, whose channels the solver thread reads.
 //! - [`mic_level`]: the microphone driver as the rig's level source.
 //! - [`tracked_camera`]: a camera source with the marker tracker and undistortion.
@@ -21,11 +20,9 @@ pub mod interfaces;
 pub mod mic_level;
 pub mod push_gesture;
 pub mod scripted_user;
-pub mod simulation;
 pub mod tracked_camera;
 pub mod view_camera;
 pub mod view_tee;
 
 pub use arm::RigArm;
 pub use interfaces::{CameraTracker, DeviceError, MicDevice};
-pub use simulation::{Simulation, SimulationError};

@@ -16,7 +16,7 @@
 //! above and the tests can check where it ends.
 
 use super::scripted_user::PushStroke;
-use super::simulation::Simulation;
+use crate::rig::RigSimulation;
 use crate::scene_view::Shape;
 use nalgebra::{Isometry3, Point3, Vector3};
 
@@ -56,7 +56,7 @@ pub fn half_extent_along_m(
 /// before clipping: on the body of the first grab point, at the height of its origin; `None`
 /// when the scene's tip does not push, it has no grab point, or that body has no shape to
 /// aim at.
-pub fn demo_push(sim: &dyn Simulation, direction: &Vector3<f64>) -> Option<PushStroke> {
+pub fn demo_push(sim: &RigSimulation, direction: &Vector3<f64>) -> Option<PushStroke> {
     let tip_radius_m = sim.stylus_tip_radius_m()?;
     let grab = *sim.grab_points().first()?;
     let bodies = sim.bodies();

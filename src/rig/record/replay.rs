@@ -13,7 +13,7 @@ use super::session_log::{
     read_inputs, SessionError, SessionInfo, SolverLogWriter, INPUTS_FILE, SCENE_FILE, SESSION_FILE,
     SOLVER_FILE,
 };
-use crate::rig::devices::Simulation;
+use crate::rig::RigSimulation;
 
 /// The first line at which the replayed solver log differs from the recorded one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub struct ReplayOutcome {
 pub fn replay(
     dir: &Path,
     out_dir: &Path,
-    load: impl FnOnce(&Path, &SessionInfo) -> Result<Box<dyn Simulation>, String>,
+    load: impl FnOnce(&Path, &SessionInfo) -> Result<RigSimulation, String>,
 ) -> Result<ReplayOutcome, SessionError> {
     let info = SessionInfo::read(dir)?;
     let inputs = read_inputs(dir)?;
@@ -97,7 +97,7 @@ pub fn replay(
                     row.step, row.t_s, e.0
                 ),
             })?;
-        writer.write(row.t_s, sim.as_ref())?;
+        writer.write(row.t_s, &sim)?;
     }
     writer.finish()?;
     let recorded_path = dir.join(SOLVER_FILE);

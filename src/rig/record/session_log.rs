@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::interaction::SpringAttachment;
-use crate::rig::devices::Simulation;
+use crate::rig::RigSimulation;
 
 /// The session folder's format version (`session.toml`'s `format`).
 pub const SESSION_FORMAT: u32 = 1;
@@ -229,7 +229,7 @@ impl SolverLogWriter {
     }
 
     /// Writes the row of the step that ended at `t_s` (and, before the first, the header).
-    pub fn write(&mut self, t_s: f64, sim: &dyn Simulation) -> Result<(), SessionError> {
+    pub fn write(&mut self, t_s: f64, sim: &RigSimulation) -> Result<(), SessionError> {
         let bodies = sim.bodies();
         if !self.header_written {
             let mut header: Vec<String> = SOLVER_HEADER.iter().map(|s| s.to_string()).collect();
@@ -332,7 +332,7 @@ impl SessionRecorder {
         spring: Option<&SpringAttachment>,
         tip_in_world: Option<Point3<f64>>,
         wind_level: f64,
-        sim: &dyn Simulation,
+        sim: &RigSimulation,
     ) -> Result<(), SessionError> {
         let pushes = spring.is_none() && sim.stylus_tip_radius_m().is_some();
         let row = InputRow {

@@ -6,7 +6,7 @@
 //! solver loop makes of them.
 
 use crate::interaction::SpringAttachment;
-use crate::rig::devices::Simulation;
+use crate::rig::RigSimulation;
 
 /// One command to the solver thread.
 pub enum SolverCommand {
@@ -22,7 +22,7 @@ pub enum SolverCommand {
     Wind(Option<f64>),
     /// Go on with this simulation instead (the scene reloaded, or another scene). The pointer
     /// lets go; a recording ends here, since a recording holds one scene from its start.
-    Replace(Box<dyn Simulation>),
+    Replace(Box<RigSimulation>),
     /// `make_rigid` (`rigid: true`) or `make_deformable` of the rigid group of this name
     /// (`<deformable>.<group>`, see [`ar_dynamics::deformable::rigid_group`]).
     SetGroupRigid {
@@ -62,7 +62,7 @@ pub struct UserControls {
     /// The user's wind level while they blow.
     pub wind_level: Option<f64>,
     /// A simulation to go on with, not yet swapped in.
-    pub replacement: Option<Box<dyn Simulation>>,
+    pub replacement: Option<RigSimulation>,
     /// Something changed that the next snapshot must show even without a step.
     pub changed: bool,
 }
@@ -118,7 +118,7 @@ impl UserControls {
                 None
             }
             SolverCommand::Replace(sim) => {
-                self.replacement = Some(sim);
+                self.replacement = Some(*sim);
                 self.pointer.take().map(|_| ControlEvent::PointerReleased)
             }
             SolverCommand::SetGroupRigid { name, rigid } => {

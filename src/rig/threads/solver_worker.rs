@@ -20,8 +20,8 @@ pub use super::solver_trace::TraceRow;
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
 use crate::interaction::{Interaction, InteractionConfig, InteractionEvent, SpringAttachment};
 use crate::rig::devices::arm::ArmInputs;
-use crate::rig::devices::Simulation;
 use crate::rig::record::session_log::SessionRecorder;
+use crate::rig::RigSimulation;
 use ar_drivers::latest::{LatestReceiver, LatestSender};
 use crossbeam_channel::{Receiver, Sender};
 use nalgebra::{Isometry3, Point3};
@@ -130,7 +130,7 @@ pub struct SolverInputs {
 
 /// Starts the solver thread ("solver").
 pub fn spawn_solver(
-    sim: Box<dyn Simulation>,
+    sim: RigSimulation,
     config: SolverConfig,
     inputs: SolverInputs,
     snapshots: LatestSender<SimSnapshot>,
@@ -143,7 +143,7 @@ pub fn spawn_solver(
 }
 
 struct SolverLoop {
-    sim: Box<dyn Simulation>,
+    sim: RigSimulation,
     config: SolverConfig,
     inputs: SolverInputs,
     snapshots: LatestSender<SimSnapshot>,
@@ -162,7 +162,7 @@ struct SolverLoop {
 
 impl SolverLoop {
     fn new(
-        sim: Box<dyn Simulation>,
+        sim: RigSimulation,
         config: SolverConfig,
         mut inputs: SolverInputs,
         snapshots: LatestSender<SimSnapshot>,
@@ -381,7 +381,7 @@ impl SolverLoop {
             .step(spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
         if let Some(r) = &mut self.inputs.recorder {
-            let written = r.step(k, t_after, spring.as_ref(), tip, wind, self.sim.as_ref());
+            let written = r.step(k, t_after, spring.as_ref(), tip, wind, &self.sim);
             if written.is_ok() {
                 self.summary.recorded_steps += 1;
             }
@@ -467,7 +467,7 @@ impl SolverLoop {
     /// Goes on with `sim` at its own step; a recording ends here (it holds one scene from its
     /// start, which is what `replay` reproduces). A simulation whose step the clock cannot
     /// pace is refused, and the old one goes on.
-    fn replace_simulation(&mut self, sim: Box<dyn Simulation>, stepper: &mut RealTimeStepper) {
+    fn replace_simulation(&mut self, sim: RigSimulation, stepper: &mut RealTimeStepper) {
         let t = self.now_s();
         let name = sim.name();
         let h = sim.dt_secs();

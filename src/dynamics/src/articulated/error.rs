@@ -88,10 +88,4 @@ pub enum ArticulatedError {
         /// The rejected value.
         value: f64,
     },
-    /// A stylus script on a scene without this grab point.
-    #[error("the scene has no grab point {index} for the stylus script")]
-    UnknownGrabPoint {
-        /// The grab point's index.
-        index: usize,
-    },
 }

@@ -65,7 +65,6 @@ pub mod joint_forces;
 pub mod loops;
 #[cfg(test)]
 mod reference;
-mod scripted;
 pub mod spatial;
 mod stylus;
 pub mod system;

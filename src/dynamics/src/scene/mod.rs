@@ -27,10 +27,12 @@ mod file;
 mod forces;
 pub mod generate;
 mod joints;
+mod locate;
 pub mod mobile;
 mod rigid_groups;
 mod supports;
 
+pub use locate::{resolve_scene, scene_name, shipped_scene_names};
 pub use supports::DESK_TOLERANCE_M;
 
 use std::path::{Path, PathBuf};

@@ -7,6 +7,11 @@
 //! the same scene and inputs give bit-identical results (`tests/dynamics/golden.rs` pins them).
 
 mod contact;
+mod scene_sim;
+
+pub use scene_sim::{
+    BuildError, Method, MethodSim, PointLoad, SceneSimulation, StepError, StepInput,
+};
 
 use nalgebra::{Isometry3, Point3, Vector3};
 

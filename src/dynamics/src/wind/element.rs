@@ -1,9 +1,10 @@
 //! The wind as a force element of a simulation: each step, the level of the moment becomes
 //! face forces on every body with a visual shape. Either method's simulation takes them
-//! through [`WindBodies`], so both get the same forces for the same state and level.
+//! through [`MethodSim`], so both get the same forces for the same state and level.
 
 use super::{FaceForce, Primitive, Wind, WindCone, WindParams, WindTarget};
-use crate::{BodyId, Shape, Simulation};
+use crate::simulation::MethodSim;
+use crate::{BodyId, Shape};
 use nalgebra::{Isometry3, Point3, Vector3};
 use serde::Deserialize;
 
@@ -130,71 +131,39 @@ pub struct WindBody {
     pub angular_velocity_in_world: Vector3<f64>,
 }
 
-/// What the wind needs of a simulation: its moving bodies and a way to push them for the
-/// next step.
-pub trait WindBodies {
-    /// How many bodies the simulation has (the indices [`WindBodies::wind_body`] takes).
-    fn body_count(&self) -> usize;
-    /// Body `body` if the wind pushes it (a moving body with a shape), else `None`.
-    fn wind_body(&self, body: BodyId) -> Option<WindBody>;
-    /// Adds a force (N, world) at a world point for the next step only.
-    fn push(&mut self, body: BodyId, force_in_world: Vector3<f64>, point_in_world: Point3<f64>);
-}
-
-impl WindBodies for Simulation {
-    fn body_count(&self) -> usize {
-        self.bodies().len()
-    }
-
-    fn wind_body(&self, body: BodyId) -> Option<WindBody> {
-        let b = self.bodies().get(body)?;
-        match (b.is_dynamic(), b.shape) {
-            (true, Some(shape)) => Some(WindBody {
-                shape,
-                world_from_body: b.world_from_body(),
-                linear_velocity_in_world: b.linear_velocity_in_world,
-                angular_velocity_in_world: b.angular_velocity_in_world,
-            }),
-            _ => None,
+/// Body `body` of `sim` as the wind sees it, if the wind pushes it: a moving body with a
+/// shape (in the articulated method, one that is a link of the tree).
+fn wind_body(sim: &MethodSim, body: BodyId) -> Option<WindBody> {
+    match sim {
+        MethodSim::Default(sim) => {
+            let b = sim.bodies().get(body)?;
+            match (b.is_dynamic(), b.shape) {
+                (true, Some(shape)) => Some(WindBody {
+                    shape,
+                    world_from_body: b.world_from_body(),
+                    linear_velocity_in_world: b.linear_velocity_in_world,
+                    angular_velocity_in_world: b.angular_velocity_in_world,
+                }),
+                _ => None,
+            }
         }
-    }
-
-    fn push(&mut self, body: BodyId, force_in_world: Vector3<f64>, point_in_world: Point3<f64>) {
-        self.apply_external_force(body, force_in_world, point_in_world);
-    }
-}
-
-/// The wind pushes the tree's moving bodies that have a shape.
-impl WindBodies for crate::articulated::ArticulatedSim {
-    fn body_count(&self) -> usize {
-        self.model().bodies.len()
-    }
-
-    fn wind_body(&self, body: BodyId) -> Option<WindBody> {
-        let b = self.model().bodies.get(body)?;
-        let shape = b.shape?;
-        self.body_map().link_of_body[body]?;
-        let (linear_velocity_in_world, angular_velocity_in_world) = self.body_velocity(body);
-        Some(WindBody {
-            shape,
-            world_from_body: self.body_pose(body),
-            linear_velocity_in_world,
-            angular_velocity_in_world,
-        })
-    }
-
-    fn push(&mut self, body: BodyId, force_in_world: Vector3<f64>, point_in_world: Point3<f64>) {
-        self.apply_external_force(body, force_in_world, point_in_world);
+        MethodSim::Articulated(sim) => {
+            let b = sim.model().bodies.get(body)?;
+            let shape = b.shape?;
+            sim.body_map().link_of_body[body]?;
+            let (linear_velocity_in_world, angular_velocity_in_world) = sim.body_velocity(body);
+            Some(WindBody {
+                shape,
+                world_from_body: sim.body_pose(body),
+                linear_velocity_in_world,
+                angular_velocity_in_world,
+            })
+        }
     }
 }
 
 /// Applies a pure torque as two opposite forces of a couple about `com`.
-fn apply_torque<S: WindBodies + ?Sized>(
-    sim: &mut S,
-    body: usize,
-    com: &Vector3<f64>,
-    torque: &Vector3<f64>,
-) {
+fn apply_torque(sim: &mut MethodSim, body: usize, com: &Vector3<f64>, torque: &Vector3<f64>) {
     let Some((axis, t)) = nalgebra::Unit::try_new_and_get(*torque, 1e-300) else {
         return;
     };
@@ -253,11 +222,11 @@ impl WindElement {
 
     /// Computes the wind for `level` above `floor` (RMS, full scale 1) on every dynamic body
     /// with a shape, and hands the forces to `sim` for its next step.
-    pub fn apply<S: WindBodies + ?Sized>(&mut self, sim: &mut S, level: f64, floor: f64) {
+    pub fn apply(&mut self, sim: &mut MethodSim, level: f64, floor: f64) {
         let v0 = self.wind.params.source_speed_m_per_s(level, floor);
         self.targets.clear();
         for i in 0..sim.body_count() {
-            if let Some(b) = sim.wind_body(i) {
+            if let Some(b) = wind_body(sim, i) {
                 self.targets.push(WindTarget {
                     body: i,
                     primitive: Primitive::from(&b.shape),
@@ -277,7 +246,7 @@ impl WindElement {
         }
     }
 
-    fn damp<S: WindBodies + ?Sized>(&mut self, sim: &mut S) {
+    fn damp(&mut self, sim: &mut MethodSim) {
         let c = self.air_damping_n_s_per_m3;
         if self.damping_faces.len() != self.targets.len() {
             self.damping_faces.resize_with(self.targets.len(), || {
@@ -292,7 +261,7 @@ impl WindElement {
                     super::body_faces(&t.primitive, self.wind.params.max_patch_m),
                 );
             }
-            let Some(b) = sim.wind_body(t.body) else {
+            let Some(b) = wind_body(sim, t.body) else {
                 continue;
             };
             let (v, w, com) = (

@@ -207,7 +207,7 @@ pub(crate) struct JointBlock {
     pub(crate) psi_start: BlockVector,
     /// Attachment vectors at the step's start poses.
     pub(crate) geometry_start: JointGeometry,
-    /// ψ at the current predicted end poses (valid while `psi_pred_valid`).
+    /// ψ at the current predicted end poses (current while `JointRows::psi_pred_at` is the prediction's version).
     pub(crate) psi_pred: BlockVector,
     /// Attachment vectors at the current predicted end poses (valid with `psi_pred`).
     pub(crate) geometry_pred: JointGeometry,
