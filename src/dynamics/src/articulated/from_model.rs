@@ -30,7 +30,7 @@ use super::error::ArticulatedError;
 use super::joint::JointType;
 use super::spatial::{Motion, RigidInertia, Transform};
 use super::tree::Tree;
-use crate::{Body, JointKind, Model, GROUND};
+use crate::{Body, Joint, JointKind, Model, GROUND};
 
 /// Where each scene body is in the tree.
 #[derive(Clone, Debug)]
@@ -70,26 +70,89 @@ fn inertia_about_com(b: &Body) -> Matrix3<f64> {
 
 /// Builds the tree of `model` (see the module docs).
 pub fn tree_from_model(model: &Model) -> Result<TreeFromModel, ArticulatedError> {
-    let n_bodies = model.bodies.len();
-    let mut tree = Tree::new(model.gravity_in_world);
-    let mut map = BodyMap {
-        link_of_body: vec![None; n_bodies],
-        body_of_link: Vec::new(),
-        com_in_link: Vec::new(),
-    };
-    // World pose of each link frame (rotation, origin) at the initial configuration.
-    let mut link_pose: Vec<(Matrix3<f64>, Vector3<f64>)> = Vec::new();
-    let mut used_joint = vec![false; model.joints.len()];
-    let mut reached = vec![false; n_bodies];
-    for (i, b) in model.bodies.iter().enumerate() {
-        reached[i] = !b.is_dynamic() || i == GROUND;
-    }
-    let mut queue: VecDeque<usize> = (0..n_bodies).filter(|&i| reached[i]).collect();
-    let mut next_root = 1;
+    let mut walk = Walk::new(model);
     loop {
-        while let Some(parent_body) = queue.pop_front() {
+        walk.walk_joints()?;
+        // A body not reached yet floats: it becomes a root with a free joint.
+        let Some(root) = walk.next_floating_body() else {
+            break;
+        };
+        walk.add_free_root(root)?;
+    }
+    let Walk {
+        tree,
+        map,
+        link_pose,
+        used_joint,
+        ..
+    } = walk;
+    let q = tree.neutral_q();
+    let qd = initial_velocities(model, &tree, &map, &link_pose, &q);
+    let loop_joints = model
+        .joints
+        .iter()
+        .enumerate()
+        .filter(|(ji, j)| {
+            !used_joint[*ji]
+                && (map.link_of_body[j.body1].is_some() || map.link_of_body[j.body2].is_some())
+        })
+        .map(|(ji, _)| ji)
+        .collect();
+    Ok(TreeFromModel {
+        tree,
+        map,
+        q,
+        qd,
+        loop_joints,
+    })
+}
+
+/// The breadth-first walk of the joint graph: the tree so far, where each body went, and
+/// what has been reached.
+struct Walk<'a> {
+    model: &'a Model,
+    tree: Tree,
+    map: BodyMap,
+    /// World pose of each link frame (rotation, origin) at the initial configuration.
+    link_pose: Vec<(Matrix3<f64>, Vector3<f64>)>,
+    used_joint: Vec<bool>,
+    reached: Vec<bool>,
+    queue: VecDeque<usize>,
+    /// No body before this one is left to float.
+    next_root: usize,
+}
+
+impl<'a> Walk<'a> {
+    /// The walk's start: the ground and the fixed bodies reached (they are the world).
+    fn new(model: &'a Model) -> Self {
+        let n_bodies = model.bodies.len();
+        let mut reached = vec![false; n_bodies];
+        for (i, b) in model.bodies.iter().enumerate() {
+            reached[i] = !b.is_dynamic() || i == GROUND;
+        }
+        Self {
+            model,
+            tree: Tree::new(model.gravity_in_world),
+            map: BodyMap {
+                link_of_body: vec![None; n_bodies],
+                body_of_link: Vec::new(),
+                com_in_link: Vec::new(),
+            },
+            link_pose: Vec::new(),
+            used_joint: vec![false; model.joints.len()],
+            queue: (0..n_bodies).filter(|&i| reached[i]).collect(),
+            reached,
+            next_root: 1,
+        }
+    }
+
+    /// Walks the joints from the queued bodies: each joint to a body not reached yet
+    /// becomes that body's link (slot joints and loop-closing joints are left).
+    fn walk_joints(&mut self) -> Result<(), ArticulatedError> {
+        let model = self.model;
+        while let Some(parent_body) = self.queue.pop_front() {
             for (ji, j) in model.joints.iter().enumerate() {
-                if used_joint[ji]
+                if self.used_joint[ji]
                     || j.kind == JointKind::Slot
                     || (j.body1 != parent_body && j.body2 != parent_body)
                 {
@@ -97,79 +160,125 @@ pub fn tree_from_model(model: &Model) -> Result<TreeFromModel, ArticulatedError>
                 }
                 let forward = j.body1 == parent_body;
                 let child_body = if forward { j.body2 } else { j.body1 };
-                if reached[child_body] {
+                if self.reached[child_body] {
                     // Closes a loop: left for the loop solve (see the end).
                     continue;
                 }
-                used_joint[ji] = true;
-                let cb = &model.bodies[child_body];
-                let anchor_child_in_body = if forward {
-                    j.anchor2_in_body2
-                } else {
-                    j.anchor1_in_body1
-                };
-                let r_child = world_rot(cb);
-                let frame_origin = cb.position_in_world + r_child * anchor_child_in_body;
-                let r_body1 = world_rot(&model.bodies[j.body1]);
-                let joint = match j.kind {
-                    JointKind::Ball => JointType::Spherical,
-                    JointKind::Hinge => JointType::Revolute {
-                        axis: r_child.tr_mul(&(r_body1 * j.hinge_axis_in_body1())),
-                    },
-                    JointKind::Prismatic => JointType::Prismatic {
-                        axis: r_child.tr_mul(&(r_body1 * j.slide_axis_in_body1())),
-                    },
-                    JointKind::Fixed => JointType::Fixed,
-                    JointKind::Slot => unreachable!("slot joints are skipped above"),
-                };
-                let parent_link = map.link_of_body[parent_body];
-                // A root link's joint hangs from the world frame (the ground and fixed bodies
-                // are the world, not links).
-                let (rp, op) = match parent_link {
-                    Some(l) => link_pose[l],
-                    None => (Matrix3::identity(), Vector3::zeros()),
-                };
-                let x_t = Transform::between(&rp, &op, &r_child, &frame_origin);
-                let com = -anchor_child_in_body;
-                let inertia = RigidInertia::new(cb.mass_kg, com, inertia_about_com(cb));
-                let link = tree.add_link(cb.name.clone(), parent_link, joint, x_t, inertia)?;
-                map.link_of_body[child_body] = Some(link);
-                map.body_of_link.push(child_body);
-                map.com_in_link.push(com);
-                link_pose.push((r_child, frame_origin));
-                reached[child_body] = true;
-                queue.push_back(child_body);
+                self.used_joint[ji] = true;
+                self.add_jointed_link(j, parent_body, child_body, forward)?;
             }
         }
-        // A body not reached yet floats: it becomes a root with a free joint.
-        while next_root < n_bodies && reached[next_root] {
-            next_root += 1;
+        Ok(())
+    }
+
+    /// Joint `j` as the joint of `child_body`'s link under `parent_body`'s (`forward`: the
+    /// child is the joint's body 2).
+    fn add_jointed_link(
+        &mut self,
+        j: &Joint,
+        parent_body: usize,
+        child_body: usize,
+        forward: bool,
+    ) -> Result<(), ArticulatedError> {
+        let model = self.model;
+        let cb = &model.bodies[child_body];
+        let anchor_child_in_body = if forward {
+            j.anchor2_in_body2
+        } else {
+            j.anchor1_in_body1
+        };
+        let r_child = world_rot(cb);
+        let frame_origin = cb.position_in_world + r_child * anchor_child_in_body;
+        let joint = tree_joint(j, &world_rot(&model.bodies[j.body1]), &r_child);
+        let parent_link = self.map.link_of_body[parent_body];
+        // A root link's joint hangs from the world frame (the ground and fixed bodies
+        // are the world, not links).
+        let (rp, op) = match parent_link {
+            Some(l) => self.link_pose[l],
+            None => (Matrix3::identity(), Vector3::zeros()),
+        };
+        let x_t = Transform::between(&rp, &op, &r_child, &frame_origin);
+        let com = -anchor_child_in_body;
+        let inertia = RigidInertia::new(cb.mass_kg, com, inertia_about_com(cb));
+        let link = self
+            .tree
+            .add_link(cb.name.clone(), parent_link, joint, x_t, inertia)?;
+        self.reached_by(child_body, link, com, (r_child, frame_origin));
+        Ok(())
+    }
+
+    /// The next body that no joint has reached, if any.
+    fn next_floating_body(&mut self) -> Option<usize> {
+        let n_bodies = self.model.bodies.len();
+        while self.next_root < n_bodies && self.reached[self.next_root] {
+            self.next_root += 1;
         }
-        if next_root >= n_bodies {
-            break;
-        }
-        let b = &model.bodies[next_root];
-        let r = world_rot(b);
+        (self.next_root < n_bodies).then_some(self.next_root)
+    }
+
+    /// Body `b` as a root link with a free joint (its frame the body frame).
+    fn add_free_root(&mut self, b: usize) -> Result<(), ArticulatedError> {
+        let body = &self.model.bodies[b];
+        let r = world_rot(body);
         let x_t = Transform::between(
             &Matrix3::identity(),
             &Vector3::zeros(),
             &r,
-            &b.position_in_world,
+            &body.position_in_world,
         );
-        let inertia = RigidInertia::new(b.mass_kg, Vector3::zeros(), inertia_about_com(b));
-        let link = tree.add_link(b.name.clone(), None, JointType::Free, x_t, inertia)?;
-        map.link_of_body[next_root] = Some(link);
-        map.body_of_link.push(next_root);
-        map.com_in_link.push(Vector3::zeros());
-        link_pose.push((r, b.position_in_world));
-        reached[next_root] = true;
-        queue.push_back(next_root);
+        let inertia = RigidInertia::new(body.mass_kg, Vector3::zeros(), inertia_about_com(body));
+        let link = self
+            .tree
+            .add_link(body.name.clone(), None, JointType::Free, x_t, inertia)?;
+        self.reached_by(b, link, Vector3::zeros(), (r, body.position_in_world));
+        Ok(())
     }
 
-    let q = tree.neutral_q();
+    /// Records that `body` is `link` (centre of mass `com` in its frame, world pose `pose`)
+    /// and queues it.
+    fn reached_by(
+        &mut self,
+        body: usize,
+        link: usize,
+        com: Vector3<f64>,
+        pose: (Matrix3<f64>, Vector3<f64>),
+    ) {
+        self.map.link_of_body[body] = Some(link);
+        self.map.body_of_link.push(body);
+        self.map.com_in_link.push(com);
+        self.link_pose.push(pose);
+        self.reached[body] = true;
+        self.queue.push_back(body);
+    }
+}
+
+/// The tree joint of scene joint `j` (not a slot) for a child link with world rotation
+/// `r_child`; `r_body1` is the world rotation of the joint's body 1, whose frame gives the
+/// axes.
+fn tree_joint(j: &Joint, r_body1: &Matrix3<f64>, r_child: &Matrix3<f64>) -> JointType {
+    match j.kind {
+        JointKind::Ball => JointType::Spherical,
+        JointKind::Hinge => JointType::Revolute {
+            axis: r_child.tr_mul(&(r_body1 * j.hinge_axis_in_body1())),
+        },
+        JointKind::Prismatic => JointType::Prismatic {
+            axis: r_child.tr_mul(&(r_body1 * j.slide_axis_in_body1())),
+        },
+        JointKind::Fixed => JointType::Fixed,
+        JointKind::Slot => unreachable!("slot joints are skipped above"),
+    }
+}
+
+/// Initial velocities: each link's spatial velocity from its body's, minus what the
+/// parent carries, projected onto the joint (at q₀, X_up = X_T).
+fn initial_velocities(
+    model: &Model,
+    tree: &Tree,
+    map: &BodyMap,
+    link_pose: &[(Matrix3<f64>, Vector3<f64>)],
+    q: &[f64],
+) -> Vec<f64> {
     let mut qd = vec![0.0; tree.nv()];
-    // Initial velocities: each link's spatial velocity from its body's, minus what the
-    // parent carries, projected onto the joint (at q₀, X_up = X_T).
     let mut v_link = vec![Motion::zero(); tree.links().len()];
     for (i, l) in tree.links().iter().enumerate() {
         let b = &model.bodies[map.body_of_link[i]];
@@ -188,21 +297,5 @@ pub fn tree_from_model(model: &Model) -> Result<TreeFromModel, ArticulatedError>
             .velocity_from_motion(&q[iq..iq + nq], &(v - carried), &mut qd[iv..iv + nv]);
         v_link[i] = v;
     }
-    let loop_joints = model
-        .joints
-        .iter()
-        .enumerate()
-        .filter(|(ji, j)| {
-            !used_joint[*ji]
-                && (map.link_of_body[j.body1].is_some() || map.link_of_body[j.body2].is_some())
-        })
-        .map(|(ji, _)| ji)
-        .collect();
-    Ok(TreeFromModel {
-        tree,
-        map,
-        q,
-        qd,
-        loop_joints,
-    })
+    qd
 }

@@ -240,18 +240,7 @@ impl JointType {
                     out.s[k] = Motion::new(Vector3::ith(k, 1.0), zero);
                 }
             }
-            JointType::Universal { axis1, axis2 } => {
-                let r2 = axis_angle_matrix(&axis2, q[1]);
-                let r = axis_angle_matrix(&axis1, q[0]) * r2;
-                out.x_j = Transform {
-                    rot: r.transpose(),
-                    trans: zero,
-                };
-                let s1 = r2.tr_mul(&axis1);
-                out.s[0] = Motion::new(s1, zero);
-                out.s[1] = Motion::new(axis2, zero);
-                out.c_j = Motion::new(-axis2.cross(&s1) * (qd[0] * qd[1]), zero);
-            }
+            JointType::Universal { axis1, axis2 } => universal(axis1, axis2, q, qd, out),
             JointType::Cylindrical { axis } => {
                 out.x_j = Transform {
                     rot: axis_angle_matrix(&axis, q[0]).transpose(),
@@ -260,19 +249,7 @@ impl JointType {
                 out.s[0] = Motion::new(axis, zero);
                 out.s[1] = Motion::new(zero, axis);
             }
-            JointType::Planar { normal } => {
-                let (u, w) = plane_basis(&normal);
-                let e = axis_angle_matrix(&normal, q[0]).transpose();
-                out.x_j = Transform {
-                    rot: e,
-                    trans: u * q[1] + w * q[2],
-                };
-                let (eu, ew) = (e * u, e * w);
-                out.s[0] = Motion::new(normal, zero);
-                out.s[1] = Motion::new(zero, eu);
-                out.s[2] = Motion::new(zero, ew);
-                out.c_j = Motion::new(zero, -normal.cross(&(eu * qd[1] + ew * qd[2])) * qd[0]);
-            }
+            JointType::Planar { normal } => planar(normal, q, qd, out),
             JointType::Free => {
                 out.x_j = Transform {
                     rot: quaternion_matrix(&q[3..7]).transpose(),
@@ -371,6 +348,41 @@ impl JointType {
             }
         }
     }
+}
+
+/// [`JointType::calc`] of a universal joint: X_J, S (whose first column turns with the
+/// second angle) and c_J.
+#[inline]
+fn universal(axis1: Vector3<f64>, axis2: Vector3<f64>, q: &[f64], qd: &[f64], out: &mut JointCalc) {
+    let zero = Vector3::zeros();
+    let r2 = axis_angle_matrix(&axis2, q[1]);
+    let r = axis_angle_matrix(&axis1, q[0]) * r2;
+    out.x_j = Transform {
+        rot: r.transpose(),
+        trans: zero,
+    };
+    let s1 = r2.tr_mul(&axis1);
+    out.s[0] = Motion::new(s1, zero);
+    out.s[1] = Motion::new(axis2, zero);
+    out.c_j = Motion::new(-axis2.cross(&s1) * (qd[0] * qd[1]), zero);
+}
+
+/// [`JointType::calc`] of a planar joint: X_J, S (whose sliding columns turn with the angle)
+/// and c_J.
+#[inline]
+fn planar(normal: Vector3<f64>, q: &[f64], qd: &[f64], out: &mut JointCalc) {
+    let zero = Vector3::zeros();
+    let (u, w) = plane_basis(&normal);
+    let e = axis_angle_matrix(&normal, q[0]).transpose();
+    out.x_j = Transform {
+        rot: e,
+        trans: u * q[1] + w * q[2],
+    };
+    let (eu, ew) = (e * u, e * w);
+    out.s[0] = Motion::new(normal, zero);
+    out.s[1] = Motion::new(zero, eu);
+    out.s[2] = Motion::new(zero, ew);
+    out.c_j = Motion::new(zero, -normal.cross(&(eu * qd[1] + ew * qd[2])) * qd[0]);
 }
 
 /// Inverts the leading n×n block of a symmetric positive definite matrix in place

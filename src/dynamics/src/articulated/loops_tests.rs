@@ -24,8 +24,41 @@ fn body(name: &str, x: [f64; 3], euler: [f64; 3]) -> Body {
     )
 }
 
-/// Ground –ball– A –hinge– B –ball– C, and loops between B and C (prismatic, fixed, hinge)
-/// and C and the ground (slot); all joints are closed at the initial pose.
+/// The mechanism's joints: name, kind, body 1, body 2, anchor (world), axis (world, not
+/// normalised).
+type JointDef = (&'static str, JointKind, usize, usize, [f64; 3], [f64; 3]);
+
+/// Ground –ball– A –hinge– B –ball– C (the tree), then the loops between B and C
+/// (prismatic, fixed, hinge) and C and the ground (slot).
+#[rustfmt::skip]
+const JOINTS: [JointDef; 7] = [
+    ("g_a", JointKind::Ball, 0, 1, [0.1, 0.0, 0.6], [0.0, 0.0, 1.0]),
+    ("a_b", JointKind::Hinge, 1, 2, [0.45, 0.0, 0.45], [1.0, 2.0, 3.0]),
+    ("b_c", JointKind::Ball, 2, 3, [0.4, 0.2, 0.3], [0.0, 0.0, 1.0]),
+    ("b_c_slide", JointKind::Prismatic, 2, 3, [0.5, 0.3, 0.1], [1.0, -1.0, 0.5]),
+    ("b_c_weld", JointKind::Fixed, 2, 3, [0.3, 0.3, 0.3], [0.0, 0.0, 1.0]),
+    ("b_c_hinge", JointKind::Hinge, 2, 3, [0.35, 0.1, 0.2], [0.3, -1.0, 0.2]),
+    ("g_c_slot", JointKind::Slot, 0, 3, [0.25, 0.35, 0.15], [0.2, 0.1, 1.0]),
+];
+
+/// A joint closed at the initial pose of `bodies`: both anchors at the world point, the
+/// axis normalised, a slot's hinge axis across it.
+fn closed_joint(bodies: &[Body], &(name, kind, b1, b2, anchor, axis): &JointDef) -> Joint {
+    let a = Vector3::from(anchor);
+    let p1 = bodies[b1]
+        .world_from_body()
+        .inverse_transform_point(&a.into());
+    let p2 = bodies[b2]
+        .world_from_body()
+        .inverse_transform_point(&a.into());
+    let axis = Vector3::from(axis).normalize();
+    let hinge_axis = axis.cross(&Vector3::new(0.3, -0.5, 0.8)).normalize();
+    Joint::new(
+        name, kind, bodies, b1, b2, p1.coords, p2.coords, axis, hinge_axis,
+    )
+}
+
+/// The bodies and [`JOINTS`]; all joints are closed at the initial pose.
 fn mechanism() -> Model {
     let bodies = vec![
         Body::ground(),
@@ -33,78 +66,7 @@ fn mechanism() -> Model {
         body("b", [0.6, -0.2, 0.4], [-0.4, 0.1, 0.7]),
         body("c", [0.2, 0.4, 0.2], [0.9, -0.6, 0.2]),
     ];
-    let joint = |name: &str, kind, b1: usize, b2: usize, anchor: [f64; 3], axis: [f64; 3]| {
-        let a = Vector3::from(anchor);
-        let p1 = bodies[b1]
-            .world_from_body()
-            .inverse_transform_point(&a.into());
-        let p2 = bodies[b2]
-            .world_from_body()
-            .inverse_transform_point(&a.into());
-        let axis = Vector3::from(axis).normalize();
-        let hinge_axis = axis.cross(&Vector3::new(0.3, -0.5, 0.8)).normalize();
-        Joint::new(
-            name, kind, &bodies, b1, b2, p1.coords, p2.coords, axis, hinge_axis,
-        )
-    };
-    let joints = vec![
-        joint(
-            "g_a",
-            JointKind::Ball,
-            0,
-            1,
-            [0.1, 0.0, 0.6],
-            [0.0, 0.0, 1.0],
-        ),
-        joint(
-            "a_b",
-            JointKind::Hinge,
-            1,
-            2,
-            [0.45, 0.0, 0.45],
-            [1.0, 2.0, 3.0],
-        ),
-        joint(
-            "b_c",
-            JointKind::Ball,
-            2,
-            3,
-            [0.4, 0.2, 0.3],
-            [0.0, 0.0, 1.0],
-        ),
-        joint(
-            "b_c_slide",
-            JointKind::Prismatic,
-            2,
-            3,
-            [0.5, 0.3, 0.1],
-            [1.0, -1.0, 0.5],
-        ),
-        joint(
-            "b_c_weld",
-            JointKind::Fixed,
-            2,
-            3,
-            [0.3, 0.3, 0.3],
-            [0.0, 0.0, 1.0],
-        ),
-        joint(
-            "b_c_hinge",
-            JointKind::Hinge,
-            2,
-            3,
-            [0.35, 0.1, 0.2],
-            [0.3, -1.0, 0.2],
-        ),
-        joint(
-            "g_c_slot",
-            JointKind::Slot,
-            0,
-            3,
-            [0.25, 0.35, 0.15],
-            [0.2, 0.1, 1.0],
-        ),
-    ];
+    let joints = JOINTS.iter().map(|j| closed_joint(&bodies, j)).collect();
     Model::new(
         bodies,
         joints,

@@ -40,15 +40,7 @@ use super::error::ArticulatedError;
 use super::system::ArticulatedSim;
 use crate::model::stylus::{StylusAttachment, StylusTarget};
 
-/// The constant force (N) whose response probes how the clipped point answers a pull over
-/// the step (the answer is nearly linear: the size only has to stay clear of rounding).
-const PROBE_FORCE_N: f64 = 1.0;
-/// Newton on λ stops when |g(λ)| ≤ this × (1 + |λ|) (N·s): 10 µN·s, a spring force within
-/// 4 mN at the rig's h = 2.5 ms. Measured on the demo's drag: 1e-7 changes the energy drift
-/// by under 1e-9 J but costs 40 % more integrations.
-const LAMBDA_TOLERANCE_N_S: f64 = 1e-5;
-/// Most Newton iterations on λ per step after the first guess (each one integration).
-const MAX_ITERATIONS: usize = 6;
+mod step;
 
 /// The clipped point: the attachment and where it is on the tree.
 #[derive(Clone, Copy, Debug)]
@@ -85,7 +77,7 @@ pub(super) struct StylusSpring {
     jacobian: Option<Matrix3<f64>>,
     /// Newton iterations on λ since the start (each one integration of the step).
     iterations: usize,
-    /// Steps whose λ kept a residual above the tolerance after [`MAX_ITERATIONS`].
+    /// Steps whose λ kept a residual above the tolerance after [`step::MAX_ITERATIONS`].
     unconverged_steps: usize,
 }
 
@@ -237,118 +229,6 @@ impl ArticulatedSim {
         }
     }
 
-    /// The clipped point's world position in `y_new` (computes its kinematics).
-    fn point_in_y_new(&mut self, link: usize, point_in_link: &Vector3<f64>) -> Vector3<f64> {
-        let d = &mut self.dynamics;
-        let (nq, nv) = (d.tree.nq(), d.tree.nv());
-        d.ws.kinematics(&d.tree, &self.y_new[..nq], &self.y_new[nq..nq + nv]);
-        d.kinematics_current = false;
-        d.ws.point_in_world(link, point_in_link)
-    }
-
-    /// One integrator step from y into y_new with the extra constant force `force_in_world`
-    /// (N) at the clipped point; returns where the point ends (m, world).
-    fn integrate_pulled(
-        &mut self,
-        t0: f64,
-        clip: &Clip,
-        force_in_world: Vector3<f64>,
-    ) -> Result<Vector3<f64>, ArticulatedError> {
-        let (l, p) = (clip.link, clip.point_in_link);
-        self.dynamics.kinematics_current = false;
-        self.dynamics.loads.push((l, p, force_in_world));
-        let integrated = self.integrate(t0);
-        self.dynamics.loads.pop();
-        integrated?;
-        Ok(self.point_in_y_new(l, &p))
-    }
-
-    /// The step with the stylus spring (see the module docs): y_new is the state after it.
-    /// Leaves `ws` at some other state (`kinematics_current` off).
-    pub(super) fn integrate_with_stylus(&mut self, t0: f64) -> Result<(), ArticulatedError> {
-        let (Some(clip), Some(tip)) = (self.stylus.clip, self.stylus.target) else {
-            return self.integrate(t0);
-        };
-        let h = self.params.dt_secs;
-        let (accepted, rejected) = (self.stats.accepted_steps, self.stats.rejected_steps);
-        let (l, p) = (clip.link, clip.point_in_link);
-        let d = &mut self.dynamics;
-        let (nq, nv) = (d.tree.nq(), d.tree.nv());
-        d.ws.kinematics(&d.tree, &self.y[..nq], &self.y[nq..nq + nv]);
-        let point_start = d.ws.point_in_world(l, &p);
-        let a = &clip.attachment;
-        let (k, c) = (a.stiffness_n_per_m, a.damping_n_s_per_m);
-        let tip_end = tip.position_in_world.coords + tip.velocity_in_world * h;
-        let extension_start = point_start - tip.position_in_world.coords;
-        // The law's residual g(λ) = λ + ½hk (e_start + e_end) + c (e_end − e_start) (N·s).
-        let residual = |lambda: &Vector3<f64>, extension_end: &Vector3<f64>| {
-            lambda
-                + (extension_start + extension_end) * (0.5 * h * k)
-                + (extension_end - extension_start) * c
-        };
-        let converged = |g: &Vector3<f64>, lambda: &Vector3<f64>| {
-            g.norm() <= LAMBDA_TOLERANCE_N_S * (1.0 + lambda.norm())
-        };
-        // Warm start from the last step's impulse.
-        let mut lambda = self.stylus.last_lambda;
-        let mut point_end = self.integrate_pulled(t0, &clip, lambda / h)?;
-        let mut g = residual(&lambda, &(point_end - tip_end));
-        let mut iterations = 1;
-        let mut jacobian = match self.stylus.jacobian {
-            Some(j) => j,
-            None => {
-                // The point's displacement per newton along each axis, about the start guess:
-                // C, and the Jacobian of g is I + (½hk + c)/h · C.
-                let mut response = Matrix3::zeros();
-                for axis in 0..3 {
-                    let pull = lambda / h + Vector3::ith(axis, PROBE_FORCE_N);
-                    let pulled = self.integrate_pulled(t0, &clip, pull)?;
-                    response.set_column(axis, &((pulled - point_end) / PROBE_FORCE_N));
-                }
-                Matrix3::identity() + response * ((0.5 * h * k + c) / h)
-            }
-        };
-        // The point turns with its link within the step, so its answer to a pull is not
-        // quite linear: Broyden's update corrects the Jacobian from each iteration (and it is
-        // kept for the next step, probed again only after a step that did not converge).
-        let mut probe_again = false;
-        while !converged(&g, &lambda) {
-            if iterations > MAX_ITERATIONS {
-                self.stylus.unconverged_steps += 1;
-                probe_again = true;
-                break;
-            }
-            let delta = jacobian
-                .lu()
-                .solve(&-g)
-                .filter(|x| x.iter().all(|v| v.is_finite()))
-                .ok_or_else(|| ArticulatedError::NonFinite {
-                    time_secs: t0,
-                    body: format!("(stylus spring on body {})", a.body),
-                })?;
-            lambda += delta;
-            point_end = self.integrate_pulled(t0, &clip, lambda / h)?;
-            iterations += 1;
-            let g_new = residual(&lambda, &(point_end - tip_end));
-            let dd = delta.norm_squared();
-            if dd > 0.0 {
-                jacobian += (g_new - g - jacobian * delta) * (delta.transpose() / dd);
-            }
-            g = g_new;
-        }
-        self.stylus.jacobian = (!probe_again).then_some(jacobian);
-        self.stylus.last_lambda = lambda;
-        self.stylus.iterations += iterations;
-        self.stats.accepted_steps = accepted;
-        self.stats.rejected_steps = rejected;
-        self.stylus.step = Some(StepStart {
-            lambda,
-            point_start,
-            extension_start,
-        });
-        Ok(())
-    }
-
     /// Books the step's user work, dissipation and the force's work on the bodies from the
     /// new state y (its kinematics are computed here), and advances the tip by h·v.
     pub(super) fn close_stylus_step(&mut self) {
@@ -389,6 +269,7 @@ impl ArticulatedSim {
 
 #[cfg(test)]
 mod tests {
+    use super::step::LAMBDA_TOLERANCE_N_S;
     use super::*;
     use crate::articulated::{ArticulatedParams, Integrator};
     use crate::Scene;

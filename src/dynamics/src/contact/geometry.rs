@@ -264,17 +264,12 @@ pub(crate) fn detect(
             continue;
         }
         let prediction = prediction_m(c1.body, c2.body);
-        // A fresh manifold for each pair (parry's convex generators may read what the last
-        // pair left), keeping only the points' storage.
         let manifold = if touching.is_finite() {
             &mut *manifold
         } else {
             &mut *plane_manifold
         };
-        let points = std::mem::take(&mut manifold.points);
-        *manifold = ContactManifold::new();
-        manifold.points = points;
-        manifold.points.clear();
+        reset(manifold);
         c1.shape.with_parry(|g1, r1| {
             c2.shape.with_parry(|g2, r2| {
                 let p1 = parry_pose(w1, r1);
@@ -287,23 +282,45 @@ pub(crate) fn detect(
                 if found.is_err() {
                     return;
                 }
-                let material = c1.material.pair(&c2.material);
-                let normal = nalg(&p1.rotation.mul_vec3(manifold.local_n1));
-                for (index, pt) in manifold.points.iter().enumerate() {
-                    out.push(ContactPoint {
-                        collider1: i,
-                        collider2: j,
-                        index,
-                        body1: c1.body,
-                        body2: c2.body,
-                        point1: nalg(&p1.transform_point(pt.local_p1)),
-                        point2: nalg(&p2.transform_point(pt.local_p2)),
-                        normal,
-                        gap_m: pt.dist,
-                        material,
-                    });
-                }
+                push_points((i, c1, &p1), (j, c2, &p2), manifold, out);
             })
+        });
+    }
+}
+
+/// Makes `manifold` a fresh one for the next pair (parry's convex generators may read what
+/// the last pair left), keeping only the points' storage.
+#[inline(always)]
+fn reset(manifold: &mut ContactManifold<(), ()>) {
+    let points = std::mem::take(&mut manifold.points);
+    *manifold = ContactManifold::new();
+    manifold.points = points;
+    manifold.points.clear();
+}
+
+/// Appends the points of `manifold`, found between colliders `i` and `j` at their parry
+/// poses `p1` and `p2`, as contact points.
+#[inline(always)]
+fn push_points(
+    (i, c1, p1): (usize, &Collider, &Pose),
+    (j, c2, p2): (usize, &Collider, &Pose),
+    manifold: &ContactManifold<(), ()>,
+    out: &mut Vec<ContactPoint>,
+) {
+    let material = c1.material.pair(&c2.material);
+    let normal = nalg(&p1.rotation.mul_vec3(manifold.local_n1));
+    for (index, pt) in manifold.points.iter().enumerate() {
+        out.push(ContactPoint {
+            collider1: i,
+            collider2: j,
+            index,
+            body1: c1.body,
+            body2: c2.body,
+            point1: nalg(&p1.transform_point(pt.local_p1)),
+            point2: nalg(&p2.transform_point(pt.local_p2)),
+            normal,
+            gap_m: pt.dist,
+            material,
         });
     }
 }
@@ -326,8 +343,6 @@ fn candidate_pairs(
     reach_m: impl Fn(BodyId) -> f64,
     scratch: &mut DetectScratch,
 ) {
-    // Rounding of prediction_m against the sum of the reaches is far below this (m).
-    const SLACK_M: f64 = 1.0e-9;
     let DetectScratch {
         world,
         radius,
@@ -355,23 +370,22 @@ fn candidate_pairs(
                 .map(|i| (i.min(p), i.max(p))),
         );
     }
-    let aabb = |i: usize| {
-        let half = radius[i] + reach_m(model.colliders[i].body) + SLACK_M;
-        let centre = glam(&world[i].translation.vector);
-        Aabb::new(centre - Vector::splat(half), centre + Vector::splat(half))
-    };
     // Leaves are numbered 0.. in `finite` (parry's builder assumes so for one or two leaves).
     // The pairs of overlapping leaves do not depend on the tree's shape, so the tree of the
     // last call is reused: its leaves moved to the new boxes, then rebuilt.
     if bvh.leaf_count() as usize == finite.len() {
         for (leaf, &i) in finite.iter().enumerate() {
-            bvh.insert_or_update_partially(aabb(i), leaf as u32, 0.0);
+            let bounds = leaf_box(model, &reach_m, world, radius, i);
+            bvh.insert_or_update_partially(bounds, leaf as u32, 0.0);
         }
         bvh.rebuild(bvh_workspace, BvhBuildStrategy::Binned);
     } else {
         *bvh = Bvh::from_iter(
             BvhBuildStrategy::Binned,
-            finite.iter().enumerate().map(|(leaf, &i)| (leaf, aabb(i))),
+            finite
+                .iter()
+                .enumerate()
+                .map(|(leaf, &i)| (leaf, leaf_box(model, &reach_m, world, radius, i))),
         );
     }
     for (a, b) in bvh.leaf_pairs(bvh, |n1, n2| n1.intersects(n2)) {
@@ -380,6 +394,25 @@ fn candidate_pairs(
             pairs.push((a.min(b), a.max(b)));
         }
     }
+}
+
+/// Collider `i`'s leaf box in the hierarchy: its bounding sphere grown by its body's reach.
+/// (Always inlined: as a closure LLVM made it a call per collider once `detect` had grown
+/// by the inlined `pair_contacts`, and detection of the Newton's cradle took 1.6 % more
+/// instructions.)
+#[inline(always)]
+fn leaf_box(
+    model: &ContactModel,
+    reach_m: &impl Fn(BodyId) -> f64,
+    world: &[Isometry3<f64>],
+    radius: &[f64],
+    i: usize,
+) -> Aabb {
+    // Rounding of prediction_m against the sum of the reaches is far below this (m).
+    const SLACK_M: f64 = 1.0e-9;
+    let half = radius[i] + reach_m(model.colliders[i].body) + SLACK_M;
+    let centre = glam(&world[i].translation.vector);
+    Aabb::new(centre - Vector::splat(half), centre + Vector::splat(half))
 }
 
 fn parry_pose(w: &Isometry3<f64>, shape_rotation: Option<Rot3>) -> Pose {

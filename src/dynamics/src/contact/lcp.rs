@@ -188,6 +188,19 @@ pub struct LcpScratch {
     system: HandledSystem,
 }
 
+impl LcpScratch {
+    /// The friction states the contacts start from, and no transitions or releases yet.
+    fn reset(&mut self, contacts: &[ContactRows]) {
+        let n = contacts.len();
+        self.friction.clear();
+        self.friction.extend(contacts.iter().map(initial_friction));
+        self.transitions.clear();
+        self.transitions.resize(n, 0);
+        self.released.clear();
+        self.released.resize(n, 0);
+    }
+}
+
 /// The buffers of one solve of the handled rows: its unknowns, J M⁻¹ C (column-major) and
 /// its factor, the right-hand side, the impulses and the refinement's residual.
 #[derive(Clone, Debug, Default)]
@@ -215,18 +228,13 @@ pub fn solve(
 ) -> SolveStats {
     let n = contacts.len();
     let mut stats = SolveStats::default();
+    scratch.reset(contacts);
     let LcpScratch {
         friction,
         transitions,
         released,
         system,
     } = scratch;
-    friction.clear();
-    friction.extend(contacts.iter().map(initial_friction));
-    transitions.clear();
-    transitions.resize(n, 0);
-    released.clear();
-    released.resize(n, 0);
     if insertion == Insertion::Right {
         handled.fill(false);
     }
@@ -237,60 +245,19 @@ pub fn solve(
     }));
     let cap = 8 * n + 20;
     for _ in 0..cap {
-        solve_handled(
-            contacts, bilateral, m, handled, friction, system, out, delta,
-        );
+        system.solve_handled(contacts, bilateral, m, handled, friction, out, delta);
         stats.solves += 1;
-        let mut changed = false;
-        for c in 0..n {
-            if !handled[c] || transitions[c] >= 3 {
-                continue;
-            }
-            let k = &contacts[c];
-            let r = &out[c];
-            match friction[c] {
-                Friction::Stick => {
-                    let t = r.tangent.norm();
-                    if t > k.mu * r.normal.max(0.0) * (1.0 + 1.0e-12) + 1.0e-15 {
-                        friction[c] = Friction::Slide(-r.tangent / t);
-                        transitions[c] += 1;
-                        changed = true;
-                    }
-                }
-                Friction::Slide(d) => {
-                    if Vector2::new(r.u[1], r.u[2]).dot(&d) < 0.0 {
-                        friction[c] = Friction::Stick;
-                        transitions[c] += 1;
-                        changed = true;
-                    }
-                }
-                Friction::None => {}
-            }
-        }
-        if changed {
+        if settle_friction(contacts, handled, out, friction, transitions) {
             continue;
         }
         if insertion == Insertion::Fixed {
             break;
         }
-        let mut inserted = false;
-        for c in 0..n {
-            if !handled[c]
-                && released[c] < 2
-                && out[c].u[0] < contacts[c].target - TENDENCY_TOLERANCE
-            {
-                handled[c] = true;
-                inserted = true;
-            }
-        }
-        if inserted {
+        if insert_violated(contacts, handled, released, out) {
             continue;
         }
         // Safeguard (not in Alg. 3): release the most negative impulse.
-        let worst = (0..n)
-            .filter(|&c| handled[c] && out[c].normal < -1.0e-12)
-            .min_by(|&a, &b| out[a].normal.total_cmp(&out[b].normal));
-        match worst {
+        match most_negative(handled, out) {
             Some(c) => {
                 handled[c] = false;
                 released[c] += 1;
@@ -305,6 +272,70 @@ pub fn solve(
     stats
 }
 
+/// Moves each handled contact whose friction left its state (a sticking impulse outside the
+/// cone, a slip that turned back) to the other state, at most three times per contact;
+/// returns whether any moved.
+fn settle_friction(
+    contacts: &[ContactRows],
+    handled: &[bool],
+    out: &[ContactImpulse],
+    friction: &mut [Friction],
+    transitions: &mut [usize],
+) -> bool {
+    let mut changed = false;
+    for c in 0..contacts.len() {
+        if !handled[c] || transitions[c] >= 3 {
+            continue;
+        }
+        let k = &contacts[c];
+        let r = &out[c];
+        match friction[c] {
+            Friction::Stick => {
+                let t = r.tangent.norm();
+                if t > k.mu * r.normal.max(0.0) * (1.0 + 1.0e-12) + 1.0e-15 {
+                    friction[c] = Friction::Slide(-r.tangent / t);
+                    transitions[c] += 1;
+                    changed = true;
+                }
+            }
+            Friction::Slide(d) => {
+                if Vector2::new(r.u[1], r.u[2]).dot(&d) < 0.0 {
+                    friction[c] = Friction::Stick;
+                    transitions[c] += 1;
+                    changed = true;
+                }
+            }
+            Friction::None => {}
+        }
+    }
+    changed
+}
+
+/// Alg. 3's insertion: every unhandled contact (released fewer than twice) whose normal row
+/// velocity falls below its target joins the handled set; returns whether any did.
+fn insert_violated(
+    contacts: &[ContactRows],
+    handled: &mut [bool],
+    released: &[usize],
+    out: &[ContactImpulse],
+) -> bool {
+    let mut inserted = false;
+    for c in 0..contacts.len() {
+        if !handled[c] && released[c] < 2 && out[c].u[0] < contacts[c].target - TENDENCY_TOLERANCE {
+            handled[c] = true;
+            inserted = true;
+        }
+    }
+    inserted
+}
+
+/// The handled contact with the most negative normal impulse, if one is negative.
+fn most_negative(handled: &[bool], out: &[ContactImpulse]) -> Option<usize> {
+    (0..out.len())
+        .filter(|&c| handled[c] && out[c].normal < -1.0e-12)
+        .min_by(|&a, &b| out[a].normal.total_cmp(&out[b].normal))
+}
+
 /// One unknown impulse: the equation row it closes, its target, and its column (the rows it
 /// acts along, with coefficients).
 #[derive(Clone, Copy, Debug)]
@@ -316,84 +347,110 @@ struct Unknown {
     owner: Option<(usize, usize)>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn solve_handled(
-    contacts: &[ContactRows],
-    bilateral: &[Bilateral],
-    m: &[InverseMass],
-    handled: &[bool],
-    friction: &[Friction],
-    system: &mut HandledSystem,
-    out: &mut [ContactImpulse],
-    delta: &mut VelocityChange,
-) {
-    delta.v.clear();
-    delta.v.resize(m.len(), Vector3::zeros());
-    delta.w.clear();
-    delta.w.resize(m.len(), Vector3::zeros());
-    let Some(any_row) = bilateral
-        .first()
-        .map(|b| &b.row)
-        .or(contacts.first().map(|c| &c.rows[0]))
-        .copied()
-    else {
-        return;
-    };
-    let none = (any_row, 0.0);
-    let HandledSystem {
-        unknowns,
-        a,
-        lu,
-        rhs,
-        lambda,
-        residual,
-    } = system;
-    unknowns.clear();
-    for (c, k) in contacts.iter().enumerate() {
-        if !handled[c] {
-            continue;
-        }
-        let col = match friction[c] {
-            Friction::Slide(d) => [
-                (k.rows[0], 1.0),
-                (k.rows[1], -k.mu * d.x),
-                (k.rows[2], -k.mu * d.y),
-            ],
-            _ => [(k.rows[0], 1.0), none, none],
+impl HandledSystem {
+    /// Solves the handled rows as equalities (with the bilateral ones), into the impulses
+    /// and row velocities of `out` and the velocity change `delta`.
+    #[allow(clippy::too_many_arguments)]
+    fn solve_handled(
+        &mut self,
+        contacts: &[ContactRows],
+        bilateral: &[Bilateral],
+        m: &[InverseMass],
+        handled: &[bool],
+        friction: &[Friction],
+        out: &mut [ContactImpulse],
+        delta: &mut VelocityChange,
+    ) {
+        delta.v.clear();
+        delta.v.resize(m.len(), Vector3::zeros());
+        delta.w.clear();
+        delta.w.resize(m.len(), Vector3::zeros());
+        let Some(any_row) = bilateral
+            .first()
+            .map(|b| &b.row)
+            .or(contacts.first().map(|c| &c.rows[0]))
+            .copied()
+        else {
+            return;
         };
-        unknowns.push(Unknown {
-            eq: k.rows[0],
-            rhs: k.target - k.u0[0],
-            col,
-            owner: Some((c, 0)),
-        });
-        if friction[c] == Friction::Stick {
-            for r in 1..3 {
+        self.collect_unknowns(contacts, bilateral, handled, friction, (any_row, 0.0));
+        self.solve_impulses(m);
+        self.write_impulses(contacts, m, friction, out, delta);
+    }
+
+    /// The unknowns: each handled contact's normal impulse (with its sliding friction in its
+    /// column) and, when it sticks, its two tangent impulses; then the bilateral rows.
+    /// `none` fills the unused entries of a column (coefficient 0).
+    fn collect_unknowns(
+        &mut self,
+        contacts: &[ContactRows],
+        bilateral: &[Bilateral],
+        handled: &[bool],
+        friction: &[Friction],
+        none: (Row, f64),
+    ) {
+        let unknowns = &mut self.unknowns;
+        unknowns.clear();
+        for (c, k) in contacts.iter().enumerate() {
+            if !handled[c] {
+                continue;
+            }
+            let col = match friction[c] {
+                Friction::Slide(d) => [
+                    (k.rows[0], 1.0),
+                    (k.rows[1], -k.mu * d.x),
+                    (k.rows[2], -k.mu * d.y),
+                ],
+                _ => [(k.rows[0], 1.0), none, none],
+            };
+            unknowns.push(Unknown {
+                eq: k.rows[0],
+                rhs: k.target - k.u0[0],
+                col,
+                owner: Some((c, 0)),
+            });
+            if friction[c] == Friction::Stick {
+                for r in 1..3 {
+                    unknowns.push(Unknown {
+                        eq: k.rows[r],
+                        rhs: -k.u0[r],
+                        col: [(k.rows[r], 1.0), none, none],
+                        owner: Some((c, r)),
+                    });
+                }
+            }
+        }
+        // With contacts, the joints keep their row velocities (contact impulses move a chain as
+        // a whole); a bilateral row that asks for a change is solved in any case.
+        if !unknowns.is_empty() || bilateral.iter().any(|b| b.change != 0.0) {
+            for b in bilateral {
                 unknowns.push(Unknown {
-                    eq: k.rows[r],
-                    rhs: -k.u0[r],
-                    col: [(k.rows[r], 1.0), none, none],
-                    owner: Some((c, r)),
+                    eq: b.row,
+                    rhs: b.change,
+                    col: [(b.row, 1.0), none, none],
+                    owner: None,
                 });
             }
         }
     }
-    // With contacts, the joints keep their row velocities (contact impulses move a chain as
-    // a whole); a bilateral row that asks for a change is solved in any case.
-    if !unknowns.is_empty() || bilateral.iter().any(|b| b.change != 0.0) {
-        for b in bilateral {
-            unknowns.push(Unknown {
-                eq: b.row,
-                rhs: b.change,
-                col: [(b.row, 1.0), none, none],
-                owner: None,
-            });
+
+    /// The unknowns' impulses into `lambda`: J M⁻¹ C assembled, factored regularised, solved
+    /// with two steps of iterative refinement (zeros if the factor fails).
+    fn solve_impulses(&mut self, m: &[InverseMass]) {
+        let HandledSystem {
+            unknowns,
+            a,
+            lu,
+            rhs,
+            lambda,
+            residual,
+        } = self;
+        let dim = unknowns.len();
+        lambda.clear();
+        lambda.resize(dim, 0.0);
+        if dim == 0 {
+            return;
         }
-    }
-    let dim = unknowns.len();
-    lambda.clear();
-    lambda.resize(dim, 0.0);
-    if dim > 0 {
         a.clear();
         a.extend((0..dim * dim).map(|k| {
             let (i, j) = (k % dim, k / dim);
@@ -410,52 +467,63 @@ fn solve_handled(
         lu.factor_regularised(dim, a, REGULARISATION);
         residual.clear();
         residual.extend_from_slice(rhs);
-        if lu.solve_in_place(residual) {
-            lambda.copy_from_slice(residual);
-            for _ in 0..2 {
-                // rhs − A λ, the product summed column by column (as nalgebra's gemv).
-                for (i, r) in residual.iter_mut().enumerate() {
-                    let mut product = a[i] * lambda[0];
-                    for j in 1..dim {
-                        product += a[j * dim + i] * lambda[j];
+        if !lu.solve_in_place(residual) {
+            return;
+        }
+        lambda.copy_from_slice(residual);
+        for _ in 0..2 {
+            // rhs − A λ, the product summed column by column (as nalgebra's gemv).
+            for (i, r) in residual.iter_mut().enumerate() {
+                let mut product = a[i] * lambda[0];
+                for j in 1..dim {
+                    product += a[j * dim + i] * lambda[j];
+                }
+                *r = rhs[i] - product;
+            }
+            if lu.solve_in_place(residual) {
+                for (l, dx) in lambda.iter_mut().zip(residual.iter()) {
+                    *l += dx;
+                }
+            }
+        }
+    }
+
+    /// Impulses per contact and the resulting row velocities, and the velocity change.
+    fn write_impulses(
+        &self,
+        contacts: &[ContactRows],
+        m: &[InverseMass],
+        friction: &[Friction],
+        out: &mut [ContactImpulse],
+        delta: &mut VelocityChange,
+    ) {
+        for (o, k) in out.iter_mut().zip(contacts) {
+            o.normal = 0.0;
+            o.tangent = Vector2::zeros();
+            o.u = k.u0;
+        }
+        let (dv, dw) = (&mut delta.v, &mut delta.w);
+        for (unknown, &l) in self.unknowns.iter().zip(self.lambda.iter()) {
+            for (row, coef) in &unknown.col {
+                if *coef != 0.0 {
+                    row.apply(coef * l, m, dv, dw);
+                }
+            }
+            match unknown.owner {
+                Some((c, 0)) => {
+                    out[c].normal = l;
+                    if let Friction::Slide(d) = friction[c] {
+                        out[c].tangent = -d * (contacts[c].mu * l);
                     }
-                    *r = rhs[i] - product;
                 }
-                if lu.solve_in_place(residual) {
-                    for (l, dx) in lambda.iter_mut().zip(residual.iter()) {
-                        *l += dx;
-                    }
-                }
+                Some((c, r)) => out[c].tangent[r - 1] = l,
+                None => {}
             }
         }
-    }
-    // Impulses per contact and the resulting row velocities.
-    for (o, k) in out.iter_mut().zip(contacts) {
-        o.normal = 0.0;
-        o.tangent = Vector2::zeros();
-        o.u = k.u0;
-    }
-    let (dv, dw) = (&mut delta.v, &mut delta.w);
-    for (unknown, &l) in unknowns.iter().zip(lambda.iter()) {
-        for (row, coef) in &unknown.col {
-            if *coef != 0.0 {
-                row.apply(coef * l, m, dv, dw);
+        for (o, k) in out.iter_mut().zip(contacts) {
+            for r in 0..3 {
+                o.u[r] += k.rows[r].velocity(dv, dw);
             }
-        }
-        match unknown.owner {
-            Some((c, 0)) => {
-                out[c].normal = l;
-                if let Friction::Slide(d) = friction[c] {
-                    out[c].tangent = -d * (contacts[c].mu * l);
-                }
-            }
-            Some((c, r)) => out[c].tangent[r - 1] = l,
-            None => {}
-        }
-    }
-    for (o, k) in out.iter_mut().zip(contacts) {
-        for r in 0..3 {
-            o.u[r] += k.rows[r].velocity(dv, dw);
         }
     }
 }

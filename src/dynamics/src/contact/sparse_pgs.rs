@@ -99,6 +99,40 @@ impl Packed {
         dv[b1] -= self.dir[r] * self.inv_mass1 * lambda;
         dw[b1] -= self.dw1[r] * lambda;
     }
+
+    /// One Gauss–Seidel step on this contact's impulses `l`: the normal row, then the two
+    /// tangent rows clamped to the disc.
+    #[inline(always)]
+    fn relax(&self, l: &mut [f64; 3], dv: &mut [Vector3<f64>], dw: &mut [Vector3<f64>]) {
+        let c = self;
+        if c.diag[0] > 0.0 {
+            let u = c.u0[0] + c.velocity(0, dv, dw);
+            let new = (l[0] - (u - c.target) / c.diag[0]).max(0.0);
+            if new != l[0] {
+                c.apply(0, new - l[0], dv, dw);
+                l[0] = new;
+            }
+        }
+        if c.mu > 0.0 {
+            let mut t = Vector2::new(l[1], l[2]);
+            for r in 0..2 {
+                if c.diag[r + 1] > 0.0 {
+                    t[r] -= (c.u0[r + 1] + c.velocity(r + 1, dv, dw)) / c.diag[r + 1];
+                }
+            }
+            let bound = c.mu * l[0];
+            if t.norm() > bound {
+                t *= bound / t.norm();
+            }
+            for r in 0..2 {
+                let change = t[r] - l[r + 1];
+                if change != 0.0 {
+                    c.apply(r + 1, change, dv, dw);
+                    l[r + 1] = t[r];
+                }
+            }
+        }
+    }
 }
 
 /// The sweeps check the residual every this many sweeps (the check costs about a sweep).
@@ -130,107 +164,128 @@ pub fn solve(
     out: &mut Vec<ContactImpulse>,
     delta: &mut VelocityChange,
 ) -> SweepStats {
-    let n = contacts.len();
-    debug_assert_eq!(order.len(), n);
+    debug_assert_eq!(order.len(), contacts.len());
     delta.v.clear();
     delta.v.resize(m.len(), Vector3::zeros());
     delta.w.clear();
     delta.w.resize(m.len(), Vector3::zeros());
     let (dv, dw) = (&mut delta.v, &mut delta.w);
-    scratch.packed.clear();
-    scratch
-        .packed
-        .extend(order.iter().map(|&k| Packed::of(&contacts[k], m)));
-    scratch.position.clear();
-    scratch.position.resize(n, 0);
-    for (p, &k) in order.iter().enumerate() {
-        scratch.position[k] = p;
+    scratch.pack(contacts, order, m);
+    scratch.warm_start(contacts, warm, dv, dw);
+    let stats = scratch.sweeps(contacts, order, dv, dw);
+    scratch.write_out(out);
+    stats
+}
+
+impl PgsScratch {
+    /// The contacts' rows packed in sweep order, and where each contact went.
+    fn pack(&mut self, contacts: &[ContactRows], order: &[usize], m: &[InverseMass]) {
+        let n = contacts.len();
+        self.packed.clear();
+        self.packed
+            .extend(order.iter().map(|&k| Packed::of(&contacts[k], m)));
+        self.position.clear();
+        self.position.resize(n, 0);
+        for (p, &k) in order.iter().enumerate() {
+            self.position[k] = p;
+        }
     }
-    scratch.lambda.clear();
-    scratch.lambda.resize(n, [0.0; 3]);
-    // The warm impulses go on in contact order (detection's), so the velocity changes the
-    // sweeps start from do not depend on the sweep order.
-    for ((c, start), &p) in contacts.iter().zip(warm).zip(&scratch.position) {
-        let normal = start[0].max(0.0);
-        let mut t = Vector2::new(start[1], start[2]) * if c.mu > 0.0 { 1.0 } else { 0.0 };
-        let bound = c.mu * normal;
-        if t.norm() > bound {
-            t *= bound / t.norm();
-        }
-        let l = [normal, t.x, t.y];
-        let packed = &scratch.packed[p];
-        for (r, li) in l.iter().enumerate() {
-            if *li != 0.0 {
-                packed.apply(r, *li, dv, dw);
+
+    /// Each contact's warm impulse, clamped to the law, applied and kept as its start.
+    fn warm_start(
+        &mut self,
+        contacts: &[ContactRows],
+        warm: &[[f64; 3]],
+        dv: &mut [Vector3<f64>],
+        dw: &mut [Vector3<f64>],
+    ) {
+        self.lambda.clear();
+        self.lambda.resize(contacts.len(), [0.0; 3]);
+        // The warm impulses go on in contact order (detection's), so the velocity changes the
+        // sweeps start from do not depend on the sweep order.
+        for ((c, start), &p) in contacts.iter().zip(warm).zip(&self.position) {
+            let normal = start[0].max(0.0);
+            let mut t = Vector2::new(start[1], start[2]) * if c.mu > 0.0 { 1.0 } else { 0.0 };
+            let bound = c.mu * normal;
+            if t.norm() > bound {
+                t *= bound / t.norm();
             }
+            let l = [normal, t.x, t.y];
+            let packed = &self.packed[p];
+            for (r, li) in l.iter().enumerate() {
+                if *li != 0.0 {
+                    packed.apply(r, *li, dv, dw);
+                }
+            }
+            self.lambda[p] = l;
         }
-        scratch.lambda[p] = l;
     }
-    scratch.u.clear();
-    scratch.u.resize(n, [0.0; 3]);
-    let mut stats = SweepStats::default();
-    for sweep in 0..MAX_SWEEPS {
-        // Forward on even sweeps, backward on odd ones (symmetric Gauss–Seidel): the first
-        // contacts of `order` carry their loads to the last ones in one sweep, and back.
-        for i in 0..n {
-            let p = if sweep % 2 == 0 { i } else { n - 1 - i };
-            let (c, l) = (&scratch.packed[p], &mut scratch.lambda[p]);
-            if c.diag[0] > 0.0 {
-                let u = c.u0[0] + c.velocity(0, dv, dw);
-                let new = (l[0] - (u - c.target) / c.diag[0]).max(0.0);
-                if new != l[0] {
-                    c.apply(0, new - l[0], dv, dw);
-                    l[0] = new;
-                }
+
+    /// The sweeps, until the residual (checked every [`CHECK_EVERY`] sweeps and after the
+    /// last) is under the tolerance.
+    fn sweeps(
+        &mut self,
+        contacts: &[ContactRows],
+        order: &[usize],
+        dv: &mut [Vector3<f64>],
+        dw: &mut [Vector3<f64>],
+    ) -> SweepStats {
+        let n = contacts.len();
+        self.u.clear();
+        self.u.resize(n, [0.0; 3]);
+        let mut stats = SweepStats::default();
+        for sweep in 0..MAX_SWEEPS {
+            // Forward on even sweeps, backward on odd ones (symmetric Gauss–Seidel): the first
+            // contacts of `order` carry their loads to the last ones in one sweep, and back.
+            for i in 0..n {
+                let p = if sweep % 2 == 0 { i } else { n - 1 - i };
+                self.packed[p].relax(&mut self.lambda[p], dv, dw);
             }
-            if c.mu > 0.0 {
-                let mut t = Vector2::new(l[1], l[2]);
-                for r in 0..2 {
-                    if c.diag[r + 1] > 0.0 {
-                        t[r] -= (c.u0[r + 1] + c.velocity(r + 1, dv, dw)) / c.diag[r + 1];
-                    }
-                }
-                let bound = c.mu * l[0];
-                if t.norm() > bound {
-                    t *= bound / t.norm();
-                }
-                for r in 0..2 {
-                    let change = t[r] - l[r + 1];
-                    if change != 0.0 {
-                        c.apply(r + 1, change, dv, dw);
-                        l[r + 1] = t[r];
-                    }
-                }
+            if (sweep + 1) % CHECK_EVERY != 0 && sweep + 1 != MAX_SWEEPS {
+                continue;
+            }
+            let residual = self.residual(contacts, order, dv, dw);
+            stats = SweepStats {
+                sweeps: sweep + 1,
+                residual_m_per_s: residual,
+            };
+            if residual <= RESIDUAL_TOLERANCE_M_PER_S {
+                break;
             }
         }
-        if (sweep + 1) % CHECK_EVERY != 0 && sweep + 1 != MAX_SWEEPS {
-            continue;
-        }
+        stats
+    }
+
+    /// The row velocities now (into `u`, per contact) and the largest contact residual.
+    fn residual(
+        &mut self,
+        contacts: &[ContactRows],
+        order: &[usize],
+        dv: &[Vector3<f64>],
+        dw: &[Vector3<f64>],
+    ) -> f64 {
         let mut residual = 0.0f64;
-        for ((c, l), &k) in scratch.packed.iter().zip(&scratch.lambda).zip(order) {
+        for ((c, l), &k) in self.packed.iter().zip(&self.lambda).zip(order) {
             let u = [0, 1, 2].map(|r| c.u0[r] + c.velocity(r, dv, dw));
-            scratch.u[k] = u;
+            self.u[k] = u;
             residual = residual.max(contact_residual(&contacts[k], l, &u));
         }
-        stats = SweepStats {
-            sweeps: sweep + 1,
-            residual_m_per_s: residual,
-        };
-        if residual <= RESIDUAL_TOLERANCE_M_PER_S {
-            break;
-        }
+        residual
     }
-    out.clear();
-    out.extend(scratch.position.iter().zip(&scratch.u).map(|(&p, u)| {
-        let l = scratch.lambda[p];
-        ContactImpulse {
-            handled: l[0] > 0.0,
-            normal: l[0],
-            tangent: Vector2::new(l[1], l[2]),
-            u: *u,
-        }
-    }));
-    stats
+
+    /// One impulse per contact, in contact order.
+    fn write_out(&self, out: &mut Vec<ContactImpulse>) {
+        out.clear();
+        out.extend(self.position.iter().zip(&self.u).map(|(&p, u)| {
+            let l = self.lambda[p];
+            ContactImpulse {
+                handled: l[0] > 0.0,
+                normal: l[0],
+                tangent: Vector2::new(l[1], l[2]),
+                u: *u,
+            }
+        }));
+    }
 }
 
 #[cfg(test)]

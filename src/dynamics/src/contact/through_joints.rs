@@ -172,161 +172,226 @@ pub fn solve(
     out: &mut Vec<ContactImpulse>,
     delta: &mut VelocityChange,
 ) -> SweepStats {
-    let bodies = m.len();
-    let dofs = 6 * bodies;
-    let nb = bilateral.len();
-    let nc = contacts.len();
-    let ThroughJointsScratch {
-        jb,
-        mjb,
-        kb,
-        kb_lu,
-        joint_change,
-        taken,
-        jc,
-        g,
-        w,
-        u,
-        lambda,
-        dv,
-    } = scratch;
-    // M⁻¹ J_bᵀ as columns, K_b and its factor.
-    jb.clear();
-    jb.resize(nb * dofs, 0.0);
-    mjb.clear();
-    mjb.resize(nb * dofs, 0.0);
-    for ((b, j), mj) in bilateral
-        .iter()
-        .zip(jb.chunks_exact_mut(dofs))
-        .zip(mjb.chunks_exact_mut(dofs))
-    {
-        dense_row(&b.row, j);
-        apply_inverse_mass(m, j, mj);
+    let dofs = 6 * m.len();
+    scratch.factor_joints(bilateral, m, dofs);
+    scratch.joints_own_change(bilateral, dofs);
+    scratch.project_contact_rows(contacts, m, bilateral.len(), dofs);
+    scratch.delassus_and_start(contacts, dofs);
+    let stats = scratch.sweeps(contacts);
+    scratch.write_out(contacts.len(), m.len(), dofs, out, delta);
+    stats
+}
+
+impl ThroughJointsScratch {
+    /// M⁻¹ J_bᵀ as columns, K_b and its factor.
+    fn factor_joints(&mut self, bilateral: &[Bilateral], m: &[InverseMass], dofs: usize) {
+        let nb = bilateral.len();
+        let Self {
+            jb, mjb, kb, kb_lu, ..
+        } = self;
+        jb.clear();
+        jb.resize(nb * dofs, 0.0);
+        mjb.clear();
+        mjb.resize(nb * dofs, 0.0);
+        for ((b, j), mj) in bilateral
+            .iter()
+            .zip(jb.chunks_exact_mut(dofs))
+            .zip(mjb.chunks_exact_mut(dofs))
+        {
+            dense_row(&b.row, j);
+            apply_inverse_mass(m, j, mj);
+        }
+        kb.clear();
+        kb.extend((0..nb * nb).map(|k| {
+            let (i, j) = (k % nb, k / nb);
+            view(&jb[i * dofs..(i + 1) * dofs]).dot(&view(&mjb[j * dofs..(j + 1) * dofs]))
+        }));
+        kb_lu.factor_regularised(nb, kb, JOINT_REGULARISATION);
     }
-    kb.clear();
-    kb.extend((0..nb * nb).map(|k| {
-        let (i, j) = (k % nb, k / nb);
-        view(&jb[i * dofs..(i + 1) * dofs]).dot(&view(&mjb[j * dofs..(j + 1) * dofs]))
-    }));
-    kb_lu.factor_regularised(nb, kb, JOINT_REGULARISATION);
-    // The joints' own changes: Δv₀ = M⁻¹ J_bᵀ K_b⁻¹ Δu_b.
-    dv.clear();
-    dv.resize(dofs, 0.0);
-    if nb > 0 {
-        joint_change.clear();
-        joint_change.extend(bilateral.iter().map(|b| b.change));
-        joint_response(kb_lu, mjb, joint_change, dv);
-    }
-    // G = P J_cᵀ column by column, W = J_c G.
-    jc.clear();
-    jc.resize(3 * nc * dofs, 0.0);
-    g.clear();
-    g.resize(3 * nc * dofs, 0.0);
-    taken.clear();
-    taken.resize(dofs, 0.0);
-    let contact_rows = contacts.iter().flat_map(|c| c.rows.iter());
-    for ((row, j), x) in contact_rows
-        .zip(jc.chunks_exact_mut(dofs))
-        .zip(g.chunks_exact_mut(dofs))
-    {
-        dense_row(row, j);
-        // M⁻¹ J_cᵀ less the part the joints take back: P J_cᵀ.
-        apply_inverse_mass(m, j, x);
-        if nb > 0 {
+
+    /// The joints' own changes into `dv`: Δv₀ = M⁻¹ J_bᵀ K_b⁻¹ Δu_b.
+    fn joints_own_change(&mut self, bilateral: &[Bilateral], dofs: usize) {
+        let Self {
+            mjb,
+            kb_lu,
+            joint_change,
+            dv,
+            ..
+        } = self;
+        dv.clear();
+        dv.resize(dofs, 0.0);
+        if !bilateral.is_empty() {
             joint_change.clear();
-            joint_change.extend(jb.chunks_exact(dofs).map(|b| view(b).dot(&view(x))));
-            joint_response(kb_lu, mjb, joint_change, taken);
-            for (x, t) in x.iter_mut().zip(taken.iter()) {
-                *x -= t;
+            joint_change.extend(bilateral.iter().map(|b| b.change));
+            joint_response(kb_lu, mjb, joint_change, dv);
+        }
+    }
+
+    /// J_c, and G = P J_cᵀ column by column: M⁻¹ J_cᵀ less the part the `nb` joints take back.
+    fn project_contact_rows(
+        &mut self,
+        contacts: &[ContactRows],
+        m: &[InverseMass],
+        nb: usize,
+        dofs: usize,
+    ) {
+        let nc = contacts.len();
+        let Self {
+            jb,
+            mjb,
+            kb_lu,
+            joint_change,
+            taken,
+            jc,
+            g,
+            ..
+        } = self;
+        jc.clear();
+        jc.resize(3 * nc * dofs, 0.0);
+        g.clear();
+        g.resize(3 * nc * dofs, 0.0);
+        taken.clear();
+        taken.resize(dofs, 0.0);
+        let contact_rows = contacts.iter().flat_map(|c| c.rows.iter());
+        for ((row, j), x) in contact_rows
+            .zip(jc.chunks_exact_mut(dofs))
+            .zip(g.chunks_exact_mut(dofs))
+        {
+            dense_row(row, j);
+            // M⁻¹ J_cᵀ less the part the joints take back: P J_cᵀ.
+            apply_inverse_mass(m, j, x);
+            if nb > 0 {
+                joint_change.clear();
+                joint_change.extend(jb.chunks_exact(dofs).map(|b| view(b).dot(&view(x))));
+                joint_response(kb_lu, mjb, joint_change, taken);
+                for (x, t) in x.iter_mut().zip(taken.iter()) {
+                    *x -= t;
+                }
             }
         }
     }
-    let dim = 3 * nc;
-    w.clear();
-    w.extend((0..dim * dim).map(|k| {
-        let (i, j) = (k % dim, k / dim);
-        view(&jc[i * dofs..(i + 1) * dofs]).dot(&view(&g[j * dofs..(j + 1) * dofs]))
-    }));
-    // Row velocities now: u₀ plus what the joint changes do.
-    u.clear();
-    u.extend(
-        jc.chunks_exact(dofs)
-            .enumerate()
-            .map(|(i, j)| contacts[i / 3].u0[i % 3] + view(j).dot(&view(dv))),
-    );
-    lambda.clear();
-    lambda.resize(dim, 0.0);
-    let mut stats = SweepStats::default();
-    // (u += d W(·, i) written out: nalgebra's axpy computes the same d·w + u.)
-    let add = |lambda: &mut [f64], u: &mut [f64], i: usize, d: f64| {
-        lambda[i] += d;
-        for (y, x) in u.iter_mut().zip(&w[i * dim..(i + 1) * dim]) {
-            *y += d * x;
-        }
-    };
-    let at = |i: usize, j: usize| w[j * dim + i];
-    for sweep in 0..MAX_SWEEPS {
-        for (c, k) in contacts.iter().enumerate() {
-            let n = 3 * c;
-            if at(n, n) > 0.0 {
-                let new = (lambda[n] - (u[n] - k.target) / at(n, n)).max(0.0);
-                let d = new - lambda[n];
-                add(lambda, u, n, d);
+
+    /// W = J_c G; the row velocities now (u₀ plus what the joint changes do) and zero
+    /// impulses.
+    fn delassus_and_start(&mut self, contacts: &[ContactRows], dofs: usize) {
+        let dim = 3 * contacts.len();
+        let Self {
+            jc,
+            g,
+            w,
+            u,
+            lambda,
+            dv,
+            ..
+        } = self;
+        w.clear();
+        w.extend((0..dim * dim).map(|k| {
+            let (i, j) = (k % dim, k / dim);
+            view(&jc[i * dofs..(i + 1) * dofs]).dot(&view(&g[j * dofs..(j + 1) * dofs]))
+        }));
+        // Row velocities now: u₀ plus what the joint changes do.
+        u.clear();
+        u.extend(
+            jc.chunks_exact(dofs)
+                .enumerate()
+                .map(|(i, j)| contacts[i / 3].u0[i % 3] + view(j).dot(&view(dv))),
+        );
+        lambda.clear();
+        lambda.resize(dim, 0.0);
+    }
+
+    /// The projected Gauss–Seidel sweeps on W until the complementarity residual is under
+    /// the tolerance or [`MAX_SWEEPS`].
+    fn sweeps(&mut self, contacts: &[ContactRows]) -> SweepStats {
+        let dim = 3 * contacts.len();
+        let Self { w, u, lambda, .. } = self;
+        let mut stats = SweepStats::default();
+        // (u += d W(·, i) written out: nalgebra's axpy computes the same d·w + u.)
+        let add = |lambda: &mut [f64], u: &mut [f64], i: usize, d: f64| {
+            lambda[i] += d;
+            for (y, x) in u.iter_mut().zip(&w[i * dim..(i + 1) * dim]) {
+                *y += d * x;
             }
-            if k.mu > 0.0 {
-                let mut t = Vector2::new(lambda[n + 1], lambda[n + 2]);
-                for r in 0..2 {
-                    let i = n + 1 + r;
-                    if at(i, i) > 0.0 {
-                        t[r] -= u[i] / at(i, i);
+        };
+        let at = |i: usize, j: usize| w[j * dim + i];
+        for sweep in 0..MAX_SWEEPS {
+            for (c, k) in contacts.iter().enumerate() {
+                let n = 3 * c;
+                if at(n, n) > 0.0 {
+                    let new = (lambda[n] - (u[n] - k.target) / at(n, n)).max(0.0);
+                    let d = new - lambda[n];
+                    add(lambda, u, n, d);
+                }
+                if k.mu > 0.0 {
+                    let mut t = Vector2::new(lambda[n + 1], lambda[n + 2]);
+                    for r in 0..2 {
+                        let i = n + 1 + r;
+                        if at(i, i) > 0.0 {
+                            t[r] -= u[i] / at(i, i);
+                        }
+                    }
+                    let bound = k.mu * lambda[n];
+                    if t.norm() > bound {
+                        t *= bound / t.norm();
+                    }
+                    for r in 0..2 {
+                        let i = n + 1 + r;
+                        let d = t[r] - lambda[i];
+                        add(lambda, u, i, d);
                     }
                 }
-                let bound = k.mu * lambda[n];
-                if t.norm() > bound {
-                    t *= bound / t.norm();
-                }
-                for r in 0..2 {
-                    let i = n + 1 + r;
-                    let d = t[r] - lambda[i];
-                    add(lambda, u, i, d);
+            }
+            let residual = complementarity_residual(contacts, lambda, u);
+            stats = SweepStats {
+                sweeps: sweep + 1,
+                residual_m_per_s: residual,
+            };
+            if residual <= RESIDUAL_TOLERANCE_M_PER_S {
+                break;
+            }
+        }
+        stats
+    }
+
+    /// The impulses and row velocities per contact, and the bodies' velocity change (the
+    /// joints' own plus G λ).
+    fn write_out(
+        &mut self,
+        nc: usize,
+        bodies: usize,
+        dofs: usize,
+        out: &mut Vec<ContactImpulse>,
+        delta: &mut VelocityChange,
+    ) {
+        let Self {
+            g, u, lambda, dv, ..
+        } = self;
+        {
+            let mut dv = view_mut(dv);
+            for (gc, l) in g.chunks_exact(dofs).zip(lambda.iter()) {
+                if *l != 0.0 {
+                    dv.axpy(*l, &view(gc), 1.0);
                 }
             }
         }
-        let residual = complementarity_residual(contacts, lambda, u);
-        stats = SweepStats {
-            sweeps: sweep + 1,
-            residual_m_per_s: residual,
-        };
-        if residual <= RESIDUAL_TOLERANCE_M_PER_S {
-            break;
+        out.clear();
+        out.extend((0..nc).map(|c| ContactImpulse {
+            handled: lambda[3 * c] > 0.0,
+            normal: lambda[3 * c],
+            tangent: Vector2::new(lambda[3 * c + 1], lambda[3 * c + 2]),
+            u: [u[3 * c], u[3 * c + 1], u[3 * c + 2]],
+        }));
+        delta.v.clear();
+        delta.w.clear();
+        for b in 0..bodies {
+            delta
+                .v
+                .push(Vector3::new(dv[6 * b], dv[6 * b + 1], dv[6 * b + 2]));
+            delta
+                .w
+                .push(Vector3::new(dv[6 * b + 3], dv[6 * b + 4], dv[6 * b + 5]));
         }
     }
-    {
-        let mut dv = view_mut(dv);
-        for (gc, l) in g.chunks_exact(dofs).zip(lambda.iter()) {
-            if *l != 0.0 {
-                dv.axpy(*l, &view(gc), 1.0);
-            }
-        }
-    }
-    out.clear();
-    out.extend((0..nc).map(|c| ContactImpulse {
-        handled: lambda[3 * c] > 0.0,
-        normal: lambda[3 * c],
-        tangent: Vector2::new(lambda[3 * c + 1], lambda[3 * c + 2]),
-        u: [u[3 * c], u[3 * c + 1], u[3 * c + 2]],
-    }));
-    delta.v.clear();
-    delta.w.clear();
-    for b in 0..bodies {
-        delta
-            .v
-            .push(Vector3::new(dv[6 * b], dv[6 * b + 1], dv[6 * b + 2]));
-        delta
-            .w
-            .push(Vector3::new(dv[6 * b + 3], dv[6 * b + 4], dv[6 * b + 5]));
-    }
-    stats
 }
 
 #[cfg(test)]

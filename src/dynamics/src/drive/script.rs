@@ -11,6 +11,7 @@
 //! last row); `grab` (1 clipped to the first grab point, 0 released) holds from its row until
 //! the next. Blank lines and lines starting with `#` are ignored.
 
+use ar_io::csv_table::Record;
 use nalgebra::{Isometry3, Point3, Vector3};
 use thiserror::Error;
 
@@ -126,6 +127,56 @@ struct Row {
     grab: bool,
 }
 
+impl Row {
+    /// One record of a script with this `header` and column `layout`.
+    fn parse(header: &Record, record: &Record, layout: &Layout) -> Result<Self, ScriptError> {
+        let line = record.line;
+        let err = |message: String| ScriptError { line, message };
+        if record.fields.len() != header.fields.len() {
+            return Err(err(format!(
+                "expected {} fields, found {}",
+                header.fields.len(),
+                record.fields.len()
+            )));
+        }
+        let number = |k: usize| {
+            let f = record.get(k);
+            f.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| {
+                    err(format!(
+                        "field `{}` is not a finite number: `{f}`",
+                        header.get(k)
+                    ))
+                })
+        };
+        let t = number(layout.time)?;
+        let p = Vector3::new(
+            number(layout.position[0])?,
+            number(layout.position[1])?,
+            number(layout.position[2])?,
+        );
+        let grab = match layout.grab {
+            Grab::Flag(k) => match number(k)? {
+                1.0 => true,
+                0.0 => false,
+                x => return Err(err(format!("field `grab` must be 0 or 1, got {x}"))),
+            },
+            Grab::Buttons(k) => {
+                let f = record.get(k);
+                let b: u8 = f.parse().map_err(|_| {
+                    err(format!(
+                        "field `buttons` must be an integer 0 to 255, got `{f}`"
+                    ))
+                })?;
+                b & GRAB_BUTTON_MASK != 0
+            }
+        };
+        Ok(Self { t, p, grab })
+    }
+}
+
 /// A parsed stylus script.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StylusScript {
@@ -149,64 +200,19 @@ impl StylusScript {
         let layout = Layout::of(&table.columns()).map_err(|m| err(hline, m))?;
         let mut rows: Vec<Row> = Vec::new();
         for record in &table.rows {
-            let line = record.line;
-            if record.fields.len() != table.header.fields.len() {
-                return Err(err(
-                    line,
-                    format!(
-                        "expected {} fields, found {}",
-                        table.header.fields.len(),
-                        record.fields.len()
-                    ),
-                ));
-            }
-            let number = |k: usize| {
-                let f = record.get(k);
-                f.parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| {
-                        err(
-                            line,
-                            format!(
-                                "field `{}` is not a finite number: `{f}`",
-                                table.header.get(k)
-                            ),
-                        )
-                    })
-            };
-            let t = number(layout.time)?;
-            let p = Vector3::new(
-                number(layout.position[0])?,
-                number(layout.position[1])?,
-                number(layout.position[2])?,
-            );
-            let grab = match layout.grab {
-                Grab::Flag(k) => match number(k)? {
-                    1.0 => true,
-                    0.0 => false,
-                    x => return Err(err(line, format!("field `grab` must be 0 or 1, got {x}"))),
-                },
-                Grab::Buttons(k) => {
-                    let f = record.get(k);
-                    let b: u8 = f.parse().map_err(|_| {
-                        err(
-                            line,
-                            format!("field `buttons` must be an integer 0 to 255, got `{f}`"),
-                        )
-                    })?;
-                    b & GRAB_BUTTON_MASK != 0
-                }
-            };
+            let row = Row::parse(&table.header, record, &layout)?;
             if let Some(prev) = rows.last() {
-                if t <= prev.t {
+                if row.t <= prev.t {
                     return Err(err(
-                        line,
-                        format!("time {t} s does not increase (previous row {} s)", prev.t),
+                        record.line,
+                        format!(
+                            "time {} s does not increase (previous row {} s)",
+                            row.t, prev.t
+                        ),
                     ));
                 }
             }
-            rows.push(Row { t, p, grab });
+            rows.push(row);
         }
         if rows.is_empty() {
             return Err(err(hline, "the script has a header but no rows".into()));

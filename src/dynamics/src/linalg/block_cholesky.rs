@@ -464,6 +464,85 @@ mod tests {
         assert_eq!(BlockCholesky::storage_bytes(usize::MAX / 2, 1), None);
     }
 
+    /// Writes the dense matrix `m` (rows `index` over blocks of `sizes`, coupled where
+    /// `coupled`) into `chol`'s pattern, the padding rows of each diagonal block as unit rows.
+    fn load(
+        chol: &mut BlockCholesky,
+        coupled: &dyn Fn(usize, usize) -> bool,
+        sizes: &[usize],
+        m: &[f64],
+        index: &[(usize, usize)],
+    ) {
+        let (nb, n) = (sizes.len(), index.len());
+        chol.begin(
+            nb,
+            |i, add| (0..i).filter(|&j| coupled(i, j)).for_each(&mut *add),
+            |i| sizes[i],
+        );
+        for (i, &size) in sizes.iter().enumerate() {
+            chol.row_mut(i).1.fill(ZERO);
+            for r in size..BLOCK {
+                chol.block_mut(i, i)[r][r] = 1.0;
+            }
+        }
+        for a in 0..n {
+            for c in 0..=a {
+                let ((bi, r), (bj, s)) = (index[a], index[c]);
+                if bi == bj || coupled(bi, bj) {
+                    // Off-diagonal blocks go in transposed.
+                    if bi == bj {
+                        chol.block_mut(bi, bj)[r][s] = m[a * n + c];
+                    } else {
+                        chol.block_mut(bi, bj)[s][r] = m[a * n + c];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Factors the loaded `chol` and solves m x = b for a known x, with the run-time kernels
+    /// and the portable ones: both give the same bits, x to 1e-12, and zero padding.
+    fn check_solve(
+        chol: &mut BlockCholesky,
+        case: usize,
+        sizes: &[usize],
+        m: &[f64],
+        index: &[(usize, usize)],
+    ) {
+        let (nb, n) = (sizes.len(), index.len());
+        let mut portable = chol.clone();
+        chol.factor(0.0).expect("SPD");
+        let x: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 1.5).collect();
+        let mut b = vec![[0.0; BLOCK]; nb];
+        for a in 0..n {
+            let (bi, r) = index[a];
+            b[bi][r] = (0..n).map(|c| m[a * n + c] * x[c]).sum();
+        }
+        let mut b_portable = b.clone();
+        chol.solve(&mut b);
+        // The run-time choice of kernels (AVX2 on this machine, most likely) gives the
+        // portable kernels' results bit for bit.
+        portable.factor_with::<Portable>(0.0).expect("SPD");
+        portable.solve_with::<Portable>(&mut b_portable);
+        let bits = |v: &[Lanes]| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&b), bits(&b_portable), "case {case}: kernels differ");
+        for a in 0..n {
+            let (bi, r) = index[a];
+            assert!(
+                (b[bi][r] - x[a]).abs() < 1e-12,
+                "case {case}: row {a}: {} against {}",
+                b[bi][r],
+                x[a]
+            );
+        }
+        for (i, &size) in sizes.iter().enumerate() {
+            assert!(
+                b[i][size..].iter().all(|v| *v == 0.0),
+                "padding of block {i}"
+            );
+        }
+    }
+
     #[test]
     fn solves_block_systems_exactly_and_rejects_an_indefinite_one() {
         let profile = |first: &'static [usize]| move |i: usize, j: usize| j >= first[i];
@@ -493,67 +572,13 @@ mod tests {
         ];
         let mut chol = BlockCholesky::with_capacity(16, 16 * 17 / 2);
         for (seed, (coupled, sizes)) in cases.iter().enumerate() {
-            let nb = sizes.len();
-            let (n, m, index) = system(*coupled, sizes, seed as u64 + 7);
-            chol.begin(
-                nb,
-                |i, add| (0..i).filter(|&j| coupled(i, j)).for_each(&mut *add),
-                |i| sizes[i],
-            );
-            for i in 0..nb {
-                chol.row_mut(i).1.fill(ZERO);
-                for r in sizes[i]..BLOCK {
-                    chol.block_mut(i, i)[r][r] = 1.0;
-                }
-            }
+            let (_, m, index) = system(*coupled, sizes, seed as u64 + 7);
+            load(&mut chol, *coupled, sizes, &m, &index);
             if seed == 3 {
                 // No fill: the 15 diagonal blocks and the 21 couplings.
                 assert_eq!(chol.stored_blocks(), 15 + 21);
             }
-            for a in 0..n {
-                for c in 0..=a {
-                    let ((bi, r), (bj, s)) = (index[a], index[c]);
-                    if bi == bj || coupled(bi, bj) {
-                        // Off-diagonal blocks go in transposed.
-                        if bi == bj {
-                            chol.block_mut(bi, bj)[r][s] = m[a * n + c];
-                        } else {
-                            chol.block_mut(bi, bj)[s][r] = m[a * n + c];
-                        }
-                    }
-                }
-            }
-            let mut portable = chol.clone();
-            chol.factor(0.0).expect("SPD");
-            let x: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 1.5).collect();
-            let mut b = vec![[0.0; BLOCK]; nb];
-            for a in 0..n {
-                let (bi, r) = index[a];
-                b[bi][r] = (0..n).map(|c| m[a * n + c] * x[c]).sum();
-            }
-            let mut b_portable = b.clone();
-            chol.solve(&mut b);
-            // The run-time choice of kernels (AVX2 on this machine, most likely) gives the
-            // portable kernels' results bit for bit.
-            portable.factor_with::<Portable>(0.0).expect("SPD");
-            portable.solve_with::<Portable>(&mut b_portable);
-            let bits = |v: &[Lanes]| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&b), bits(&b_portable), "case {seed}: kernels differ");
-            for a in 0..n {
-                let (bi, r) = index[a];
-                assert!(
-                    (b[bi][r] - x[a]).abs() < 1e-12,
-                    "case {seed}: row {a}: {} against {}",
-                    b[bi][r],
-                    x[a]
-                );
-            }
-            for (i, &size) in sizes.iter().enumerate() {
-                assert!(
-                    b[i][size..].iter().all(|v| *v == 0.0),
-                    "padding of block {i}"
-                );
-            }
+            check_solve(&mut chol, seed, sizes, &m, &index);
         }
         chol.begin(1, |_, _| {}, |_| BLOCK);
         let bad = chol.block_mut(0, 0);

@@ -102,9 +102,18 @@ pub(super) fn contact_model(
     if file.contact.is_none() && file.planes.is_empty() && file.statics.is_empty() {
         return Ok(None);
     }
+    let mut model = contact_settings(ck, file.contact.as_ref())?;
+    add_body_colliders(ck, file, bodies, &mut model)?;
+    add_statics(ck, &file.statics, &mut model)?;
+    add_planes(ck, &file.planes, &mut model)?;
+    Ok(Some(model))
+}
+
+/// The `[contact]` table's margin, inequality method and stylus tip (defaults without it).
+fn contact_settings(ck: &Checker, c: Option<&ContactDef>) -> Result<ContactModel, SceneError> {
     let mut margin = DEFAULT_MARGIN_M;
     let mut method = InequalityMethod::default();
-    if let Some(c) = &file.contact {
+    if let Some(c) = c {
         if let Some(m) = &c.margin_m {
             margin = ck.non_negative(m, "contact.margin_m")?;
         }
@@ -119,13 +128,19 @@ pub(super) fn contact_model(
         }
     }
     let mut model = ContactModel::new(margin, method);
-    if let Some(r) = file
-        .contact
-        .as_ref()
-        .and_then(|c| c.stylus_tip_radius_m.as_ref())
-    {
+    if let Some(r) = c.and_then(|c| c.stylus_tip_radius_m.as_ref()) {
         model.stylus_tip_radius_m = Some(ck.positive(r, "contact.stylus_tip_radius_m")?);
     }
+    Ok(model)
+}
+
+/// A collider for each body with a shape that collides, with its material.
+fn add_body_colliders(
+    ck: &Checker,
+    file: &SceneFile,
+    bodies: &[Body],
+    model: &mut ContactModel,
+) -> Result<(), SceneError> {
     // The `[[body]]` tables are bodies 1..; mobile parts after them collide with defaults.
     for (i, b) in bodies.iter().enumerate().skip(1) {
         let def = file.bodies.get(i - 1);
@@ -147,7 +162,16 @@ pub(super) fn contact_model(
             );
         }
     }
-    for (i, s) in file.statics.iter().enumerate() {
+    Ok(())
+}
+
+/// The `[[static]]` tables: colliders of the ground.
+fn add_statics(
+    ck: &Checker,
+    statics: &[StaticDef],
+    model: &mut ContactModel,
+) -> Result<(), SceneError> {
+    for (i, s) in statics.iter().enumerate() {
         let field = |name: &str| format!("static[{i}].{name}");
         for (f, size) in s.shape.get_ref().sizes() {
             if !(size > 0.0 && size.is_finite()) {
@@ -169,7 +193,16 @@ pub(super) fn contact_model(
             mat,
         );
     }
-    for (i, p) in file.planes.iter().enumerate() {
+    Ok(())
+}
+
+/// The `[[plane]]` tables: half-spaces of the ground.
+fn add_planes(
+    ck: &Checker,
+    planes: &[PlaneDef],
+    model: &mut ContactModel,
+) -> Result<(), SceneError> {
+    for (i, p) in planes.iter().enumerate() {
         let field = |name: &str| format!("plane[{i}].{name}");
         let mat = material(ck, p.friction.as_ref(), p.restitution.as_ref(), &field)?;
         let normal: Vector3<f64> = ck.finite3(&p.normal, &field("normal"))?;
@@ -181,5 +214,5 @@ pub(super) fn contact_model(
             .add_plane(p.name.get_ref().clone(), normal, point, mat)
             .map_err(|e| ck.err(p.name.span(), field("name"), e.to_string()))?;
     }
-    Ok(Some(model))
+    Ok(())
 }

@@ -46,7 +46,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::checker::{name_problem, Checker};
-use crate::deformable::sphere_inertia_kg_m2;
+use crate::deformable::{sphere_inertia_kg_m2, Network};
 use crate::error::SceneError;
 use crate::model::body::{Body, BodyId};
 use crate::model::joint::{Joint, JointKind};
@@ -122,6 +122,44 @@ pub(super) fn expand(
         let f = |name: &str| format!("deformable[{i}].{name}");
         ck.name(&d.name, f("name"), "deformable", &["ground"], &mut names)?;
         let (network, pins) = generators::generate(ck, d, &f, bodies, gravity_in_world)?;
+        let material = Material::of(ck, d, &f, network.nodes_in_world_m.len(), dt_secs)?;
+        let first = bodies.len();
+        let name = d.name.get_ref();
+        add_elements(ck, d, &f, &network, &material, bodies)?;
+        add_connections(name, first, &network, &material, &mut out);
+        out.rigid_groups.extend(super::rigid_groups::rigid_groups(
+            ck,
+            i,
+            name,
+            &d.rigid_group,
+            first,
+            &network.nodes_in_world_m,
+        )?);
+        add_pins(name, first, pins, bodies, &mut out.joints);
+    }
+    Ok(out)
+}
+
+/// A table's element and connection properties, checked.
+struct Material {
+    element_mass: f64,
+    radius: f64,
+    stiffness: f64,
+    damping: f64,
+    drag: f64,
+    fracture: Option<f64>,
+}
+
+impl Material {
+    /// The properties of table `d` for `elements` elements; the drag must stay well inside
+    /// its bound at `dt_secs`.
+    fn of(
+        ck: &Checker,
+        d: &DeformableDef,
+        f: &dyn Fn(&str) -> String,
+        elements: usize,
+        dt_secs: f64,
+    ) -> Result<Self, SceneError> {
         let mass = ck.positive(&d.mass_kg, &f("mass_kg"))?;
         let radius = ck.positive(&d.element_radius_m, &f("element_radius_m"))?;
         let stiffness = ck.non_negative(&d.stiffness_n_per_m, &f("stiffness_n_per_m"))?;
@@ -137,7 +175,7 @@ pub(super) fn expand(
             .as_ref()
             .map(|v| ck.positive(v, &f("fracture_extension_m")))
             .transpose()?;
-        let element_mass = mass / network.nodes_in_world_m.len() as f64;
+        let element_mass = mass / elements as f64;
         // The drag is explicit (see `Body::drag_n_s_per_m`): keep it well inside its bound.
         if let Some(v) = &d.drag_n_s_per_m {
             if drag * dt_secs / element_mass > 1.0 {
@@ -153,80 +191,107 @@ pub(super) fn expand(
                 ));
             }
         }
-        let first = bodies.len();
-        let name = d.name.get_ref();
-        let taken: HashSet<&str> = bodies.iter().map(|b| b.name.as_str()).collect();
-        let clash = network
-            .nodes_in_world_m
-            .iter()
-            .enumerate()
-            .map(|(n, _)| format!("{name}.e{n}"))
-            .find(|e| taken.contains(e.as_str()));
-        if let Some(e) = clash {
-            return Err(ck.err(
-                d.name.span(),
-                f("name"),
-                format!("its element name `{e}` is already a body's name"),
-            ));
-        }
-        for (n, p) in network.nodes_in_world_m.iter().enumerate() {
-            let element_name = format!("{name}.e{n}");
-            if let Some(problem) = name_problem(&element_name, "body", &["ground"]) {
-                return Err(ck.err(d.name.span(), f("name"), problem));
-            }
-            let mut body = Body::new(
-                element_name,
-                element_mass,
-                sphere_inertia_kg_m2(element_mass, radius),
-                UnitQuaternion::identity(),
-                Isometry3::from_parts(Translation3::from(*p), UnitQuaternion::identity()),
-                Some(Shape::Sphere { radius_m: radius }),
-            );
-            body.drag_n_s_per_m = drag;
-            bodies.push(body);
-        }
-        for (n, c) in network.connections.iter().enumerate() {
-            let (b1, b2) = (first + c.node1, first + c.node2);
-            out.springs.push(Spring {
-                name: format!("{name}.c{n}"),
-                body1: b1,
-                body2: b2,
-                point1_in_body1: Vector3::zeros(),
-                point2_in_body2: Vector3::zeros(),
-                rest_length_m: c.rest_length_m,
-                stiffness_n_per_m: stiffness,
-                damping_n_s_per_m: damping,
-                fracture_extension_m: fracture,
-                broken: false,
-            });
-            out.excluded_pairs.push((b1.min(b2), b1.max(b2)));
-        }
-        out.rigid_groups.extend(super::rigid_groups::rigid_groups(
-            ck,
-            i,
-            name,
-            &d.rigid_group,
-            first,
-            &network.nodes_in_world_m,
-        )?);
-        for (n, (node, to)) in pins.into_iter().enumerate() {
-            let element = first + node;
-            let anchor = bodies[to]
-                .world_from_body()
-                .inverse_transform_point(&bodies[element].position_in_world.into())
-                .coords;
-            out.joints.push(Joint::new(
-                format!("{name}.pin{n}"),
-                JointKind::Ball,
-                bodies,
-                to,
-                element,
-                anchor,
-                Vector3::zeros(),
-                Vector3::x(),
-                Vector3::x(),
-            ));
-        }
+        Ok(Self {
+            element_mass,
+            radius,
+            stiffness,
+            damping,
+            drag,
+            fracture,
+        })
     }
-    Ok(out)
+}
+
+/// The network's nodes as element bodies `<name>.e<n>` appended to `bodies`, whose names
+/// must be new and valid.
+fn add_elements(
+    ck: &Checker,
+    d: &DeformableDef,
+    f: &dyn Fn(&str) -> String,
+    network: &Network,
+    m: &Material,
+    bodies: &mut Vec<Body>,
+) -> Result<(), SceneError> {
+    let name = d.name.get_ref();
+    let taken: HashSet<&str> = bodies.iter().map(|b| b.name.as_str()).collect();
+    let clash = network
+        .nodes_in_world_m
+        .iter()
+        .enumerate()
+        .map(|(n, _)| format!("{name}.e{n}"))
+        .find(|e| taken.contains(e.as_str()));
+    if let Some(e) = clash {
+        return Err(ck.err(
+            d.name.span(),
+            f("name"),
+            format!("its element name `{e}` is already a body's name"),
+        ));
+    }
+    for (n, p) in network.nodes_in_world_m.iter().enumerate() {
+        let element_name = format!("{name}.e{n}");
+        if let Some(problem) = name_problem(&element_name, "body", &["ground"]) {
+            return Err(ck.err(d.name.span(), f("name"), problem));
+        }
+        let mut body = Body::new(
+            element_name,
+            m.element_mass,
+            sphere_inertia_kg_m2(m.element_mass, m.radius),
+            UnitQuaternion::identity(),
+            Isometry3::from_parts(Translation3::from(*p), UnitQuaternion::identity()),
+            Some(Shape::Sphere { radius_m: m.radius }),
+        );
+        body.drag_n_s_per_m = m.drag;
+        bodies.push(body);
+    }
+    Ok(())
+}
+
+/// The network's connections as springs `<name>.c<n>` between the elements from `first` on,
+/// each pair excluded from collision.
+fn add_connections(name: &str, first: BodyId, network: &Network, m: &Material, out: &mut Expanded) {
+    for (n, c) in network.connections.iter().enumerate() {
+        let (b1, b2) = (first + c.node1, first + c.node2);
+        out.springs.push(Spring {
+            name: format!("{name}.c{n}"),
+            body1: b1,
+            body2: b2,
+            point1_in_body1: Vector3::zeros(),
+            point2_in_body2: Vector3::zeros(),
+            rest_length_m: c.rest_length_m,
+            stiffness_n_per_m: m.stiffness,
+            damping_n_s_per_m: m.damping,
+            fracture_extension_m: m.fracture,
+            broken: false,
+        });
+        out.excluded_pairs.push((b1.min(b2), b1.max(b2)));
+    }
+}
+
+/// Ball joints `<name>.pin<n>` from each pinned node (an element from `first` on) to the
+/// body it is pinned to, at the element's centre.
+fn add_pins(
+    name: &str,
+    first: BodyId,
+    pins: Vec<(usize, BodyId)>,
+    bodies: &[Body],
+    joints: &mut Vec<Joint>,
+) {
+    for (n, (node, to)) in pins.into_iter().enumerate() {
+        let element = first + node;
+        let anchor = bodies[to]
+            .world_from_body()
+            .inverse_transform_point(&bodies[element].position_in_world.into())
+            .coords;
+        joints.push(Joint::new(
+            format!("{name}.pin{n}"),
+            JointKind::Ball,
+            bodies,
+            to,
+            element,
+            anchor,
+            Vector3::zeros(),
+            Vector3::x(),
+            Vector3::x(),
+        ));
+    }
 }

@@ -31,39 +31,7 @@ pub(super) fn joints(
                 "a joint needs two different bodies",
             ));
         }
-        let (p1, p2) = (bodies[b1].world_from_body(), bodies[b2].world_from_body());
-        let (a1, a2) = match (&j.anchor_in_world_m, &j.anchor1_in_body_m, &j.anchor2_in_body_m) {
-            (Some(a), None, None) => {
-                let a = ck.finite3(a, &f("anchor_in_world_m"))?;
-                (
-                    p1.inverse_transform_point(&a.into()).coords,
-                    p2.inverse_transform_point(&a.into()).coords,
-                )
-            }
-            (None, Some(a1s), Some(a2s)) => {
-                let a1 = ck.finite3(a1s, &f("anchor1_in_body_m"))?;
-                let a2 = ck.finite3(a2s, &f("anchor2_in_body_m"))?;
-                let gap = (p1.transform_point(&a1.into()) - p2.transform_point(&a2.into())).norm();
-                if gap > ANCHOR_TOLERANCE_M {
-                    return Err(ck.err(
-                        a2s.span(),
-                        f("anchor2_in_body_m"),
-                        format!(
-                            "the anchors of `{}` and `{}` are {gap:.3e} m apart in the initial pose (limit {ANCHOR_TOLERANCE_M:e} m)",
-                            bodies[b1].name, bodies[b2].name
-                        ),
-                    ));
-                }
-                (a1, a2)
-            }
-            _ => {
-                return Err(ck.err(
-                    j.name.span(),
-                    f("anchor_in_world_m"),
-                    "give either `anchor_in_world_m` or both `anchor1_in_body_m` and `anchor2_in_body_m`",
-                ))
-            }
-        };
+        let (a1, a2) = anchors(ck, j, &f, &bodies[b1], &bodies[b2])?;
         let kind = match j.kind.get_ref() {
             KindDef::Ball => JointKind::Ball,
             KindDef::Hinge => JointKind::Hinge,
@@ -71,46 +39,7 @@ pub(super) fn joints(
             KindDef::Slot => JointKind::Slot,
             KindDef::Fixed => JointKind::Fixed,
         };
-        let needs_axis = matches!(
-            kind,
-            JointKind::Hinge | JointKind::Prismatic | JointKind::Slot
-        );
-        let axis = match (&j.axis_in_world, needs_axis) {
-            (Some(a), true) => ck.unit3(a, &f("axis_in_world"))?,
-            (None, true) => {
-                return Err(ck.err(
-                    j.kind.span(),
-                    f("axis_in_world"),
-                    format!("a {} joint needs `axis_in_world`", kind.name()),
-                ))
-            }
-            (Some(a), false) => {
-                return Err(ck.err(
-                    a.span(),
-                    f("axis_in_world"),
-                    format!("a {} joint has no axis", kind.name()),
-                ))
-            }
-            (None, false) => Vector3::z(),
-        };
-        let hinge_axis = match (&j.hinge_axis_in_world, kind == JointKind::Slot) {
-            (Some(a), true) => ck.unit3(a, &f("hinge_axis_in_world"))?,
-            (None, true) => {
-                return Err(ck.err(
-                    j.kind.span(),
-                    f("hinge_axis_in_world"),
-                    "a slot joint needs `hinge_axis_in_world`",
-                ))
-            }
-            (Some(a), false) => {
-                return Err(ck.err(
-                    a.span(),
-                    f("hinge_axis_in_world"),
-                    "only a slot joint has a hinge axis",
-                ))
-            }
-            (None, false) => axis,
-        };
+        let (axis, hinge_axis) = axes(ck, j, &f, kind)?;
         joints.push(Joint::new(
             name.clone(),
             kind,
@@ -124,6 +53,103 @@ pub(super) fn joints(
         ));
     }
     Ok(joints)
+}
+
+/// The joint's anchor in each body's frame: from `anchor_in_world_m`, or both given in the
+/// bodies, which must meet in the initial pose.
+fn anchors(
+    ck: &Checker,
+    j: &JointDef,
+    f: &dyn Fn(&str) -> String,
+    body1: &Body,
+    body2: &Body,
+) -> Result<(Vector3<f64>, Vector3<f64>), SceneError> {
+    let (p1, p2) = (body1.world_from_body(), body2.world_from_body());
+    match (
+        &j.anchor_in_world_m,
+        &j.anchor1_in_body_m,
+        &j.anchor2_in_body_m,
+    ) {
+        (Some(a), None, None) => {
+            let a = ck.finite3(a, &f("anchor_in_world_m"))?;
+            Ok((
+                p1.inverse_transform_point(&a.into()).coords,
+                p2.inverse_transform_point(&a.into()).coords,
+            ))
+        }
+        (None, Some(a1s), Some(a2s)) => {
+            let a1 = ck.finite3(a1s, &f("anchor1_in_body_m"))?;
+            let a2 = ck.finite3(a2s, &f("anchor2_in_body_m"))?;
+            let gap = (p1.transform_point(&a1.into()) - p2.transform_point(&a2.into())).norm();
+            if gap > ANCHOR_TOLERANCE_M {
+                return Err(ck.err(
+                    a2s.span(),
+                    f("anchor2_in_body_m"),
+                    format!(
+                        "the anchors of `{}` and `{}` are {gap:.3e} m apart in the initial pose (limit {ANCHOR_TOLERANCE_M:e} m)",
+                        body1.name, body2.name
+                    ),
+                ));
+            }
+            Ok((a1, a2))
+        }
+        _ => Err(ck.err(
+            j.name.span(),
+            f("anchor_in_world_m"),
+            "give either `anchor_in_world_m` or both `anchor1_in_body_m` and `anchor2_in_body_m`",
+        )),
+    }
+}
+
+/// The joint's axis (hinge, prismatic and slot joints; +z for the others, which have none)
+/// and hinge axis (a slot's own; the axis for the others).
+fn axes(
+    ck: &Checker,
+    j: &JointDef,
+    f: &dyn Fn(&str) -> String,
+    kind: JointKind,
+) -> Result<(Vector3<f64>, Vector3<f64>), SceneError> {
+    let needs_axis = matches!(
+        kind,
+        JointKind::Hinge | JointKind::Prismatic | JointKind::Slot
+    );
+    let axis = match (&j.axis_in_world, needs_axis) {
+        (Some(a), true) => ck.unit3(a, &f("axis_in_world"))?,
+        (None, true) => {
+            return Err(ck.err(
+                j.kind.span(),
+                f("axis_in_world"),
+                format!("a {} joint needs `axis_in_world`", kind.name()),
+            ))
+        }
+        (Some(a), false) => {
+            return Err(ck.err(
+                a.span(),
+                f("axis_in_world"),
+                format!("a {} joint has no axis", kind.name()),
+            ))
+        }
+        (None, false) => Vector3::z(),
+    };
+    let hinge_axis = match (&j.hinge_axis_in_world, kind == JointKind::Slot) {
+        (Some(a), true) => ck.unit3(a, &f("hinge_axis_in_world"))?,
+        (None, true) => {
+            return Err(ck.err(
+                j.kind.span(),
+                f("hinge_axis_in_world"),
+                "a slot joint needs `hinge_axis_in_world`",
+            ))
+        }
+        (Some(a), false) => {
+            return Err(ck.err(
+                a.span(),
+                f("hinge_axis_in_world"),
+                "only a slot joint has a hinge axis",
+            ))
+        }
+        (None, false) => axis,
+    };
+    Ok((axis, hinge_axis))
 }
 
 /// Adds a mobile's ball joints to `joints`.

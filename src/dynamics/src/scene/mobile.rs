@@ -168,22 +168,68 @@ fn box_inertia(mass_kg: f64, size: [f64; 3]) -> Vector3<f64> {
     Vector3::new(y + z, x + z, x + y) * (mass_kg / 12.0)
 }
 
+fn err(span: Range<usize>, field: String, message: String) -> MobileError {
+    MobileError {
+        span,
+        field,
+        message,
+    }
+}
+
+/// The value if it is finite and positive.
+fn positive(v: &Spanned<f64>, field: String) -> Result<f64, MobileError> {
+    let x = *v.get_ref();
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(err(v.span(), field, format!("must be positive, got {x}")))
+    }
+}
+
+/// The mobile's numbers, checked: total mass (kg), the bars' section (m) and density and the
+/// plates' density (kg/m³), and the nail (world, m).
+struct Settings {
+    total: f64,
+    thickness: f64,
+    height: f64,
+    density: f64,
+    plate_density: f64,
+    nail: [f64; 3],
+}
+
+/// The parts by name, bars first: index k of a part is its node index.
+type Names<'a> = Vec<(&'a str, Node<'a>)>;
+
 impl MobileDef {
     /// Checks the description, computes the masses and lays the parts out.
     pub fn build(&self) -> Result<BuiltMobile, MobileError> {
-        let err = |span: Range<usize>, field: String, message: String| MobileError {
-            span,
-            field,
-            message,
+        let settings = self.settings()?;
+        // Names: unique across bars and fish; every reference resolves; each part hangs once.
+        let names = self.names()?;
+        let parent_of = self.parents(&names)?;
+        let top = self.top(&names, &parent_of)?;
+        let mut layout = Layout {
+            def: self,
+            settings: &settings,
+            names: &names,
+            parts: Vec::with_capacity(names.len()),
+            links: vec![],
+            stack: vec![],
         };
-        let positive = |v: &Spanned<f64>, field: String| -> Result<f64, MobileError> {
-            let x = *v.get_ref();
-            if x.is_finite() && x > 0.0 {
-                Ok(x)
-            } else {
-                Err(err(v.span(), field, format!("must be positive, got {x}")))
-            }
-        };
+        layout.run(top)?;
+        let Layout { parts, links, .. } = layout;
+        if parts.len() != names.len() {
+            return Err(err(
+                self.total_mass_kg.span(),
+                "mobile".into(),
+                "some parts do not hang from the top bar (a loop?)".into(),
+            ));
+        }
+        Ok(BuiltMobile { parts, links })
+    }
+
+    /// The table's numbers, checked.
+    fn settings(&self) -> Result<Settings, MobileError> {
         let total = positive(&self.total_mass_kg, "mobile.total_mass_kg".into())?;
         let thickness = positive(&self.bar_thickness_m, "mobile.bar_thickness_m".into())?;
         let height = positive(&self.bar_height_m, "mobile.bar_height_m".into())?;
@@ -203,9 +249,19 @@ impl MobileDef {
                 "every component must be a finite number".into(),
             ));
         }
+        Ok(Settings {
+            total,
+            thickness,
+            height,
+            density,
+            plate_density,
+            nail,
+        })
+    }
 
-        // Names: unique across bars and fish; every reference resolves; each part hangs once.
-        let mut names: Vec<(&str, Node)> = Vec::new();
+    /// The bars' and fish's names, each valid and used once.
+    fn names(&self) -> Result<Names<'_>, MobileError> {
+        let mut names: Names = Vec::new();
         for (i, b) in self.bars.iter().enumerate() {
             names.push((b.name.get_ref(), Node::Bar(i, b)));
         }
@@ -231,7 +287,12 @@ impl MobileDef {
                 return Err(err(span, field, problem));
             }
         }
-        let find = |n: &str| names.iter().position(|(m, _)| *m == n);
+        Ok(names)
+    }
+
+    /// Each part's parent (the bar or fish it hangs from): every reference resolves, and
+    /// each part hangs once and not from itself.
+    fn parents(&self, names: &Names) -> Result<Vec<Option<usize>>, MobileError> {
         let mut parent_of: Vec<Option<usize>> = vec![None; names.len()];
         let hangers = self.bars.iter().enumerate().flat_map(|(i, b)| {
             [
@@ -246,7 +307,7 @@ impl MobileDef {
                 .map(|c| (k, format!("mobile.fish[{j}].below"), c))
         });
         for (i, field, child) in hangers.chain(under_fish) {
-            let Some(c) = find(child.get_ref()) else {
+            let Some(c) = find(names, child.get_ref()) else {
                 return Err(err(
                     child.span(),
                     field,
@@ -265,38 +326,69 @@ impl MobileDef {
             }
             parent_of[c] = Some(i);
         }
+        Ok(parent_of)
+    }
+
+    /// The one part that hangs from nothing, which must be a bar.
+    fn top(&self, names: &Names, parent_of: &[Option<usize>]) -> Result<usize, MobileError> {
         let roots: Vec<usize> = (0..names.len())
             .filter(|&k| parent_of[k].is_none())
             .collect();
-        let top = match roots.as_slice() {
-            [r] if *r < self.bars.len() => *r,
+        match roots.as_slice() {
+            [r] if *r < self.bars.len() => Ok(*r),
             _ => {
                 let list: Vec<&str> = roots.iter().map(|&k| names[k].0).collect();
-                return Err(err(
+                Err(err(
                     self.total_mass_kg.span(),
                     "mobile".into(),
                     format!(
                         "exactly one bar must hang from the nail; parts hanging from nothing: [{}]",
                         list.join(", ")
                     ),
-                ));
+                ))
             }
-        };
+        }
+    }
+}
 
-        // Top down: split each subtree's mass, lay out positions.
-        let mut parts = Vec::with_capacity(names.len());
-        let mut links = vec![];
-        // (node index, subtree mass, joint position it hangs from, parent name)
-        let mut stack: Vec<(usize, f64, Vector3<f64>, Option<String>)> =
-            vec![(top, total, Vector3::from(nail), None)];
+/// The node index of the part named `n`.
+fn find(names: &Names, n: &str) -> Option<usize> {
+    names.iter().position(|(m, _)| *m == n)
+}
+
+/// The top-down layout: each subtree's mass split and its parts placed, depth first.
+struct Layout<'a> {
+    def: &'a MobileDef,
+    settings: &'a Settings,
+    names: &'a Names<'a>,
+    parts: Vec<MobilePart>,
+    links: Vec<MobileLink>,
+    /// (node index, subtree mass, joint position it hangs from, parent name)
+    stack: Vec<(usize, f64, Vector3<f64>, Option<String>)>,
+}
+
+impl Layout<'_> {
+    /// The error of a total mass too small for a part's load (`message` says which).
+    fn too_little(&self, message: String) -> MobileError {
+        err(
+            self.def.total_mass_kg.span(),
+            "mobile.total_mass_kg".into(),
+            message,
+        )
+    }
+
+    /// Lays out the tree from `top`, which hangs from the nail with the total mass.
+    fn run(&mut self, top: usize) -> Result<(), MobileError> {
+        let s = self.settings;
+        self.stack.push((top, s.total, Vector3::from(s.nail), None));
         let mut visited = 0;
-        while let Some((k, mass, joint, parent)) = stack.pop() {
+        while let Some((k, mass, joint, parent)) = self.stack.pop() {
             visited += 1;
-            if visited > names.len() {
+            if visited > self.names.len() {
                 break;
             }
-            let name = names[k].0.to_string();
-            links.push(MobileLink {
+            let name = self.names[k].0.to_string();
+            self.links.push(MobileLink {
                 name: parent
                     .as_ref()
                     .map_or_else(|| "nail".to_string(), |p| format!("{p}-{name}")),
@@ -304,106 +396,123 @@ impl MobileDef {
                 child: name.clone(),
                 anchor_in_world_m: joint,
             });
-            match names[k].1 {
-                Node::Fish(i, f) => {
-                    let size = *f.size_m.get_ref();
-                    if !size.iter().all(|s| s.is_finite() && *s > 0.0) {
-                        return Err(err(
-                            f.size_m.span(),
-                            format!("mobile.fish[{i}].size_m"),
-                            "every edge must be positive".into(),
-                        ));
-                    }
-                    let drop = positive(&f.drop_m, format!("mobile.fish[{i}].drop_m"))?;
-                    let centre = joint - Vector3::z() * (drop + size[2] / 2.0);
-                    let own_mass = match &f.below {
-                        None => mass,
-                        Some(child) => {
-                            let plate = plate_density * size.iter().product::<f64>();
-                            let rest = mass - plate;
-                            if rest <= 0.0 {
-                                return Err(err(
-                                    self.total_mass_kg.span(),
-                                    "mobile.total_mass_kg".into(),
-                                    format!(
-                                        "{total} kg is too little: fish `{name}` ({plate:.4} kg of plate) carries {mass:.4} kg in all, which leaves nothing for `{}` below it; raise the total or thin the plate",
-                                        child.get_ref()
-                                    ),
-                                ));
-                            }
-                            if let Some(c) = find(child.get_ref()) {
-                                let bottom = centre - Vector3::z() * (size[2] / 2.0);
-                                stack.push((c, rest, bottom, Some(name.clone())));
-                            }
-                            plate
-                        }
-                    };
-                    parts.push(MobilePart {
-                        name,
-                        is_bar: false,
-                        mass_kg: own_mass,
-                        inertia_kg_m2: box_inertia(own_mass, size),
-                        position_in_world_m: centre,
-                        shape: Shape::Box { size_m: size },
-                    });
-                }
-                Node::Bar(i, b) => {
-                    let f = |s: &str| format!("mobile.bar[{i}].{s}");
-                    let length = positive(&b.length_m, f("length_m"))?;
-                    let drop = positive(&b.drop_m, f("drop_m"))?;
-                    let hang_at = *b.hang_at.get_ref();
-                    if !(hang_at > 0.0 && hang_at < 1.0) {
-                        return Err(err(
-                            b.hang_at.span(),
-                            f("hang_at"),
-                            format!("must be strictly between 0 and 1, got {hang_at}"),
-                        ));
-                    }
-                    let size = [length, thickness, height];
-                    let bar_mass = density * length * thickness * height;
-                    let (a, bb) = (hang_at * length, (1.0 - hang_at) * length);
-                    let left_mass = mass * bb / length - bar_mass / 2.0;
-                    let right_mass = mass * a / length - bar_mass / 2.0;
-                    if left_mass <= 0.0 || right_mass <= 0.0 {
-                        return Err(err(
-                            self.total_mass_kg.span(),
-                            "mobile.total_mass_kg".into(),
-                            format!(
-                                "{total} kg is too little: bar `{name}` ({bar_mass:.4} kg) carries {mass:.4} kg in all, which leaves {left_mass:.4} kg for its left end and {right_mass:.4} kg for its right end; raise the total or thin the rods"
-                            ),
-                        ));
-                    }
-                    let centre = joint - Vector3::z() * drop - Vector3::x() * (a - length / 2.0);
-                    parts.push(MobilePart {
-                        name: name.clone(),
-                        is_bar: true,
-                        mass_kg: bar_mass,
-                        inertia_kg_m2: box_inertia(bar_mass, size),
-                        position_in_world_m: centre,
-                        shape: Shape::Box { size_m: size },
-                    });
-                    let left_end = centre - Vector3::x() * (length / 2.0);
-                    let right_end = centre + Vector3::x() * (length / 2.0);
-                    // Right pushed first so that the left subtree is laid out first.
-                    for (child, m, end) in [
-                        (&b.right, right_mass, right_end),
-                        (&b.left, left_mass, left_end),
-                    ] {
-                        if let Some(c) = find(child.get_ref()) {
-                            stack.push((c, m, end, Some(name.clone())));
-                        }
-                    }
-                }
+            match self.names[k].1 {
+                Node::Fish(i, f) => self.fish(i, f, name, mass, joint)?,
+                Node::Bar(i, b) => self.bar(i, b, name, mass, joint)?,
             }
         }
-        if parts.len() != names.len() {
+        Ok(())
+    }
+
+    /// Fish `i` carrying `mass` (kg) in all from `joint`: its plate, and what hangs below it
+    /// with the rest.
+    fn fish(
+        &mut self,
+        i: usize,
+        f: &FishDef,
+        name: String,
+        mass: f64,
+        joint: Vector3<f64>,
+    ) -> Result<(), MobileError> {
+        let size = *f.size_m.get_ref();
+        if !size.iter().all(|s| s.is_finite() && *s > 0.0) {
             return Err(err(
-                self.total_mass_kg.span(),
-                "mobile".into(),
-                "some parts do not hang from the top bar (a loop?)".into(),
+                f.size_m.span(),
+                format!("mobile.fish[{i}].size_m"),
+                "every edge must be positive".into(),
             ));
         }
-        Ok(BuiltMobile { parts, links })
+        let drop = positive(&f.drop_m, format!("mobile.fish[{i}].drop_m"))?;
+        let centre = joint - Vector3::z() * (drop + size[2] / 2.0);
+        let own_mass = match &f.below {
+            None => mass,
+            Some(child) => {
+                let plate = self.settings.plate_density * size.iter().product::<f64>();
+                let rest = mass - plate;
+                if rest <= 0.0 {
+                    let total = self.settings.total;
+                    return Err(self.too_little(format!(
+                        "{total} kg is too little: fish `{name}` ({plate:.4} kg of plate) carries {mass:.4} kg in all, which leaves nothing for `{}` below it; raise the total or thin the plate",
+                        child.get_ref()
+                    )));
+                }
+                if let Some(c) = find(self.names, child.get_ref()) {
+                    let bottom = centre - Vector3::z() * (size[2] / 2.0);
+                    self.stack.push((c, rest, bottom, Some(name.clone())));
+                }
+                plate
+            }
+        };
+        self.parts.push(MobilePart {
+            name,
+            is_bar: false,
+            mass_kg: own_mass,
+            inertia_kg_m2: box_inertia(own_mass, size),
+            position_in_world_m: centre,
+            shape: Shape::Box { size_m: size },
+        });
+        Ok(())
+    }
+
+    /// Bar `i` carrying `mass` (kg) in all from `joint`: the split between its ends that
+    /// keeps it level, and its two subtrees.
+    fn bar(
+        &mut self,
+        i: usize,
+        b: &BarDef,
+        name: String,
+        mass: f64,
+        joint: Vector3<f64>,
+    ) -> Result<(), MobileError> {
+        let Settings {
+            total,
+            thickness,
+            height,
+            density,
+            ..
+        } = *self.settings;
+        let f = |s: &str| format!("mobile.bar[{i}].{s}");
+        let length = positive(&b.length_m, f("length_m"))?;
+        let drop = positive(&b.drop_m, f("drop_m"))?;
+        let hang_at = *b.hang_at.get_ref();
+        if !(hang_at > 0.0 && hang_at < 1.0) {
+            return Err(err(
+                b.hang_at.span(),
+                f("hang_at"),
+                format!("must be strictly between 0 and 1, got {hang_at}"),
+            ));
+        }
+        let size = [length, thickness, height];
+        let bar_mass = density * length * thickness * height;
+        let (a, bb) = (hang_at * length, (1.0 - hang_at) * length);
+        let left_mass = mass * bb / length - bar_mass / 2.0;
+        let right_mass = mass * a / length - bar_mass / 2.0;
+        if left_mass <= 0.0 || right_mass <= 0.0 {
+            return Err(self.too_little(format!(
+                "{total} kg is too little: bar `{name}` ({bar_mass:.4} kg) carries {mass:.4} kg in all, which leaves {left_mass:.4} kg for its left end and {right_mass:.4} kg for its right end; raise the total or thin the rods"
+            )));
+        }
+        let centre = joint - Vector3::z() * drop - Vector3::x() * (a - length / 2.0);
+        self.parts.push(MobilePart {
+            name: name.clone(),
+            is_bar: true,
+            mass_kg: bar_mass,
+            inertia_kg_m2: box_inertia(bar_mass, size),
+            position_in_world_m: centre,
+            shape: Shape::Box { size_m: size },
+        });
+        let left_end = centre - Vector3::x() * (length / 2.0);
+        let right_end = centre + Vector3::x() * (length / 2.0);
+        // Right pushed first so that the left subtree is laid out first.
+        for (child, m, end) in [
+            (&b.right, right_mass, right_end),
+            (&b.left, left_mass, left_end),
+        ] {
+            if let Some(c) = find(self.names, child.get_ref()) {
+                self.stack.push((c, m, end, Some(name.clone())));
+            }
+        }
+        Ok(())
     }
 }
 

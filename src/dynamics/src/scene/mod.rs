@@ -50,6 +50,7 @@ use crate::model::joint::Joint;
 use crate::model::spring::Spring;
 use checker::Checker;
 use file::{SceneFile, SolverSection};
+use mobile::MobileLink;
 
 /// The most `[[body]]` tables a scene may have, checked before any body is built. Memory is
 /// linear in the bodies for chains and trees; elements coupled through one body add to the
@@ -113,24 +114,7 @@ impl Scene {
             text,
             body_ids: Default::default(),
         };
-        if file.bodies.len() > MAX_BODIES {
-            return Err(ck.err(
-                file.bodies[MAX_BODIES].name.span(),
-                "body",
-                format!(
-                    "{} bodies, over the limit of {MAX_BODIES}",
-                    file.bodies.len()
-                ),
-            ));
-        }
-        if file.bodies.is_empty() && file.mobile.is_none() && file.deformables.is_empty() {
-            return Err(ck.err(
-                0..0,
-                "body",
-                "the scene has no bodies: add [[body]] tables, a [mobile] or a [[deformable]] (nothing would move)",
-            ));
-        }
-
+        check_body_count(&ck, &file)?;
         let gravity_in_world = ck.finite3(&file.gravity_m_per_s2, "gravity_m_per_s2")?;
         let params = solver_params(&ck, file.solver.as_ref())?;
         let mut bodies = bodies::bodies(&ck, &file.bodies)?;
@@ -140,27 +124,15 @@ impl Scene {
                 .wind()
                 .map_err(|e| ck.err(w.span(), format!("wind.{}", e.field), e.message))?;
         }
-        let expanded = deformable::expand(
+        let mut expanded = deformable::expand(
             &ck,
             &file.deformables,
             &mut bodies,
             gravity_in_world,
             params.dt_secs,
         )?;
-        let mut joints = joints::joints(&ck, &file.joints, &bodies)?;
-        joints::add_mobile_links(&ck, &mobile_links, &bodies, &mut joints)?;
-        if let Some(j) = expanded
-            .joints
-            .iter()
-            .find(|p| joints.iter().any(|j| j.name == p.name))
-        {
-            return Err(ck.err(
-                0..0,
-                "deformable",
-                format!("the pin `{}` has the name of a joint", j.name),
-            ));
-        }
-        joints.extend(expanded.joints);
+        let pins = std::mem::take(&mut expanded.joints);
+        let joints = all_joints(&ck, &file, &bodies, &mobile_links, pins)?;
         let mut springs = elements::springs(&ck, &file.springs, &bodies)?;
         springs.extend(expanded.springs);
         let grab_points = elements::grab_points(&ck, &file.grabs, &bodies)?;
@@ -222,6 +194,53 @@ impl Scene {
         }
         Ok(sim)
     }
+}
+
+/// The `[[body]]` tables within [`MAX_BODIES`], and something that moves.
+fn check_body_count(ck: &Checker, file: &SceneFile) -> Result<(), SceneError> {
+    if file.bodies.len() > MAX_BODIES {
+        return Err(ck.err(
+            file.bodies[MAX_BODIES].name.span(),
+            "body",
+            format!(
+                "{} bodies, over the limit of {MAX_BODIES}",
+                file.bodies.len()
+            ),
+        ));
+    }
+    if file.bodies.is_empty() && file.mobile.is_none() && file.deformables.is_empty() {
+        return Err(ck.err(
+            0..0,
+            "body",
+            "the scene has no bodies: add [[body]] tables, a [mobile] or a [[deformable]] (nothing would move)",
+        ));
+    }
+    Ok(())
+}
+
+/// The `[[joint]]` tables, then a mobile's ball joints, then the deformables' `pins`, whose
+/// names must not be a joint's.
+fn all_joints(
+    ck: &Checker,
+    file: &SceneFile,
+    bodies: &[Body],
+    mobile_links: &[MobileLink],
+    pins: Vec<Joint>,
+) -> Result<Vec<Joint>, SceneError> {
+    let mut joints = joints::joints(ck, &file.joints, bodies)?;
+    joints::add_mobile_links(ck, mobile_links, bodies, &mut joints)?;
+    if let Some(j) = pins
+        .iter()
+        .find(|p| joints.iter().any(|j| j.name == p.name))
+    {
+        return Err(ck.err(
+            0..0,
+            "deformable",
+            format!("the pin `{}` has the name of a joint", j.name),
+        ));
+    }
+    joints.extend(pins);
+    Ok(joints)
 }
 
 /// The `[solver]` table over the defaults.

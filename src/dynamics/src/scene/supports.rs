@@ -97,8 +97,55 @@ fn shape(
     d: &SupportDef,
     f: &dyn Fn(&str) -> String,
 ) -> Result<SupportShape, SceneError> {
+    check_kind_fields(ck, d, f)?;
+    Ok(match *d.kind.get_ref() {
+        SupportKindDef::Rod => {
+            let (from_in_world, to_in_world) = ends(ck, d, f)?;
+            let radius_m = match &d.radius_m {
+                Some(r) => ck.positive(r, &f("radius_m"))?,
+                None => return Err(ck.err(d.kind.span(), f("radius_m"), "missing")),
+            };
+            SupportShape::Rod {
+                from_in_world,
+                to_in_world,
+                radius_m,
+            }
+        }
+        SupportKindDef::Line => {
+            let (from_in_world, to_in_world) = ends(ck, d, f)?;
+            SupportShape::Line {
+                from_in_world,
+                to_in_world,
+            }
+        }
+        SupportKindDef::Box => {
+            let center_in_world = point(ck, d, f, &d.center_m, "center_m")?;
+            let size_m = match &d.size_m {
+                Some(s) => {
+                    let v: Vector3<f64> = ck.finite3(s, &f("size_m"))?;
+                    if v.iter().any(|&x| x <= 0.0) {
+                        return Err(ck.err(s.span(), f("size_m"), "every extent must be positive"));
+                    }
+                    v
+                }
+                None => return Err(ck.err(d.kind.span(), f("size_m"), "missing")),
+            };
+            SupportShape::Box {
+                center_in_world,
+                size_m,
+            }
+        }
+    })
+}
+
+/// Fields of another kind are mistakes (a box's `radius_m` would be silently ignored), and
+/// each field of the kind is needed.
+fn check_kind_fields(
+    ck: &Checker,
+    d: &SupportDef,
+    f: &dyn Fn(&str) -> String,
+) -> Result<(), SceneError> {
     let kind = *d.kind.get_ref();
-    // Fields of another kind are mistakes (a box's `radius_m` would be silently ignored).
     let fields: [(&str, Option<std::ops::Range<usize>>, bool); 5] = [
         (
             "from_m",
@@ -133,80 +180,50 @@ fn shape(
     };
     let wanted: Vec<&str> = fields.iter().filter(|x| x.2).map(|x| x.0).collect();
     for (name, span, allowed) in &fields {
-        match (span, allowed) {
-            (Some(span), false) => {
-                return Err(ck.err(
-                    span.clone(),
-                    f(name),
-                    format!(
-                        "a {kind_name} support has no {name} (it takes {})",
-                        wanted.join(", ")
-                    ),
-                ))
-            }
-            (None, true) => {
-                return Err(ck.err(
-                    d.kind.span(),
-                    f(name),
-                    format!(
-                        "a {kind_name} support needs {name} (it takes {})",
-                        wanted.join(", ")
-                    ),
-                ))
-            }
-            _ => {}
-        }
+        let (span, verb) = match (span, allowed) {
+            (Some(span), false) => (span.clone(), "has no"),
+            (None, true) => (d.kind.span(), "needs"),
+            _ => continue,
+        };
+        return Err(ck.err(
+            span,
+            f(name),
+            format!(
+                "a {kind_name} support {verb} {name} (it takes {})",
+                wanted.join(", ")
+            ),
+        ));
     }
-    let point = |v: &Option<Spanned<[f64; 3]>>, name: &str| -> Result<Point3<f64>, SceneError> {
-        match v {
-            Some(v) => Ok(Point3::from(ck.finite3(v, &f(name))?)),
-            None => Err(ck.err(d.kind.span(), f(name), "missing")),
-        }
-    };
-    let ends = || -> Result<(Point3<f64>, Point3<f64>), SceneError> {
-        let (a, b) = (point(&d.from_m, "from_m")?, point(&d.to_m, "to_m")?);
-        if (b - a).norm() < 1e-6 {
-            let span = d.to_m.as_ref().map_or(d.kind.span(), |v| v.span());
-            return Err(ck.err(span, f("to_m"), "must differ from from_m by at least 1 µm"));
-        }
-        Ok((a, b))
-    };
-    Ok(match kind {
-        SupportKindDef::Rod => {
-            let (from_in_world, to_in_world) = ends()?;
-            let radius_m = match &d.radius_m {
-                Some(r) => ck.positive(r, &f("radius_m"))?,
-                None => return Err(ck.err(d.kind.span(), f("radius_m"), "missing")),
-            };
-            SupportShape::Rod {
-                from_in_world,
-                to_in_world,
-                radius_m,
-            }
-        }
-        SupportKindDef::Line => {
-            let (from_in_world, to_in_world) = ends()?;
-            SupportShape::Line {
-                from_in_world,
-                to_in_world,
-            }
-        }
-        SupportKindDef::Box => {
-            let center_in_world = point(&d.center_m, "center_m")?;
-            let size_m = match &d.size_m {
-                Some(s) => {
-                    let v: Vector3<f64> = ck.finite3(s, &f("size_m"))?;
-                    if v.iter().any(|&x| x <= 0.0) {
-                        return Err(ck.err(s.span(), f("size_m"), "every extent must be positive"));
-                    }
-                    v
-                }
-                None => return Err(ck.err(d.kind.span(), f("size_m"), "missing")),
-            };
-            SupportShape::Box {
-                center_in_world,
-                size_m,
-            }
-        }
-    })
+    Ok(())
+}
+
+/// A point field (world, m), finite.
+fn point(
+    ck: &Checker,
+    d: &SupportDef,
+    f: &dyn Fn(&str) -> String,
+    v: &Option<Spanned<[f64; 3]>>,
+    name: &str,
+) -> Result<Point3<f64>, SceneError> {
+    match v {
+        Some(v) => Ok(Point3::from(ck.finite3(v, &f(name))?)),
+        None => Err(ck.err(d.kind.span(), f(name), "missing")),
+    }
+}
+
+/// A rod's or line's two ends, at least 1 µm apart.
+fn ends(
+    ck: &Checker,
+    d: &SupportDef,
+    f: &dyn Fn(&str) -> String,
+) -> Result<(Point3<f64>, Point3<f64>), SceneError> {
+    let (a, b) = (
+        point(ck, d, f, &d.from_m, "from_m")?,
+        point(ck, d, f, &d.to_m, "to_m")?,
+    );
+    if (b - a).norm() < 1e-6 {
+        let span = d.to_m.as_ref().map_or(d.kind.span(), |v| v.span());
+        return Err(ck.err(span, f("to_m"), "must differ from from_m by at least 1 µm"));
+    }
+    Ok((a, b))
 }

@@ -115,13 +115,11 @@ impl Workspace {
         tau: f64,
         parent: Option<usize>,
     ) -> Option<()> {
-        let (j, l) = ((K + 1) % 3, (K + 2) % 3);
         let (before, from_i) = self.ia.split_at_mut(i);
         let ia = &from_i[0];
-        let (am, bm, cm) = (&ia.ang_ang, &ia.ang_lin, &ia.lin_lin);
         // U = ±(A e_K, Bᵀ e_K) = ±(a, b), D = A_KK.
-        let a: Vector3<f64> = am.column(K).into();
-        let b: Vector3<f64> = bm.row(K).transpose();
+        let a: Vector3<f64> = ia.ang_ang.column(K).into();
+        let b: Vector3<f64> = ia.ang_lin.row(K).transpose();
         let d = a[K];
         if !(d.is_finite() && d > 0.0) {
             return None;
@@ -135,31 +133,89 @@ impl Workspace {
         let Some(parent) = parent else {
             return Some(());
         };
-        // I^a = I^A − (a, b)(a, b)ᵀ/D: A's block on J, L; B's rows J, L; all of C.
-        let (wa, wb) = (a * dinv, b * dinv);
-        let a_jj = am[(j, j)] - a[j] * wa[j];
-        let a_jl = am[(j, l)] - a[j] * wa[l];
-        let a_ll = am[(l, l)] - a[l] * wa[l];
-        let b_j = bm.row(j).transpose() - wb * a[j];
-        let b_l = bm.row(l).transpose() - wb * a[l];
-        let mut c_a = *cm;
-        sub_symmetric_outer(&mut c_a, &b, &wb);
-        // p^a + I^a c with p^a = p^A + U D⁻¹ u; c's K components are zero (c = v × S q̇).
-        let cv = &self.c[i];
-        let (cj, cl) = (cv.ang[j], cv.ang[l]);
-        let g = sign * u * dinv;
-        let mut f_ang = p.ang + a * g;
-        f_ang[j] += a_jj * cj + a_jl * cl + b_j.dot(&cv.lin);
-        f_ang[l] += a_jl * cj + a_ll * cl + b_l.dot(&cv.lin);
-        let f_lin = p.lin + b * g + b_j * cj + b_l * cl + c_a * cv.lin;
-        // To the parent: X* = [Eᵀ  r× Eᵀ; 0  Eᵀ] on forces.
+        let reduced = Reduced::<K>::of(ia, &a, &b, dinv);
         let x = &self.x_up[i];
-        let e = &x.rot;
-        let lin = rotate_back::<K>(e, &f_lin);
-        let ang = rotate_back::<K>(e, &f_ang) + x.trans.cross(&lin);
-        self.pa[parent] += Force::new(ang, lin);
-        // Eᵀ I^a E: A's J, L block by the 2×2 block G of E (T = A G, then Gᵀ T), B's rows
-        // J, L as Eᵀ (Eᵀ B) row by row, C by the symmetric form.
+        let (f_ang, f_lin) = reduced.bias(&p, &a, &b, sign * u * dinv, &self.c[i]);
+        self.pa[parent] += force_to_parent::<K>(x, &f_ang, &f_lin);
+        let rotated = reduced.rotated_back(&x.rot);
+        let target = &mut before[parent];
+        match self.offset_axis[i] {
+            Some(0) => add_shifted_along::<0>(&rotated, x.trans[0], target),
+            Some(1) => add_shifted_along::<1>(&rotated, x.trans[1], target),
+            Some(_) => add_shifted_along::<2>(&rotated, x.trans[2], target),
+            None => add_shifted(&rotated, &x.trans, target),
+        }
+        Some(())
+    }
+}
+
+/// X* f for X's rotation E about the coordinate axis `K`: X* = [Eᵀ  r× Eᵀ; 0  Eᵀ] on the
+/// force (`ang`, `lin`) of the child's frame.
+#[inline(always)]
+fn force_to_parent<const K: usize>(x: &Transform, ang: &Vector3<f64>, lin: &Vector3<f64>) -> Force {
+    let e = &x.rot;
+    let lin = rotate_back::<K>(e, lin);
+    let ang = rotate_back::<K>(e, ang) + x.trans.cross(&lin);
+    Force::new(ang, lin)
+}
+
+/// I^a = I^A − (a, b)(a, b)ᵀ/D at a revolute joint about e_K, where it is not zero: A's
+/// block on J, L (the other two axes), B's rows J, L, and all of C.
+struct Reduced<const K: usize> {
+    a_jj: f64,
+    a_jl: f64,
+    a_ll: f64,
+    b_j: Vector3<f64>,
+    b_l: Vector3<f64>,
+    c_a: Matrix3<f64>,
+}
+
+impl<const K: usize> Reduced<K> {
+    /// I^a of `ia` (I^A) with U = ±(a, b) and D⁻¹ = `dinv`.
+    #[inline(always)]
+    fn of(ia: &ArticulatedInertia, a: &Vector3<f64>, b: &Vector3<f64>, dinv: f64) -> Self {
+        let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+        let (am, bm, cm) = (&ia.ang_ang, &ia.ang_lin, &ia.lin_lin);
+        let (wa, wb) = (a * dinv, b * dinv);
+        let mut c_a = *cm;
+        sub_symmetric_outer(&mut c_a, b, &wb);
+        Self {
+            a_jj: am[(j, j)] - a[j] * wa[j],
+            a_jl: am[(j, l)] - a[j] * wa[l],
+            a_ll: am[(l, l)] - a[l] * wa[l],
+            b_j: bm.row(j).transpose() - wb * a[j],
+            b_l: bm.row(l).transpose() - wb * a[l],
+            c_a,
+        }
+    }
+
+    /// p^a + I^a c (angular, linear), with p^a = p^A + U D⁻¹ u = `p` + (a, b) `g`; c's K
+    /// components are zero (c = v × S q̇).
+    #[inline(always)]
+    fn bias(
+        &self,
+        p: &Force,
+        a: &Vector3<f64>,
+        b: &Vector3<f64>,
+        g: f64,
+        cv: &Motion,
+    ) -> (Vector3<f64>, Vector3<f64>) {
+        let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+        let (cj, cl) = (cv.ang[j], cv.ang[l]);
+        let mut f_ang = p.ang + a * g;
+        f_ang[j] += self.a_jj * cj + self.a_jl * cl + self.b_j.dot(&cv.lin);
+        f_ang[l] += self.a_jl * cj + self.a_ll * cl + self.b_l.dot(&cv.lin);
+        let f_lin = p.lin + b * g + self.b_j * cj + self.b_l * cl + self.c_a * cv.lin;
+        (f_ang, f_lin)
+    }
+
+    /// Eᵀ I^a E: A's J, L block by the 2×2 block G of E (T = A G, then Gᵀ T), B's rows J, L
+    /// as Eᵀ (Eᵀ B) row by row, C by the symmetric form.
+    #[inline(always)]
+    fn rotated_back(&self, e: &Matrix3<f64>) -> ArticulatedInertia {
+        let (j, l) = ((K + 1) % 3, (K + 2) % 3);
+        let (a_jj, a_jl, a_ll) = (self.a_jj, self.a_jl, self.a_ll);
+        let (b_j, b_l) = (&self.b_j, &self.b_l);
         let (ejj, ejl, elj, ell) = (e[(j, j)], e[(j, l)], e[(l, j)], e[(l, l)]);
         let (t_jj, t_jl) = (a_jj * ejj + a_jl * elj, a_jj * ejl + a_jl * ell);
         let (t_lj, t_ll) = (a_jl * ejj + a_ll * elj, a_jl * ejl + a_ll * ell);
@@ -177,18 +233,10 @@ impl Workspace {
             l,
             &rotate_back::<K>(e, &(b_j * ejl + b_l * ell)).transpose(),
         );
-        let rotated = ArticulatedInertia {
+        ArticulatedInertia {
             ang_ang,
             ang_lin,
-            lin_lin: congruence_symmetric_about_axis::<K>(e, &c_a),
-        };
-        let target = &mut before[parent];
-        match self.offset_axis[i] {
-            Some(0) => add_shifted_along::<0>(&rotated, x.trans[0], target),
-            Some(1) => add_shifted_along::<1>(&rotated, x.trans[1], target),
-            Some(_) => add_shifted_along::<2>(&rotated, x.trans[2], target),
-            None => add_shifted(&rotated, &x.trans, target),
+            lin_lin: congruence_symmetric_about_axis::<K>(e, &self.c_a),
         }
-        Some(())
     }
 }

@@ -44,68 +44,85 @@ pub(super) fn generate(
         )
     };
     match kind {
-        "rope" => {
-            let e1 = d.end1_m.as_ref().ok_or_else(|| missing("end1_m"))?;
-            let e2 = d.end2_m.as_ref().ok_or_else(|| missing("end2_m"))?;
-            let count = d.elements.as_ref().ok_or_else(|| missing("elements"))?;
-            let end1 = ck.finite3(e1, &f("end1_m"))?;
-            let end2 = ck.finite3(e2, &f("end2_m"))?;
-            let length = d
-                .length_m
-                .as_ref()
-                .map(|l| ck.positive(l, &f("length_m")))
-                .transpose()?;
-            let net =
-                rope(end1, end2, *count.get_ref(), length, gravity_in_world).map_err(|e| {
-                    let (span, field) = match e {
-                        RopeError::TooFewElements(_) => (count.span(), "elements"),
-                        RopeError::SameEnds => (e2.span(), "end2_m"),
-                        RopeError::TooShort { .. } => (
-                            d.length_m.as_ref().map_or(e2.span(), Spanned::span),
-                            "length_m",
-                        ),
-                    };
-                    ck.err(span, f(field), e.to_string())
-                })?;
-            let last = net.nodes_in_world_m.len() - 1;
-            let mut pins = Vec::new();
-            for (pin, node, field) in [(&d.pin1, 0, "pin1"), (&d.pin2, last, "pin2")] {
-                if let Some(p) = pin {
-                    pins.push((node, ck.body(bodies, p, &f(field))?));
-                }
-            }
-            Ok((net, pins))
-        }
-        "lattice" => {
-            let o = d.origin_m.as_ref().ok_or_else(|| missing("origin_m"))?;
-            let s = d.size_m.as_ref().ok_or_else(|| missing("size_m"))?;
-            let sp = d.spacing_m.as_ref().ok_or_else(|| missing("spacing_m"))?;
-            let origin = ck.finite3(o, &f("origin_m"))?;
-            let size = ck.finite3(s, &f("size_m"))?;
-            if size.iter().any(|&x| x < 0.0) {
-                return Err(ck.err(s.span(), f("size_m"), "sizes must be zero or positive"));
-            }
-            let spacing = ck.positive(sp, &f("spacing_m"))?;
-            let clamp = d
-                .clamp
-                .as_ref()
-                .map(|c| {
-                    Face::parse(c.get_ref()).ok_or_else(|| {
-                        ck.err(
-                            c.span(),
-                            f("clamp"),
-                            format!("`{}`: expected x-, x+, y-, y+, z- or z+", c.get_ref()),
-                        )
-                    })
-                })
-                .transpose()?;
-            let braced = d.diagonal_bracing.as_ref().is_some_and(|b| *b.get_ref());
-            let (net, clamped) = lattice(origin, size, spacing, braced, clamp)
-                .map_err(|e| ck.err(s.span(), f("size_m"), e.to_string()))?;
-            Ok((net, clamped.into_iter().map(|n| (n, GROUND)).collect()))
-        }
+        "rope" => generate_rope(ck, d, f, &missing, bodies, gravity_in_world),
+        "lattice" => generate_lattice(ck, d, f, &missing),
         _ => generate_cloth(ck, d, f, &missing),
     }
+}
+
+/// The `kind = "rope"` generator: its pins join an end to a body.
+fn generate_rope(
+    ck: &Checker,
+    d: &DeformableDef,
+    f: &dyn Fn(&str) -> String,
+    missing: &dyn Fn(&str) -> SceneError,
+    bodies: &[Body],
+    gravity_in_world: Vector3<f64>,
+) -> Result<(Network, Vec<(usize, BodyId)>), SceneError> {
+    let e1 = d.end1_m.as_ref().ok_or_else(|| missing("end1_m"))?;
+    let e2 = d.end2_m.as_ref().ok_or_else(|| missing("end2_m"))?;
+    let count = d.elements.as_ref().ok_or_else(|| missing("elements"))?;
+    let end1 = ck.finite3(e1, &f("end1_m"))?;
+    let end2 = ck.finite3(e2, &f("end2_m"))?;
+    let length = d
+        .length_m
+        .as_ref()
+        .map(|l| ck.positive(l, &f("length_m")))
+        .transpose()?;
+    let net = rope(end1, end2, *count.get_ref(), length, gravity_in_world).map_err(|e| {
+        let (span, field) = match e {
+            RopeError::TooFewElements(_) => (count.span(), "elements"),
+            RopeError::SameEnds => (e2.span(), "end2_m"),
+            RopeError::TooShort { .. } => (
+                d.length_m.as_ref().map_or(e2.span(), Spanned::span),
+                "length_m",
+            ),
+        };
+        ck.err(span, f(field), e.to_string())
+    })?;
+    let last = net.nodes_in_world_m.len() - 1;
+    let mut pins = Vec::new();
+    for (pin, node, field) in [(&d.pin1, 0, "pin1"), (&d.pin2, last, "pin2")] {
+        if let Some(p) = pin {
+            pins.push((node, ck.body(bodies, p, &f(field))?));
+        }
+    }
+    Ok((net, pins))
+}
+
+/// The `kind = "lattice"` generator: a clamped face is pinned to the ground.
+fn generate_lattice(
+    ck: &Checker,
+    d: &DeformableDef,
+    f: &dyn Fn(&str) -> String,
+    missing: &dyn Fn(&str) -> SceneError,
+) -> Result<(Network, Vec<(usize, BodyId)>), SceneError> {
+    let o = d.origin_m.as_ref().ok_or_else(|| missing("origin_m"))?;
+    let s = d.size_m.as_ref().ok_or_else(|| missing("size_m"))?;
+    let sp = d.spacing_m.as_ref().ok_or_else(|| missing("spacing_m"))?;
+    let origin = ck.finite3(o, &f("origin_m"))?;
+    let size = ck.finite3(s, &f("size_m"))?;
+    if size.iter().any(|&x| x < 0.0) {
+        return Err(ck.err(s.span(), f("size_m"), "sizes must be zero or positive"));
+    }
+    let spacing = ck.positive(sp, &f("spacing_m"))?;
+    let clamp = d
+        .clamp
+        .as_ref()
+        .map(|c| {
+            Face::parse(c.get_ref()).ok_or_else(|| {
+                ck.err(
+                    c.span(),
+                    f("clamp"),
+                    format!("`{}`: expected x-, x+, y-, y+, z- or z+", c.get_ref()),
+                )
+            })
+        })
+        .transpose()?;
+    let braced = d.diagonal_bracing.as_ref().is_some_and(|b| *b.get_ref());
+    let (net, clamped) = lattice(origin, size, spacing, braced, clamp)
+        .map_err(|e| ck.err(s.span(), f("size_m"), e.to_string()))?;
+    Ok((net, clamped.into_iter().map(|n| (n, GROUND)).collect()))
 }
 
 /// The `kind = "cloth"` generator.

@@ -6,7 +6,7 @@
 
 use nalgebra::{Vector2, Vector3};
 
-use super::{joint_rows_at, row_velocities, rows_of, tip_work, RowVelocities};
+use super::{add_velocity_change, joint_rows_at, row_velocities, rows_of, tip_work, RowVelocities};
 use crate::contact::lcp;
 use crate::contact::lcp::{ContactRows, Row};
 use crate::contact::ContactPoint;
@@ -51,56 +51,82 @@ impl Step<'_> {
         rows.extend(c.points.iter().map(|p| rows_of(p, &c.poses)));
 
         let kinetic_before: f64 = self.bodies.iter().map(|b| b.kinetic_energy_j()).sum();
-        let mut any_impact = false;
-        if !self.joints.is_empty() {
-            // With joints, the impact is one simultaneous system of the contact impulses and
-            // the joints' attachment impulses (the virtual-mobile paper's §6, after Moore):
-            // the joints' rows are those of the start poses, their target zero row velocity
-            // (see the module docs), eliminated exactly, and the contacts solved through them
-            // by projected Gauss–Seidel (see `through_joints`).
-            let impacting = |k: usize, p: &ContactPoint| {
-                let u = row_velocities(&rows[k], v, w);
-                u[0] < -v_imp && p.gap_m + h * u[0] < 0.0
-            };
-            if c.points.iter().enumerate().any(|(k, p)| impacting(k, p)) {
-                c.rows.clear();
-                for (k, p) in c.points.iter().enumerate() {
-                    let u0 = row_velocities(&rows[k], v, w);
-                    let target = if impacting(k, p) {
-                        -p.material.restitution * u0[0]
-                    } else {
-                        -p.gap_m.max(0.0) / h
-                    };
-                    c.rows.push(ContactRows {
-                        rows: rows[k],
-                        u0,
-                        target,
-                        mu: p.material.friction,
-                        slip_start: Vector2::new(u0[1], u0[2]),
-                    });
-                }
-                let c = &mut self.s.contact;
-                c.bilateral.clear();
-                joint_rows_at(self.joints, &c.poses, |mut b, _| {
-                    b.change = -b.row.velocity(v, w);
-                    c.bilateral.push(b);
-                });
-                c.solve_through_joints();
-                for (k, i) in c.impulses.iter().enumerate() {
-                    if i.handled {
-                        c.impact[k] = [i.normal, i.tangent.x, i.tangent.y];
-                    }
-                }
-                for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
-                    if b.is_dynamic() {
-                        b.linear_velocity_in_world += dv;
-                        b.angular_velocity_in_world += dw;
-                    }
-                }
-                self.book_impacts(kinetic_before, rows, tip, &v_tip);
-            }
-            return;
+        let impacted = if self.joints.is_empty() {
+            self.sequential_impacts(v_imp, h, v, w, rows)
+        } else {
+            self.simultaneous_impacts(v_imp, h, v, w, rows)
+        };
+        if impacted {
+            self.book_impacts(kinetic_before, rows, tip, &v_tip);
         }
+    }
+
+    /// With joints, the impact is one simultaneous system of the contact impulses and the
+    /// joints' attachment impulses (the virtual-mobile paper's §6, after Moore): the joints'
+    /// rows are those of the start poses, their target zero row velocity (see the module
+    /// docs), eliminated exactly, and the contacts solved through them by projected
+    /// Gauss–Seidel (see `through_joints`). Returns whether any contact impacted.
+    fn simultaneous_impacts(
+        &mut self,
+        v_imp: f64,
+        h: f64,
+        v: &[Vector3<f64>],
+        w: &[Vector3<f64>],
+        rows: &[[Row; 3]],
+    ) -> bool {
+        let c = &mut self.s.contact;
+        let impacting = |k: usize, p: &ContactPoint| {
+            let u = row_velocities(&rows[k], v, w);
+            u[0] < -v_imp && p.gap_m + h * u[0] < 0.0
+        };
+        if !c.points.iter().enumerate().any(|(k, p)| impacting(k, p)) {
+            return false;
+        }
+        c.rows.clear();
+        for (k, p) in c.points.iter().enumerate() {
+            let u0 = row_velocities(&rows[k], v, w);
+            let target = if impacting(k, p) {
+                -p.material.restitution * u0[0]
+            } else {
+                -p.gap_m.max(0.0) / h
+            };
+            c.rows.push(ContactRows {
+                rows: rows[k],
+                u0,
+                target,
+                mu: p.material.friction,
+                slip_start: Vector2::new(u0[1], u0[2]),
+            });
+        }
+        c.bilateral.clear();
+        joint_rows_at(self.joints, &c.poses, |mut b, _| {
+            b.change = -b.row.velocity(v, w);
+            c.bilateral.push(b);
+        });
+        c.solve_through_joints();
+        for (k, i) in c.impulses.iter().enumerate() {
+            if i.handled {
+                c.impact[k] = [i.normal, i.tangent.x, i.tangent.y];
+            }
+        }
+        add_velocity_change(self.bodies, &c.delta);
+        true
+    }
+
+    /// Without joints: Newton's impulse at each impacting contact in turn, on the velocities
+    /// `v`, `w`, in sweeps until no contact impacts; then the bodies take them. Returns
+    /// whether any contact impacted.
+    fn sequential_impacts(
+        &mut self,
+        v_imp: f64,
+        h: f64,
+        v: &mut [Vector3<f64>],
+        w: &mut [Vector3<f64>],
+        rows: &[[Row; 3]],
+    ) -> bool {
+        let c = &mut self.s.contact;
+        let n = c.points.len();
+        let mut any_impact = false;
         for _sweep in 0..(50 * n + 10) {
             let mut any = false;
             for (k, p) in c.points.iter().enumerate() {
@@ -134,8 +160,8 @@ impl Step<'_> {
                     b.angular_velocity_in_world = *w;
                 }
             }
-            self.book_impacts(kinetic_before, rows, tip, &v_tip);
         }
+        any_impact
     }
 
     /// Books the impacts' energy: the kinetic energy they removed as dissipated, less the work

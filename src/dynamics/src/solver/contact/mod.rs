@@ -45,7 +45,7 @@ use crate::contact::{
     DENSE_MAX_CONTACTS,
 };
 use crate::linalg::block::MAX_ROWS;
-use crate::model::body::Pose;
+use crate::model::body::{Body, Pose};
 use crate::model::joint::Joint;
 use crate::model::joint::Row as JointRow;
 
@@ -370,122 +370,28 @@ impl Step<'_> {
         now: &RowVelocities,
         start: &RowVelocities,
     ) {
-        let (v, w) = (&now.v, &now.w);
         let (v_start, w_start) = (&start.v, &start.w);
         let (tip, v_tip) = self.tip_motion();
         let c = &mut self.s.contact;
-        let n = c.points.len();
-
-        c.rows.clear();
-        for p in &c.points {
-            let rows = rows_of(p, &c.poses);
-            let u0 = row_velocities(&rows, v, w);
-            let us = row_velocities(&rows, v_start, w_start);
-            // The midpoint target closes the gap at the end of the step with no work from a
-            // contact at rest; for a contact that approaches at the start (an impact the impact
-            // stage did not resolve) it would reverse the approach, an elastic bounce: the end
-            // velocity is kept from separating (a plastic impact; the projection removes what
-            // penetration is left).
-            let mut target = -2.0 * p.gap_m / h - us[0];
-            if us[0] < -v_imp {
-                target = target.min((-2.0 * p.gap_m / h).max(0.0));
-            }
-            c.rows.push(ContactRows {
-                rows,
-                u0,
-                target,
-                mu: p.material.friction,
-                slip_start: Vector2::new(us[1], us[2]),
-            });
-        }
-        c.handled.clear();
-        c.handled.resize(n, false);
-        let insertion = match method {
-            InequalityMethod::Right => Insertion::Right,
-            InequalityMethod::Platt | InequalityMethod::Tendency => {
-                if !c.kept_initialised {
-                    // At the start of the animation: Platt handles the active constraints,
-                    // the tendency method those of them whose free motion violates them.
-                    c.kept_initialised = true;
-                    for (k, p) in c.points.iter().enumerate() {
-                        let active = p.gap_m <= 1.0e-9;
-                        let tends = c.rows[k].u0[0] < c.rows[k].target - lcp::TENDENCY_TOLERANCE;
-                        if active && (method == InequalityMethod::Platt || tends) {
-                            c.kept.push(p.key());
-                        }
-                    }
-                    c.kept.sort_unstable();
-                }
-                for (k, p) in c.points.iter().enumerate() {
-                    c.handled[k] = c.kept.binary_search(&p.key()).is_ok();
-                }
-                Insertion::Fixed
-            }
-        };
+        c.build_rows(now, start, h, v_imp);
+        let insertion = c.handled_set(method);
         // The joints' rows (their last midpoint rows) keep their velocities in the solve.
         c.bilateral.clear();
-        if n > 0 {
+        if !c.points.is_empty() {
             for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
                 for row in &blk.rows[..j.rows()] {
                     c.bilateral.push(bilateral_of(j, row, 0.0));
                 }
             }
         }
-        if insertion == Insertion::Right && !c.bilateral.is_empty() {
-            c.solve_through_joints();
-        } else if insertion == Insertion::Right
-            && (n > DENSE_MAX_CONTACTS || touches(tip, &c.points))
-        {
-            let down = self
-                .gravity_in_world
-                .try_normalize(0.0)
-                .unwrap_or(-Vector3::z());
-            c.velocity_residual_m_per_s = c.sparse.solve(
-                &mut c.rows,
-                &c.points,
-                &c.inv_mass,
-                &down,
-                h,
-                &mut c.impulses,
-                &mut c.delta,
-            );
-        } else {
-            lcp::solve(
-                &c.rows,
-                &c.bilateral,
-                &c.inv_mass,
-                &mut c.handled,
-                insertion,
-                &mut c.lcp,
-                &mut c.impulses,
-                &mut c.delta,
-            );
-        }
+        c.solve_rows(insertion, tip, &self.gravity_in_world, h);
         // Apply, and book the work Σ λ ū of the contact impulses (the joints' stay closed); the
         // part the moving tip does is the user's.
-        let mut work = 0.0;
-        let mut user = 0.0;
-        for (k, imp) in c.impulses.iter().enumerate() {
-            if !imp.handled {
-                continue;
-            }
-            let rows = &c.rows[k].rows;
-            let lambda = [imp.normal, imp.tangent.x, imp.tangent.y];
-            let us = row_velocities(rows, v_start, w_start);
-            for r in 0..3 {
-                work += lambda[r] * 0.5 * (us[r] + imp.u[r]);
-            }
-            user += tip_work(tip, &v_tip, rows, lambda);
-        }
+        let (work, user) = c.impulse_work(v_start, w_start, tip, &v_tip);
         self.s.ledger.dissipated_j -= work;
         self.s.ledger.user_work_j += user;
         c.sparse.remember(&c.points, &c.impulses);
-        for ((b, dv), dw) in self.bodies.iter_mut().zip(&c.delta.v).zip(&c.delta.w) {
-            if b.is_dynamic() {
-                b.linear_velocity_in_world += dv;
-                b.angular_velocity_in_world += dw;
-            }
-        }
+        add_velocity_change(self.bodies, &c.delta);
         if method != InequalityMethod::Right {
             // Alg. 1 and 2: a handled row whose multiplier is ≤ 0 leaves the set.
             c.kept.clear();
@@ -498,5 +404,139 @@ impl Step<'_> {
             );
             c.kept.sort_unstable();
         }
+    }
+}
+
+/// Adds a solve's velocity change to the dynamic bodies.
+pub(super) fn add_velocity_change(bodies: &mut [Body], delta: &lcp::VelocityChange) {
+    for ((b, dv), dw) in bodies.iter_mut().zip(&delta.v).zip(&delta.w) {
+        if b.is_dynamic() {
+            b.linear_velocity_in_world += dv;
+            b.angular_velocity_in_world += dw;
+        }
+    }
+}
+
+impl ContactScratch {
+    /// Each contact point's rows, row velocities now and the target of its normal row, from
+    /// the velocities now and at the start of the step.
+    fn build_rows(&mut self, now: &RowVelocities, start: &RowVelocities, h: f64, v_imp: f64) {
+        self.rows.clear();
+        for p in &self.points {
+            let rows = rows_of(p, &self.poses);
+            let u0 = row_velocities(&rows, &now.v, &now.w);
+            let us = row_velocities(&rows, &start.v, &start.w);
+            // The midpoint target closes the gap at the end of the step with no work from a
+            // contact at rest; for a contact that approaches at the start (an impact the impact
+            // stage did not resolve) it would reverse the approach, an elastic bounce: the end
+            // velocity is kept from separating (a plastic impact; the projection removes what
+            // penetration is left).
+            let mut target = -2.0 * p.gap_m / h - us[0];
+            if us[0] < -v_imp {
+                target = target.min((-2.0 * p.gap_m / h).max(0.0));
+            }
+            self.rows.push(ContactRows {
+                rows,
+                u0,
+                target,
+                mu: p.material.friction,
+                slip_start: Vector2::new(us[1], us[2]),
+            });
+        }
+    }
+
+    /// The handled set the solve starts from, and how it inserts: empty for `right`; the set
+    /// kept across steps for Alg. 1 and 2 (made at the first step).
+    fn handled_set(&mut self, method: InequalityMethod) -> Insertion {
+        self.handled.clear();
+        self.handled.resize(self.points.len(), false);
+        match method {
+            InequalityMethod::Right => Insertion::Right,
+            InequalityMethod::Platt | InequalityMethod::Tendency => {
+                if !self.kept_initialised {
+                    // At the start of the animation: Platt handles the active constraints,
+                    // the tendency method those of them whose free motion violates them.
+                    self.kept_initialised = true;
+                    for (k, p) in self.points.iter().enumerate() {
+                        let active = p.gap_m <= 1.0e-9;
+                        let tends =
+                            self.rows[k].u0[0] < self.rows[k].target - lcp::TENDENCY_TOLERANCE;
+                        if active && (method == InequalityMethod::Platt || tends) {
+                            self.kept.push(p.key());
+                        }
+                    }
+                    self.kept.sort_unstable();
+                }
+                for (k, p) in self.points.iter().enumerate() {
+                    self.handled[k] = self.kept.binary_search(&p.key()).is_ok();
+                }
+                Insertion::Fixed
+            }
+        }
+    }
+
+    /// Solves the rows by the solve that fits (through the joints, sparse, or the dense
+    /// active set) into the impulses and the velocity change.
+    fn solve_rows(
+        &mut self,
+        insertion: Insertion,
+        tip: Option<usize>,
+        gravity_in_world: &Vector3<f64>,
+        h: f64,
+    ) {
+        let n = self.points.len();
+        if insertion == Insertion::Right && !self.bilateral.is_empty() {
+            self.solve_through_joints();
+        } else if insertion == Insertion::Right
+            && (n > DENSE_MAX_CONTACTS || touches(tip, &self.points))
+        {
+            let down = gravity_in_world.try_normalize(0.0).unwrap_or(-Vector3::z());
+            self.velocity_residual_m_per_s = self.sparse.solve(
+                &mut self.rows,
+                &self.points,
+                &self.inv_mass,
+                &down,
+                h,
+                &mut self.impulses,
+                &mut self.delta,
+            );
+        } else {
+            lcp::solve(
+                &self.rows,
+                &self.bilateral,
+                &self.inv_mass,
+                &mut self.handled,
+                insertion,
+                &mut self.lcp,
+                &mut self.impulses,
+                &mut self.delta,
+            );
+        }
+    }
+
+    /// The work Σ λ ū of the handled contacts' impulses (ū the mean of the start and end row
+    /// velocities), and the part of it the pushing tip does (the user's).
+    fn impulse_work(
+        &self,
+        v_start: &[Vector3<f64>],
+        w_start: &[Vector3<f64>],
+        tip: Option<usize>,
+        v_tip: &Vector3<f64>,
+    ) -> (f64, f64) {
+        let mut work = 0.0;
+        let mut user = 0.0;
+        for (k, imp) in self.impulses.iter().enumerate() {
+            if !imp.handled {
+                continue;
+            }
+            let rows = &self.rows[k].rows;
+            let lambda = [imp.normal, imp.tangent.x, imp.tangent.y];
+            let us = row_velocities(rows, v_start, w_start);
+            for r in 0..3 {
+                work += lambda[r] * 0.5 * (us[r] + imp.u[r]);
+            }
+            user += tip_work(tip, v_tip, rows, lambda);
+        }
+        (work, user)
     }
 }

@@ -322,124 +322,66 @@ impl PrimalSolve {
         } = turning;
         self.factored = false;
         self.dt_secs = dt_secs;
-        let p = &self.pattern;
         self.values.fill(0.0);
-        for (b, body) in bodies.iter().enumerate() {
-            if p.first_dof[b] == usize::MAX {
-                continue;
-            }
-            let slots = &p.diag_slots[b];
-            let mass = body.inv_mass.recip();
-            for k in 0..3 {
-                self.values[slots[tri(k, k)]] += mass;
-            }
-            if p.condensed[b] {
-                continue;
-            }
-            let w = body_weight[b];
-            let inertia = (0.5 * (w + w.transpose())).try_inverse()?;
-            for r in 0..3 {
-                for c in 0..=r {
-                    self.values[slots[tri(3 + r, 3 + c)]] += inertia[(r, c)];
-                }
-            }
-        }
+        add_bodies(&self.pattern, bodies, body_weight, &mut self.values)?;
         self.owners.clear();
         self.hard.clear();
         self.stylus = None;
         for (a, g) in blocks.iter().enumerate() {
             self.owners.push((g.owner, g.b1, g.b2));
+            let p = &self.pattern;
             match g.owner {
                 BlockOwner::Spring(i) => {
-                    let lo = p.lin_only[i];
-                    let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(0), lo);
-                    let soft = g.inv_soft[0].recip();
-                    let slots = &p.spring_slots[p.spring_start[i]..p.spring_start[i + 1]];
-                    let len = local_dofs(&p.first_dof, g.b1, g.b2, lo).1;
-                    let turn = if self.turning && lo && g.b1 != g.b2 {
+                    let turn = if self.turning && p.lin_only[i] && g.b1 != g.b2 {
                         stiffness(&spring_rows[i], dt_secs, self.compression)
                     } else {
                         0.0
                     };
-                    let turn_across = across(&g.row(0).lin) * turn;
-                    let mut s = 0;
-                    for pp in 0..len {
-                        for q in 0..=pp {
-                            // (+ on each body's own block, − between the two.)
-                            let t = turn_across[(pp % 3, q % 3)];
-                            let t = if (pp < 3) == (q < 3) { t } else { -t };
-                            self.values[slots[s]] += soft * j[pp] * j[q] + t;
-                            s += 1;
-                        }
-                    }
+                    add_spring(p, g, i, turn, &mut self.values);
                 }
                 BlockOwner::Stylus if p.condensed[g.b1] => {
-                    let condensed = condense_stylus(p, g, &body_weight[g.b1])?;
-                    let slots = &p.diag_slots[g.b1];
-                    for r in 0..3 {
-                        for c in 0..=r {
-                            self.values[slots[tri(r, c)]] += condensed.1[(r, c)];
-                        }
-                    }
-                    self.stylus = Some(condensed.0);
+                    let weight = &body_weight[g.b1];
+                    self.stylus = Some(add_condensed_stylus(p, g, weight, &mut self.values)?);
                 }
-                BlockOwner::Stylus => {
-                    // On one body (the other is the ground): within its diagonal block.
-                    let slots = &p.diag_slots[g.b1];
-                    for k in 0..g.rows {
-                        let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), false);
-                        let soft = g.inv_soft[k].recip();
-                        for r in 0..DOF {
-                            for c in 0..=r {
-                                self.values[slots[tri(r, c)]] += soft * j[r] * j[c];
-                            }
-                        }
-                    }
-                }
-                BlockOwner::Joint(_) => {
-                    for k in 0..g.rows {
-                        // (Room for every joint row was made with the pattern.)
-                        debug_assert!(self.hard.len() < self.hard.capacity());
-                        let (dofs, len) = local_dofs(&p.first_dof, g.b1, g.b2, false);
-                        let jac = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), false);
-                        self.hard.push(HardRow {
-                            block: a,
-                            row: k,
-                            dofs,
-                            jac,
-                            len,
-                        });
-                    }
-                }
+                BlockOwner::Stylus => add_stylus(p, g, &mut self.values),
+                BlockOwner::Joint(_) => push_hard_rows(p, a, g, &mut self.hard),
             }
         }
         self.factor_values()?;
-        let (n, nh) = (self.pattern.n, self.hard.len());
-        if nh > 0 {
-            self.y[..n * nh].fill(0.0);
-            for (c, row) in self.hard.iter().enumerate() {
-                for q in 0..row.len {
-                    self.y[c * n + row.dofs[q]] += row.jac[q];
-                }
-            }
-            self.solve_h(SolveFor::Y(nh));
-            for r in 0..nh {
-                for c in 0..=r {
-                    self.schur[(r, c)] = self.hard[r].dot(&self.y[c * n..(c + 1) * n]);
-                }
-                self.schur[(r, r)] *= 1.0 + regularisation;
-            }
-            llt::factor::cholesky_in_place(
-                self.schur.as_mut().submatrix_mut(0, 0, nh, nh),
-                Default::default(),
-                Par::Seq,
-                MemStack::new(&mut self.mem),
-                Default::default(),
-            )
-            .ok()?;
-        }
+        self.factor_schur(regularisation)?;
         self.factored = true;
         Some(())
+    }
+
+    /// H⁻¹ J_Cᵀ into `y` and the hard rows' Schur complement J_C H⁻¹ J_Cᵀ (its diagonal
+    /// raised by `regularisation` of itself), factored; `None` if that fails.
+    fn factor_schur(&mut self, regularisation: f64) -> Option<()> {
+        let (n, nh) = (self.pattern.n, self.hard.len());
+        if nh == 0 {
+            return Some(());
+        }
+        self.y[..n * nh].fill(0.0);
+        for (c, row) in self.hard.iter().enumerate() {
+            for q in 0..row.len {
+                self.y[c * n + row.dofs[q]] += row.jac[q];
+            }
+        }
+        self.solve_h(SolveFor::Y(nh));
+        for r in 0..nh {
+            for c in 0..=r {
+                self.schur[(r, c)] = self.hard[r].dot(&self.y[c * n..(c + 1) * n]);
+            }
+            self.schur[(r, r)] *= 1.0 + regularisation;
+        }
+        llt::factor::cholesky_in_place(
+            self.schur.as_mut().submatrix_mut(0, 0, nh, nh),
+            Default::default(),
+            Par::Seq,
+            MemStack::new(&mut self.mem),
+            Default::default(),
+        )
+        .ok()
+        .map(|_| ())
     }
 
     /// Replaces each block's right-hand side in `rhs` by its impulse increment (see the
@@ -471,5 +413,108 @@ impl PrimalSolve {
             }
         }
         self.gather_soft_rows(blocks, rhs);
+    }
+}
+
+/// Each moving body's diagonal block of H: its mass on the linear velocities and, unless
+/// condensed, the inverse of its weight's symmetric part on the angular ones. `None` if that
+/// is singular.
+fn add_bodies(
+    p: &Pattern,
+    bodies: &[Body],
+    body_weight: &[Matrix3<f64>],
+    values: &mut [f64],
+) -> Option<()> {
+    for (b, body) in bodies.iter().enumerate() {
+        if p.first_dof[b] == usize::MAX {
+            continue;
+        }
+        let slots = &p.diag_slots[b];
+        let mass = body.inv_mass.recip();
+        for k in 0..3 {
+            values[slots[tri(k, k)]] += mass;
+        }
+        if p.condensed[b] {
+            continue;
+        }
+        let w = body_weight[b];
+        let inertia = (0.5 * (w + w.transpose())).try_inverse()?;
+        for r in 0..3 {
+            for c in 0..=r {
+                values[slots[tri(3 + r, 3 + c)]] += inertia[(r, c)];
+            }
+        }
+    }
+    Some(())
+}
+
+/// Spring `i`'s block (block `g`) of J_Sᵀ D_S⁻¹ J_S in H, with its turning stiffness `turn`
+/// (kg) across the spring.
+fn add_spring(p: &Pattern, g: &GlobalBlock, i: usize, turn: f64, values: &mut [f64]) {
+    let lo = p.lin_only[i];
+    let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(0), lo);
+    let soft = g.inv_soft[0].recip();
+    let slots = &p.spring_slots[p.spring_start[i]..p.spring_start[i + 1]];
+    let len = local_dofs(&p.first_dof, g.b1, g.b2, lo).1;
+    let turn_across = across(&g.row(0).lin) * turn;
+    let mut s = 0;
+    for pp in 0..len {
+        for q in 0..=pp {
+            // (+ on each body's own block, − between the two.)
+            let t = turn_across[(pp % 3, q % 3)];
+            let t = if (pp < 3) == (q < 3) { t } else { -t };
+            values[slots[s]] += soft * j[pp] * j[q] + t;
+            s += 1;
+        }
+    }
+}
+
+/// The stylus block on a condensed body (its angular velocities eliminated: see
+/// [`condense_stylus`]) into its linear diagonal block; `None` if that fails.
+fn add_condensed_stylus(
+    p: &Pattern,
+    g: &GlobalBlock,
+    weight: &Matrix3<f64>,
+    values: &mut [f64],
+) -> Option<CondensedStylus> {
+    let condensed = condense_stylus(p, g, weight)?;
+    let slots = &p.diag_slots[g.b1];
+    for r in 0..3 {
+        for c in 0..=r {
+            values[slots[tri(r, c)]] += condensed.1[(r, c)];
+        }
+    }
+    Some(condensed.0)
+}
+
+/// The stylus block on a body that keeps its angular velocities: on one body (the other is
+/// the ground), within its diagonal block.
+fn add_stylus(p: &Pattern, g: &GlobalBlock, values: &mut [f64]) {
+    let slots = &p.diag_slots[g.b1];
+    for k in 0..g.rows {
+        let j = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), false);
+        let soft = g.inv_soft[k].recip();
+        for r in 0..DOF {
+            for c in 0..=r {
+                values[slots[tri(r, c)]] += soft * j[r] * j[c];
+            }
+        }
+    }
+}
+
+/// A joint's rows (block `a`, `g`) as hard rows of the Schur complement.
+fn push_hard_rows(p: &Pattern, a: usize, g: &GlobalBlock, hard: &mut Vec<HardRow>) {
+    for k in 0..g.rows {
+        // (Room for every joint row was made with the pattern.)
+        debug_assert!(hard.len() < hard.capacity());
+        let (dofs, len) = local_dofs(&p.first_dof, g.b1, g.b2, false);
+        let jac = local_jacobian(&p.first_dof, g.b1, g.b2, &g.row(k), false);
+        hard.push(HardRow {
+            block: a,
+            row: k,
+            dofs,
+            jac,
+            len,
+        });
     }
 }

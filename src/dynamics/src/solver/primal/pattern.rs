@@ -122,87 +122,15 @@ impl Pattern {
             .iter()
             .map(|s| s.body1 != s.body2 && s.at_centres())
             .collect();
-        let mut condensed: Vec<bool> = bodies.iter().map(|b| condense && b.is_dynamic()).collect();
-        for j in joints {
-            condensed[j.body1] = false;
-            condensed[j.body2] = false;
-        }
-        for (s, &lo) in springs.iter().zip(&lin_only) {
-            if !lo {
-                condensed[s.body1] = false;
-                condensed[s.body2] = false;
-            }
-        }
-        let mut first_dof = vec![usize::MAX; bodies.len()];
-        let mut n = 0;
-        for (b, body) in bodies.iter().enumerate() {
-            if body.is_dynamic() {
-                first_dof[b] = n;
-                n += if condensed[b] { 3 } else { DOF };
-            }
-        }
-        let dofs_of = |b: usize| if condensed[b] { 3 } else { DOF };
-        // Rows of each column (r ≥ c): the bodies' diagonal blocks and the springs' pairs.
-        let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (b, &f) in first_dof.iter().enumerate() {
-            if f == usize::MAX {
-                continue;
-            }
-            for r in 0..dofs_of(b) {
-                for c in 0..=r {
-                    cols[f + c].push(f + r);
-                }
-            }
-        }
-        for (s, &lo) in springs.iter().zip(&lin_only) {
-            let (dofs, len) = local_dofs(&first_dof, s.body1, s.body2, lo);
-            for p in 0..len {
-                for q in 0..=p {
-                    let (r, c) = (dofs[p].max(dofs[q]), dofs[p].min(dofs[q]));
-                    cols[c].push(r);
-                }
-            }
-        }
-        let mut col_ptr = Vec::with_capacity(n + 1);
-        let mut row_idx = Vec::new();
-        col_ptr.push(0);
-        for col in &mut cols {
-            col.sort_unstable();
-            col.dedup();
-            row_idx.extend_from_slice(col);
-            col_ptr.push(row_idx.len());
-        }
-        let slot = |r: usize, c: usize| {
-            let rows = &row_idx[col_ptr[c]..col_ptr[c + 1]];
-            col_ptr[c] + rows.binary_search(&r).expect("entry in H's pattern")
+        let condensed = condensed_bodies(bodies, joints, springs, &lin_only, condense);
+        let (first_dof, n) = number_velocities(bodies, &condensed);
+        let (col_ptr, row_idx) = columns(n, &first_dof, &condensed, springs, &lin_only);
+        let slots = Slots {
+            col_ptr: &col_ptr,
+            row_idx: &row_idx,
         };
-        let diag_slots = first_dof
-            .iter()
-            .enumerate()
-            .map(|(b, &f)| {
-                let mut s = [usize::MAX; TRI];
-                if f != usize::MAX {
-                    for r in 0..dofs_of(b) {
-                        for c in 0..=r {
-                            s[tri(r, c)] = slot(f + r, f + c);
-                        }
-                    }
-                }
-                s
-            })
-            .collect();
-        let mut spring_start = Vec::with_capacity(springs.len() + 1);
-        let mut spring_slots = Vec::new();
-        spring_start.push(0);
-        for (s, &lo) in springs.iter().zip(&lin_only) {
-            let (dofs, len) = local_dofs(&first_dof, s.body1, s.body2, lo);
-            for p in 0..len {
-                for q in 0..=p {
-                    spring_slots.push(slot(dofs[p].max(dofs[q]), dofs[p].min(dofs[q])));
-                }
-            }
-            spring_start.push(spring_slots.len());
-        }
+        let diag_slots = slots.diagonal_blocks(&first_dof, &condensed);
+        let (spring_start, spring_slots) = slots.springs(&first_dof, springs, &lin_only);
         Self {
             n,
             first_dof,
@@ -234,5 +162,149 @@ impl Pattern {
             None,
             self.row_idx.clone(),
         )
+    }
+}
+
+/// Velocities of body `b` in H.
+fn dofs_of(condensed: &[bool], b: usize) -> usize {
+    if condensed[b] {
+        3
+    } else {
+        DOF
+    }
+}
+
+/// Per body, whether its angular velocities are condensed out of H: `condense` and no joint
+/// and no off-centre spring reaches it.
+fn condensed_bodies(
+    bodies: &[Body],
+    joints: &[Joint],
+    springs: &[Spring],
+    lin_only: &[bool],
+    condense: bool,
+) -> Vec<bool> {
+    let mut condensed: Vec<bool> = bodies.iter().map(|b| condense && b.is_dynamic()).collect();
+    for j in joints {
+        condensed[j.body1] = false;
+        condensed[j.body2] = false;
+    }
+    for (s, &lo) in springs.iter().zip(lin_only) {
+        if !lo {
+            condensed[s.body1] = false;
+            condensed[s.body2] = false;
+        }
+    }
+    condensed
+}
+
+/// H's lower triangle by columns (`col_ptr`, `row_idx`, rows sorted): the bodies' diagonal
+/// blocks and the springs' pairs.
+fn columns(
+    n: usize,
+    first_dof: &[usize],
+    condensed: &[bool],
+    springs: &[Spring],
+    lin_only: &[bool],
+) -> (Vec<usize>, Vec<usize>) {
+    // Rows of each column (r ≥ c): the bodies' diagonal blocks and the springs' pairs.
+    let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (b, &f) in first_dof.iter().enumerate() {
+        if f == usize::MAX {
+            continue;
+        }
+        for r in 0..dofs_of(condensed, b) {
+            for c in 0..=r {
+                cols[f + c].push(f + r);
+            }
+        }
+    }
+    for (s, &lo) in springs.iter().zip(lin_only) {
+        let (dofs, len) = local_dofs(first_dof, s.body1, s.body2, lo);
+        for p in 0..len {
+            for q in 0..=p {
+                let (r, c) = (dofs[p].max(dofs[q]), dofs[p].min(dofs[q]));
+                cols[c].push(r);
+            }
+        }
+    }
+    let mut col_ptr = Vec::with_capacity(n + 1);
+    let mut row_idx = Vec::new();
+    col_ptr.push(0);
+    for col in &mut cols {
+        col.sort_unstable();
+        col.dedup();
+        row_idx.extend_from_slice(col);
+        col_ptr.push(row_idx.len());
+    }
+    (col_ptr, row_idx)
+}
+
+/// Each moving body's first velocity in H (`usize::MAX` for fixed bodies), and how many
+/// velocities H has.
+fn number_velocities(bodies: &[Body], condensed: &[bool]) -> (Vec<usize>, usize) {
+    let mut first_dof = vec![usize::MAX; bodies.len()];
+    let mut n = 0;
+    for (b, body) in bodies.iter().enumerate() {
+        if body.is_dynamic() {
+            first_dof[b] = n;
+            n += if condensed[b] { 3 } else { DOF };
+        }
+    }
+    (first_dof, n)
+}
+
+/// Where H's entries are among its values (its columns made).
+struct Slots<'a> {
+    col_ptr: &'a [usize],
+    row_idx: &'a [usize],
+}
+
+impl Slots<'_> {
+    /// The value slot of entry (r, c), r ≥ c.
+    fn of(&self, r: usize, c: usize) -> usize {
+        let rows = &self.row_idx[self.col_ptr[c]..self.col_ptr[c + 1]];
+        self.col_ptr[c] + rows.binary_search(&r).expect("entry in H's pattern")
+    }
+
+    /// Per body, the slots of its diagonal block's lower triangle ([`tri`] order).
+    fn diagonal_blocks(&self, first_dof: &[usize], condensed: &[bool]) -> Vec<[usize; TRI]> {
+        first_dof
+            .iter()
+            .enumerate()
+            .map(|(b, &f)| {
+                let mut s = [usize::MAX; TRI];
+                if f != usize::MAX {
+                    for r in 0..dofs_of(condensed, b) {
+                        for c in 0..=r {
+                            s[tri(r, c)] = self.of(f + r, f + c);
+                        }
+                    }
+                }
+                s
+            })
+            .collect()
+    }
+
+    /// Per spring, the slots of its pairs of local velocities: (`spring_start`,
+    /// `spring_slots`) of [`Pattern`].
+    fn springs(
+        &self,
+        first_dof: &[usize],
+        springs: &[Spring],
+        lin_only: &[bool],
+    ) -> (Vec<usize>, Vec<usize>) {
+        let mut spring_start = Vec::with_capacity(springs.len() + 1);
+        let mut spring_slots = Vec::new();
+        spring_start.push(0);
+        for (s, &lo) in springs.iter().zip(lin_only) {
+            let (dofs, len) = local_dofs(first_dof, s.body1, s.body2, lo);
+            for p in 0..len {
+                for q in 0..=p {
+                    spring_slots.push(self.of(dofs[p].max(dofs[q]), dofs[p].min(dofs[q])));
+                }
+            }
+            spring_start.push(spring_slots.len());
+        }
+        (spring_start, spring_slots)
     }
 }
