@@ -122,9 +122,10 @@ pub(crate) struct PrimalSolve {
     mu: Mat<f64>,
     /// The blocks' owners and bodies at the last factorisation (whether it still fits).
     owners: Vec<(BlockOwner, BodyId, BodyId)>,
-    /// The time step of the last factorisation (s): a split step's sub-steps need their own.
-    dt_secs: f64,
-    factored: bool,
+    /// The time step (s) the factor held was made for: a split step's sub-steps need their
+    /// own. `None` while no factor is held (before the first factorisation, and after one
+    /// that failed).
+    factor_dt_secs: Option<f64>,
     /// Whether the last factor's turning stiffness includes compressed springs (see
     /// [`super::primal::turning`]).
     pub(super) compression: bool,
@@ -143,7 +144,7 @@ impl std::fmt::Debug for PrimalSolve {
             .field("h_entries", &self.values.len())
             .field("factor_entries", &self.l_values.len())
             .field("hard_rows", &self.hard.len())
-            .field("factored", &self.factored)
+            .field("factor_dt_secs", &self.factor_dt_secs)
             .finish()
     }
 }
@@ -160,8 +161,7 @@ impl Clone for PrimalSolve {
         copy.heads.clone_from(&self.heads);
         copy.schur.clone_from(&self.schur);
         copy.owners.clone_from(&self.owners);
-        copy.dt_secs = self.dt_secs;
-        copy.factored = self.factored;
+        copy.factor_dt_secs = self.factor_dt_secs;
         copy
     }
 }
@@ -224,8 +224,7 @@ impl PrimalSolve {
             schur: Mat::zeros(columns, columns),
             mu: Mat::zeros(columns, 1),
             owners: Vec::with_capacity(pattern.spring_start.len() + max_hard_rows + 1),
-            dt_secs: 0.0,
-            factored: false,
+            factor_dt_secs: None,
             compression: true,
             without_impulses: true,
             lag: vec![0.0; n],
@@ -297,8 +296,7 @@ impl PrimalSolve {
     /// Whether the last factor was made for exactly these blocks (owners and bodies) and
     /// this time step.
     pub(crate) fn fits(&self, blocks: &[GlobalBlock], dt_secs: f64) -> bool {
-        self.factored
-            && self.dt_secs == dt_secs
+        self.factor_dt_secs == Some(dt_secs)
             && self.owners.len() == blocks.len()
             && self
                 .owners
@@ -320,8 +318,7 @@ impl PrimalSolve {
             spring_rows,
             dt_secs,
         } = turning;
-        self.factored = false;
-        self.dt_secs = dt_secs;
+        self.factor_dt_secs = None;
         self.values.fill(0.0);
         add_bodies(&self.pattern, bodies, body_weight, &mut self.values)?;
         self.owners.clear();
@@ -349,7 +346,7 @@ impl PrimalSolve {
         }
         self.factor_values()?;
         self.factor_schur(regularisation)?;
-        self.factored = true;
+        self.factor_dt_secs = Some(dt_secs);
         Some(())
     }
 
