@@ -49,7 +49,7 @@ pub struct SimDiagnostics {
     pub energy_error_rel: f64,
     /// The energy drift E − E₀ − work + dissipation, joules.
     pub energy_drift_j: f64,
-    /// The reference energy E_ref so far, joules (see `sim::diagnostics`).
+    /// The reference energy E_ref so far, joules (see `ar_dynamics::state::diagnostics`).
     pub energy_reference_j: f64,
     /// Mechanical energy: kinetic, gravitational (zero at the marker plane) and elastic, joules.
     pub energy_j: f64,
