@@ -293,6 +293,34 @@ fn bad_numeric_flags_are_argument_errors_naming_the_flag() {
     }
 }
 
+/// A run that would take no step is refused before any file is written, not reported as a
+/// success with a header-only CSV.
+#[test]
+fn a_duration_shorter_than_half_a_step_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("run.csv");
+    let csv_arg = csv.to_str().unwrap();
+    let out = run(&[
+        "simulate",
+        "ten_pendula",
+        "--dt",
+        "100",
+        "--duration",
+        "1",
+        "--csv",
+        csv_arg,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--duration 1 s is shorter than half a step (h = 100 s from --dt)"),
+        "{stderr}"
+    );
+    assert!(!csv.exists(), "a CSV was written");
+    // Explicitly zero stays a way to load and check a scene without stepping.
+    ok(&["simulate", "ten_pendula", "--duration", "0"]);
+}
+
 /// β = 0 (no drift correction) is a value the command line accepts; whether the solver
 /// accepts it is `SolverParams::validate`'s business.
 #[test]

@@ -343,6 +343,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         stiffness_n_per_m: args.stylus_stiffness,
         damping_n_s_per_m: args.stylus_damping,
     };
+    check_some_step(&args, sim.dt_secs())?;
     let mut outputs = Outputs::open(&args, &sim)?;
     let mut steps_done = 0usize;
     let mut max_psi_m = sim.diagnostics().constraint_norm_m;
@@ -399,6 +400,24 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         wind: wind.as_ref(),
     };
     run.print(&mut std::io::stdout().lock())?;
+    Ok(())
+}
+
+/// Refuses a positive `--duration` shorter than half a step: it would take no step and write
+/// a header-only CSV, which looks like a run that succeeded.
+fn check_some_step(args: &SimulateArgs, dt_secs: f64) -> Result<()> {
+    if args.duration > 0.0 && planned_steps(args, dt_secs) == 0 {
+        let source = if args.dt.is_some() {
+            "--dt"
+        } else {
+            "the scene's [solver] dt_secs"
+        };
+        anyhow::bail!(
+            "--duration {} s is shorter than half a step (h = {dt_secs} s from {source}), so no \
+             step would be taken: give a longer --duration or a shorter --dt",
+            args.duration
+        );
+    }
     Ok(())
 }
 
