@@ -9,7 +9,7 @@
 //! 3. The parallelogram four-bar's period against the closed form of a physical pendulum at
 //!    its amplitude, T = 4 √(I/(m g l)) K(sin(θ₀/2)), K by the arithmetic-geometric mean.
 //!
-//! `cargo test -p ar-dynamics --release --test articulated_loops -- --nocapture` prints the figures.
+//! `cargo test -p ar-dynamics --release --test dynamics articulated_loops:: -- --nocapture` prints the figures.
 
 use std::f64::consts::{PI, TAU};
 use std::path::Path;

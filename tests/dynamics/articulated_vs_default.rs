@@ -10,7 +10,7 @@
 //!    eigenvalues are ω²), and the periods both methods simulate when released in that mode's
 //!    shape at a small amplitude, must agree within 0.5 %.
 //!
-//! `cargo test -p ar-dynamics --release --test articulated_vs_default -- --nocapture` prints the figures.
+//! `cargo test -p ar-dynamics --release --test dynamics articulated_vs_default:: -- --nocapture` prints the figures.
 
 use std::path::Path;
 

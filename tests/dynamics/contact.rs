@@ -460,7 +460,7 @@ friction = 0.3
 /// energy at most 1.8e-7 J after 5 s, balance 0.18 %. About 50 ms per step in the release
 /// build (the contact solve's 500 sweeps over ~2000 contacts), too slow for the dev build.
 #[test]
-#[ignore = "release build, ~30 s: cargo test -p ar-dynamics --release --test contact pile -- --ignored"]
+#[ignore = "release build, ~30 s: cargo test -p ar-dynamics --release --test dynamics contact::pile -- --ignored"]
 fn the_pile_settles_and_stays() {
     let mut sim = scene("pile.toml").build().unwrap();
     let h = sim.dt_secs();

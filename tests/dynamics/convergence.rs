@@ -18,7 +18,7 @@
 //!
 //! The fitted order (slope of log error against log h) must be at least 1.8, and each error
 //! within 2× of the value measured when this test was written, so that a regression of the
-//! constant shows too. `cargo test -p ar-dynamics --test convergence -- --nocapture` prints the tables.
+//! constant shows too. `cargo test -p ar-dynamics --test dynamics convergence:: -- --nocapture` prints the tables.
 
 use ar_dynamics::{Body, Joint, JointKind, Simulation, SolverParams};
 use nalgebra::{
@@ -27,8 +27,7 @@ use nalgebra::{
 
 const G: f64 = 9.81;
 
-#[path = "convergence_order.rs"]
-mod convergence_order;
+use crate::convergence_order;
 use convergence_order::{assert_converges, params, report};
 
 // ----- Spatial chains: the maximal-coordinate DAE by RK4 -----

@@ -7,14 +7,13 @@
 //! q̇ = ½ q ⊗ (0, Ω); its flip period is checked against the closed form 4K(k)/λ of the Jacobi
 //! elliptic solution (Landau & Lifshitz, Mechanics, §37). The fitted order must be at least
 //! 1.8 and each error within 2× of the value measured when this test was written.
-//! `cargo test -p ar-dynamics --test convergence_free_body -- --nocapture` prints the table. (Spatial chains:
+//! `cargo test -p ar-dynamics --test dynamics convergence_free_body:: -- --nocapture` prints the table. (Spatial chains:
 //! `tests/dynamics/convergence.rs`.)
 
 use ar_dynamics::{Body, Simulation};
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
 
-#[path = "convergence_order.rs"]
-mod convergence_order;
+use crate::convergence_order;
 use convergence_order::{assert_converges, params, report};
 
 const SPINNER_INERTIA: Vector3<f64> = Vector3::new(1.0, 2.0, 3.0);

@@ -4,8 +4,7 @@
 
 use ar_dynamics::{Scene, Simulation};
 
-#[path = "settle.rs"]
-mod settle;
+use crate::settle;
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use settle::settle;
 

@@ -10,8 +10,7 @@
 use ar_dynamics::{Scene, Simulation};
 use nalgebra::Vector3;
 
-#[path = "settle.rs"]
-mod settle;
+use crate::settle;
 use settle::settle;
 
 const G: f64 = 9.81;

@@ -47,9 +47,9 @@
 //! # Checks
 //! `cargo test --release --lib articulated -- --nocapture` (ABA against CRBA/RNEA, joint
 //! models and loop rows against finite differences, RK45 energy, integrator orders),
-//! `cargo test -p ar-dynamics --release --test articulated_vs_default -- --nocapture` (the two methods on the
+//! `cargo test -p ar-dynamics --release --test dynamics articulated_vs_default:: -- --nocapture` (the two methods on the
 //! same swing and the lowest normal mode),
-//! `cargo test -p ar-dynamics --release --test articulated_loops -- --nocapture` (loops: ‖ψ‖ over 60 s,
+//! `cargo test -p ar-dynamics --release --test dynamics articulated_loops:: -- --nocapture` (loops: ‖ψ‖ over 60 s,
 //! the steam engine's energy balance, the four-bar's period), `cargo bench --bench
 //! articulated` (speed).
 

@@ -1,0 +1,26 @@
+//! The solver crate's integration tests, one module per concern, in one test binary: the
+//! crate is compiled fully optimised in the test build too, and sixteen separately linked
+//! binaries cost two minutes of a cold `make test`. Run one concern with its module path,
+//! e.g. `cargo test -p ar-dynamics --test dynamics golden::`. The allocation counters
+//! (`solver_alloc.rs`, `articulated_alloc.rs`) stay binaries of their own: each installs a
+//! global allocator.
+
+mod convergence_order;
+mod settle;
+
+mod articulated_loops;
+mod articulated_vs_default;
+mod contact;
+mod convergence;
+mod convergence_free_body;
+mod deformable;
+mod deformable_beam;
+mod deformable_scenes;
+mod forces;
+mod free_rotation;
+mod golden;
+mod lever;
+mod mobile_scale;
+mod solver;
+mod solver_failures;
+mod wind;
