@@ -1,4 +1,5 @@
-//! The solver crate's integration tests, one module per concern, in one test binary: the
+//! The solver crate's integration tests, one module per concern, in one test binary (not
+//! `main.rs`: the application package would take that for a test of its own): the
 //! crate is compiled fully optimised in the test build too, and sixteen separately linked
 //! binaries cost two minutes of a cold `make test`. Run one concern with its module path,
 //! e.g. `cargo test -p ar-dynamics --test dynamics golden::`. The allocation counters
