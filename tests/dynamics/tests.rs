@@ -19,6 +19,7 @@ mod deformable_beam;
 mod deformable_scenes;
 mod forces;
 mod free_rotation;
+mod function_length;
 mod golden;
 mod lever;
 mod mobile_scale;
