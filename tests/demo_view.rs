@@ -231,3 +231,35 @@ fn regenerate_readme_frames() {
         eprintln!("{}: frame {frame} at t = {t:.2} s", dest.display());
     }
 }
+
+/// A display that is named but has no server (display numbers this high are never used):
+/// `demo` says so and runs headless, `sandbox` refuses with the reason, neither panics in the
+/// windowing library's event loop.
+#[test]
+fn a_named_display_without_a_server_is_reported_not_a_panic() {
+    let absent = ":64997";
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+            .args(args)
+            .env("DISPLAY", absent)
+            .env_remove("WAYLAND_DISPLAY")
+            .output()
+            .expect("the binary runs")
+    };
+    let demo = run(&["demo", "--frames", "10", "--no-save", "--no-mic"]);
+    let stderr = String::from_utf8_lossy(&demo.stderr);
+    assert_eq!(demo.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("DISPLAY=:64997 names no running X server (/tmp/.X11-unix/X64997:")
+            && stderr.contains("running headless"),
+        "{stderr}"
+    );
+    let sandbox = run(&["sandbox", "ten_pendula"]);
+    let stderr = String::from_utf8_lossy(&sandbox.stderr);
+    assert_eq!(sandbox.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("sandbox needs a window, and DISPLAY=:64997 names no running X server"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -12,6 +12,7 @@ use ar_multibody::compositor::stereo::{DEFAULT_EYE_SIZE_PX, DEFAULT_IPD_M};
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::devices::demo_world::{DemoOptions, DemoWorld};
 use ar_multibody::rig::display::memory::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::display::probe::{probe_display, DisplayProbe, NO_WAYLAND};
 use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::Method;
 use ar_multibody::rig::{DisplayLoopConfig, Rig, StopFlag, StopReason};
@@ -105,15 +106,21 @@ fn parse_size(text: &str) -> anyhow::Result<(u32, u32)> {
     Ok((w, h))
 }
 
-/// True when a window can be opened (an X11 or Wayland display is named).
-pub fn display_available() -> bool {
-    std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty())
-        || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty() && v != NO_WAYLAND)
+/// Whether the rig's display loop runs headless when not asked to: without a reachable
+/// display it does, and says why on stderr.
+pub fn headless_for_want_of_a_display() -> bool {
+    match probe_display() {
+        DisplayProbe::Reachable => false,
+        DisplayProbe::Unset => {
+            eprintln!("no display found (DISPLAY / WAYLAND_DISPLAY unset): running headless");
+            true
+        }
+        DisplayProbe::Unreachable(why) => {
+            eprintln!("{why}: running headless");
+            true
+        }
+    }
 }
-
-/// A Wayland display path that cannot exist (a path under a file). See
-/// [`silence_wayland_probe`].
-pub const NO_WAYLAND: &str = "/dev/null/no-wayland-display";
 
 /// With no display at all (no `DISPLAY`, no `WAYLAND_DISPLAY`) and no usable
 /// `XDG_RUNTIME_DIR` (containers, CI, ssh), the GPU libraries' probe for a Wayland compositor
@@ -149,10 +156,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     } else {
         parse_size(&args.eye_size)?
     };
-    let headless = args.headless || !display_available();
-    if !args.headless && headless {
-        eprintln!("no display found (DISPLAY / WAYLAND_DISPLAY unset): running headless");
-    }
+    let headless = args.headless || headless_for_want_of_a_display();
     if !keep_large_buffers_out_of_the_heap() {
         log::debug!("could not pin the allocator's mmap threshold; memory may creep in long runs");
     }

@@ -5,7 +5,7 @@
 //! writing them). `--method` chooses the simulation method, as on `simulate`; a scene the
 //! method cannot run stops the run first.
 
-use super::demo::{display_available, stop_on_ctrl_c};
+use super::demo::{headless_for_want_of_a_display, stop_on_ctrl_c};
 use anyhow::Context as _;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_calibration::tracker_file::TrackerCalibration;
@@ -141,7 +141,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .display
         .headless_out
         .clone()
-        .or_else(|| (!display_available()).then(|| PathBuf::from("run-frames")));
+        .or_else(|| headless_for_want_of_a_display().then(|| PathBuf::from("run-frames")));
     let mut compositor = match &headless_dir {
         Some(_) => Compositor::headless(compositor_config)?,
         None => Compositor::windowed(compositor_config, "ar-multibody")?,

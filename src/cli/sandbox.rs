@@ -4,13 +4,14 @@
 //! forces, switch the rigid groups and blow wind (see `ar_multibody::sandbox`). It runs the
 //! same rig as `demo` and `run`, so `--record DIR` records it for `replay`.
 
-use super::demo::{display_available, stop_on_ctrl_c};
+use super::demo::stop_on_ctrl_c;
 use ar_dynamics::scene::{resolve_scene, shipped_scene_names};
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::devices::demo_world::demo_intrinsics;
 use ar_multibody::rig::devices::view_camera::{ViewCamera, ViewHandle};
 use ar_multibody::rig::display::memory::keep_large_buffers_out_of_the_heap;
+use ar_multibody::rig::display::probe::{probe_display, DisplayProbe};
 use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::{load_simulation, Method};
 use ar_multibody::rig::{DisplayLoopConfig, Rig, RigDevices, SolverConfig, StopFlag, StopReason};
@@ -64,12 +65,18 @@ fn scene_file(scene: &str) -> anyhow::Result<PathBuf> {
 /// Runs the command.
 pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
     let path = scene_file(&args.scene)?;
-    anyhow::ensure!(
-        display_available(),
-        "sandbox needs a window, and no display is set (DISPLAY / WAYLAND_DISPLAY); without \
-         one, run it inside a virtual X server: xvfb-run -s \"-screen 0 1024x768x24\" \
-         ar-multibody sandbox"
-    );
+    match probe_display() {
+        DisplayProbe::Reachable => {}
+        DisplayProbe::Unset => anyhow::bail!(
+            "sandbox needs a window, and no display is set (DISPLAY / WAYLAND_DISPLAY); without \
+             one, run it inside a virtual X server: xvfb-run -s \"-screen 0 1024x768x24\" \
+             ar-multibody sandbox"
+        ),
+        DisplayProbe::Unreachable(why) => anyhow::bail!(
+            "sandbox needs a window, and {why}; start that display server, or run the sandbox \
+             inside a virtual X server: xvfb-run -s \"-screen 0 1024x768x24\" ar-multibody sandbox"
+        ),
+    }
     if !keep_large_buffers_out_of_the_heap() {
         log::debug!("could not pin the allocator's mmap threshold; memory may creep in long runs");
     }

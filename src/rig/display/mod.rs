@@ -7,6 +7,7 @@
 //! - [`framing`]: the closest fixed camera that frames a scene below the HUD.
 //! - [`latency`]: per-frame statistics.
 //! - [`memory`]: resident memory over a run, and the allocator tuning for long runs.
+//! - [`probe`]: whether a window can be opened (a named display whose server answers).
 //! - [`display_summary`]: what the display loop measured.
 //! - [`report`]: the printed run summary.
 
@@ -16,4 +17,5 @@ pub mod frame_control;
 pub mod framing;
 pub mod latency;
 pub mod memory;
+pub mod probe;
 pub mod report;
