@@ -15,7 +15,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1 xvfb xdotool
 
-.PHONY: deps demo test lint bench bench-compare bench-pile release help fuzz fuzz-arm fuzz-parsers
+.PHONY: deps demo test lint bench bench-compare bench-pile release help fuzz fuzz-arm fuzz-parsers fuzz-recordings
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
@@ -24,8 +24,9 @@ help:
 	@echo "make bench  - criterion benchmarks"
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
 	@echo "make bench-pile - the 288-body pile (issue 15) in ar-multibody and rapier: step time, penetration, energy"
-	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers and make fuzz-arm"
+	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings and make fuzz-arm"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
+	@echo "make fuzz-recordings - replay on 20,000 damaged, linked and oversized session folders"
 	@echo "make fuzz-arm - long fuzz of the arm packet decoder and filter, and a long hostile-arm run"
 
 deps:
@@ -74,7 +75,7 @@ bench-pile: deps
 	$(CARGO) bench -p ar-dynamics --features rapier --bench pile -- --csv $(CURDIR)/target/bench-pile.csv --budget $(PILE_BUDGET_SECS)
 
 # Every fuzz harness at length (>= 2.2 million inputs in all).
-fuzz: fuzz-parsers fuzz-arm
+fuzz: fuzz-parsers fuzz-recordings fuzz-arm
 
 # The arm's packet decoder, plausibility filter and configuration blocks: 4 properties x
 # 300,000 cases (1.2 million inputs), then 2,000 of each corruption on the hostile simulated arm.
@@ -87,3 +88,10 @@ fuzz-arm: deps
 # inputs (>= 10^6 in all); `make test` runs the same harness with proptest's 256 per parser.
 fuzz-parsers: deps
 	PROPTEST_CASES=130000 $(CARGO) test --release --test fuzz_parsers
+
+# The recordings fuzz harness (tests/fuzz_recordings.rs) at length: `replay` on 20,000
+# session folders damaged (bytes, truncation, garbage, sparse oversized files), linked (to
+# /dev/zero, outside files and folders, dangling) or holding FIFOs; `make test` runs the same
+# harness with proptest's 256 cases.
+fuzz-recordings: deps
+	PROPTEST_CASES=20000 $(CARGO) test --release --test fuzz_recordings

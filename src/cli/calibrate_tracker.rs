@@ -91,6 +91,17 @@ pub struct CalibrateTrackerArgs {
 
 /// Runs the command.
 pub fn run(args: CalibrateTrackerArgs) -> anyhow::Result<()> {
+    // `--out` naming an input (`--pairs P --out P`) would replace it with the fit: refused
+    // before anything is read or written.
+    let inputs: Vec<_> = [
+        ("--pairs", &args.pairs),
+        ("--object", &args.object),
+        ("--simulate-user", &args.simulate_user),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| path.as_deref().map(|p| (flag, p)))
+    .collect();
+    ar_io::output_target::check_distinct(&inputs, &[("--out", &args.out)])?;
     if let Some(pairs) = &args.pairs {
         return run_pairs(pairs, &args.out, args.force);
     }

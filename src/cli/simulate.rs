@@ -331,6 +331,7 @@ impl Outputs {
 
 /// Runs the command.
 pub fn run(args: SimulateArgs) -> Result<()> {
+    super::simulate_output::check_paths(&args)?;
     let method = method_of(&args)?;
     let mut scene = Scene::load(ar_dynamics::scene::resolve_scene(&args.scene))?;
     apply_solver_flags(&args, &mut scene)?;

@@ -14,7 +14,10 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use ar_io::csv_write::CsvWriter;
+use ar_io::output_target::check_distinct;
 use indicatif::ProgressBar;
+
+use super::simulate::SimulateArgs;
 
 /// Long help of `simulate` (`--help`): the columns of both CSV files.
 pub const COLUMNS_HELP: &str = "\
@@ -56,6 +59,37 @@ A point p given in the body frame is at x + R(q)·p in the world.
 With --method articulated the main CSV has the same columns up to grab_z and no reaction
 columns: constraint_norm_m is the loop-closing joints' ‖ψ‖ (0 for a tree: its joints are
 exact in reduced coordinates); the poses CSV is the same.";
+
+/// Refuses, before anything is written, a run whose output (`--csv`, `--poses`, `--contacts`,
+/// `--plot`) is one of its inputs (the scene file, `--stylus`, `--calibration`, a `--wind`
+/// file) or whose two outputs name the same file: the run would destroy its own input, or
+/// one output would overwrite the other.
+pub fn check_paths(args: &SimulateArgs) -> Result<()> {
+    let scene = ar_dynamics::scene::resolve_scene(&args.scene);
+    let wind = args
+        .wind
+        .as_deref()
+        .filter(|w| w.parse::<f64>().is_err())
+        .map(Path::new);
+    let mut inputs = vec![("scene file", scene.as_path())];
+    for (flag, path) in [
+        ("--stylus", args.stylus.as_deref()),
+        ("--calibration", args.calibration.as_deref()),
+        ("--wind", wind),
+    ] {
+        inputs.extend(path.map(|p| (flag, p)));
+    }
+    let outputs: Vec<_> = [
+        ("--csv", &args.csv),
+        ("--poses", &args.poses),
+        ("--contacts", &args.contacts),
+        ("--plot", &args.plot),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| path.as_deref().map(|p| (flag, p)))
+    .collect();
+    Ok(check_distinct(&inputs, &outputs)?)
+}
 
 /// A CSV file written row by row during the run. The first write error is kept (the run's
 /// step callback cannot stop the run) and returned, naming the file, by [`Self::finish`].

@@ -5,26 +5,31 @@
 //! ([`SolverLogWriter`]); the replayed `solver.csv` is then compared with the recorded one
 //! line by line. The solver is deterministic, so a replay of an unaltered session is identical
 //! bit for bit; the first line that differs is named otherwise.
+//!
+//! What is trusted: nothing in the folder. Only regular files are read (never through a
+//! link), each under a size limit; the two CSV files are streamed; the recording must be
+//! closed (`end.toml`) with the step count and the sizes it states, so an empty or truncated
+//! recording is refused. The replayed log goes to an exclusive temporary file in the output
+//! folder and replaces `solver.csv` there only when complete; the output folder must be a
+//! real folder (not a link) that holds no recording.
+//!
+//! [`Simulation`]: crate::rig::RigSimulation
 
-use std::fs;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
+use ar_io::atomic_write::AtomicFile;
+use ar_io::safe_open::{describe_kind, open_regular};
+
+use super::compare::first_difference;
+pub use super::compare::Difference;
+use super::session_end::{SessionEnd, END_FILE};
 use super::session_log::{
-    read_inputs, SessionError, SessionInfo, SolverLogWriter, INPUTS_FILE, SCENE_FILE, SESSION_FILE,
-    SOLVER_FILE,
+    io_error, InputReader, SessionError, SessionInfo, SolverLogWriter, INPUTS_FILE, MAX_LOG_BYTES,
+    SCENE_FILE, SESSION_FILE, SOLVER_FILE,
 };
 use crate::rig::RigSimulation;
-
-/// The first line at which the replayed solver log differs from the recorded one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Difference {
-    /// 1-based line number.
-    pub line: usize,
-    /// The recorded line (empty past its end).
-    pub recorded: String,
-    /// The replayed line (empty past its end).
-    pub replayed: String,
-}
 
 /// What a replay did.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,49 +44,51 @@ pub struct ReplayOutcome {
     pub difference: Option<Difference>,
 }
 
+fn bad(path: PathBuf, message: impl Into<String>) -> SessionError {
+    SessionError::Bad {
+        path,
+        line: None,
+        message: message.into(),
+    }
+}
+
 /// Replays the session in `dir` into `out_dir` (created if needed; its `solver.csv` is
-/// replaced). `load` builds the simulation from the session's scene file for its description
-/// (the method) as the rig does; its step must be the recorded `dt_secs`. A step that fails is
-/// an error naming the step and the time.
+/// replaced when the replay is complete). `load` builds the simulation from the session's
+/// scene file for its description (the method) as the rig does; its step must be the recorded
+/// `dt_secs`. A step that fails is an error naming the step and the time.
 pub fn replay(
     dir: &Path,
     out_dir: &Path,
     load: impl FnOnce(&Path, &SessionInfo) -> Result<RigSimulation, String>,
 ) -> Result<ReplayOutcome, SessionError> {
     let info = SessionInfo::read(dir)?;
-    let inputs = read_inputs(dir)?;
+    let end = SessionEnd::read(dir)?;
+    let inputs_file = open_log(dir, INPUTS_FILE, &end)?;
+    let recorded_file = open_log(dir, SOLVER_FILE, &end)?;
     let scene = dir.join(SCENE_FILE);
-    let mut sim = load(&scene, &info).map_err(|message| SessionError::Bad {
-        path: scene.clone(),
-        line: None,
-        message,
-    })?;
+    check_regular(&scene)?;
+    let mut sim = load(&scene, &info).map_err(|message| bad(scene.clone(), message))?;
     // The recording's times count in its step; a scene copy that steps by another was edited.
     let (recorded_h, h) = (info.dt_secs, sim.dt_secs());
     if (recorded_h - h).abs() > 1e-12 * recorded_h.abs().max(h.abs()) {
-        return Err(SessionError::Bad {
-            path: dir.join(SESSION_FILE),
-            line: None,
-            message: format!(
+        return Err(bad(
+            dir.join(SESSION_FILE),
+            format!(
                 "dt_secs = {recorded_h} s, but the session's scene steps by {h} s \
                  ({SCENE_FILE} was changed after the recording)"
             ),
-        });
+        ));
     }
-    if same_dir(dir, out_dir) {
-        return Err(SessionError::Bad {
-            path: out_dir.to_path_buf(),
-            line: None,
-            message: "the replay's output folder must not be the session folder".into(),
-        });
-    }
-    fs::create_dir_all(out_dir).map_err(|source| SessionError::Io {
-        path: out_dir.to_path_buf(),
-        source,
-    })?;
+    prepare_out_dir(dir, out_dir)?;
     let solver_log = out_dir.join(SOLVER_FILE);
-    let mut writer = SolverLogWriter::create(&solver_log)?;
-    for row in &inputs {
+    let replayed = AtomicFile::create(&solver_log).map_err(io_error(&solver_log))?;
+    let clone = replayed.file().try_clone().map_err(io_error(&solver_log))?;
+    let mut writer = SolverLogWriter::over(&solver_log, clone);
+    let inputs_path = dir.join(INPUTS_FILE);
+    let mut inputs = InputReader::new(&inputs_path, inputs_file, end.inputs_bytes)?;
+    let mut simulated_s = 0.0;
+    for row in &mut inputs {
+        let row = row?;
         if let Some(view) = &row.inputs.view {
             sim.set_viewpoint(view);
         }
@@ -89,31 +96,127 @@ pub fn replay(
         let spring_end = row.inputs.spring.map(|s| s.target_in_world);
         sim.set_stylus_tip(row.inputs.tip.or(spring_end));
         sim.step(row.inputs.spring.as_ref(), row.inputs.wind_level)
-            .map_err(|e| SessionError::Bad {
-                path: dir.join(INPUTS_FILE),
-                line: None,
-                message: format!(
-                    "replaying step {} (t = {} s) failed: {}",
-                    row.step, row.t_s, e.0
-                ),
+            .map_err(|e| {
+                bad(
+                    inputs_path.clone(),
+                    format!(
+                        "replaying step {} (t = {} s) failed: {}",
+                        row.step, row.t_s, e.0
+                    ),
+                )
             })?;
         writer.write(row.t_s, &sim)?;
+        simulated_s = row.t_s;
+    }
+    if inputs.rows() != end.steps {
+        return Err(bad(
+            inputs_path,
+            format!(
+                "{} steps, but {END_FILE} states {}: the recording was changed after it was \
+                 closed; nothing was replayed",
+                inputs.rows(),
+                end.steps
+            ),
+        ));
     }
     writer.finish()?;
+    let difference = compare(dir, &solver_log, recorded_file, &replayed, &end)?;
+    replayed.commit().map_err(io_error(&solver_log))?;
+    Ok(ReplayOutcome {
+        steps: end.steps,
+        simulated_s,
+        solver_log,
+        difference,
+    })
+}
+
+/// Opens the recording's CSV file `name`: a regular file, not a link, of the size `end`
+/// states (at most [`MAX_LOG_BYTES`]).
+fn open_log(dir: &Path, name: &str, end: &SessionEnd) -> Result<File, SessionError> {
+    let path = dir.join(name);
+    let (file, meta) = open_regular(&path, MAX_LOG_BYTES).map_err(io_error(&path))?;
+    end.check_size(dir, name, meta.len())?;
+    Ok(file)
+}
+
+/// The scene copy is read by the scene loader, which follows links: check first that it is a
+/// regular file itself (the loader checks the size).
+fn check_regular(path: &Path) -> Result<(), SessionError> {
+    let meta = std::fs::symlink_metadata(path).map_err(io_error(path))?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(bad(
+        path.to_path_buf(),
+        format!(
+            "{}, not a regular file: a recording's files are read only as regular files, \
+             never through a link",
+            describe_kind(meta.file_type())
+        ),
+    ))
+}
+
+/// The replay's output folder: not the session folder, not a link, created if missing, and
+/// holding no recording (whose files the replay would replace).
+fn prepare_out_dir(dir: &Path, out_dir: &Path) -> Result<(), SessionError> {
+    if same_dir(dir, out_dir) {
+        return Err(bad(
+            out_dir.to_path_buf(),
+            "the replay's output folder must not be the session folder",
+        ));
+    }
+    match std::fs::symlink_metadata(out_dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(meta) => {
+            return Err(bad(
+                out_dir.to_path_buf(),
+                format!(
+                    "{}, not a folder: the replay writes only into a real folder, never \
+                     through a link",
+                    describe_kind(meta.file_type())
+                ),
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(out_dir).map_err(io_error(out_dir))?;
+        }
+        Err(e) => return Err(io_error(out_dir)(e)),
+    }
+    for name in [SESSION_FILE, END_FILE, INPUTS_FILE, SCENE_FILE] {
+        if std::fs::symlink_metadata(out_dir.join(name)).is_ok() {
+            return Err(bad(
+                out_dir.to_path_buf(),
+                format!(
+                    "holds a recorded session ({name}): the replay never writes into a \
+                     recording; give --out a new folder"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Compares the recorded log (at most the size `end` states) with the replayed one.
+fn compare(
+    dir: &Path,
+    replayed_path: &Path,
+    recorded: File,
+    replayed: &AtomicFile,
+    end: &SessionEnd,
+) -> Result<Option<Difference>, SessionError> {
     let recorded_path = dir.join(SOLVER_FILE);
-    let recorded = fs::read_to_string(&recorded_path).map_err(|source| SessionError::Io {
+    let mut replayed_file = replayed
+        .file()
+        .try_clone()
+        .map_err(io_error(replayed_path))?;
+    replayed_file.rewind().map_err(io_error(replayed_path))?;
+    first_difference(
+        BufReader::new(recorded.take(end.solver_bytes)),
+        BufReader::new(replayed_file),
+    )
+    .map_err(|source| SessionError::Io {
         path: recorded_path,
         source,
-    })?;
-    let replayed = fs::read_to_string(&solver_log).map_err(|source| SessionError::Io {
-        path: solver_log.clone(),
-        source,
-    })?;
-    Ok(ReplayOutcome {
-        steps: inputs.len() as u64,
-        simulated_s: inputs.last().map_or(0.0, |r| r.t_s),
-        solver_log,
-        difference: first_difference(&recorded, &replayed),
     })
 }
 
@@ -121,43 +224,5 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
-    }
-}
-
-/// The first line at which `recorded` and `replayed` differ, if any.
-fn first_difference(recorded: &str, replayed: &str) -> Option<Difference> {
-    let mut a = recorded.lines();
-    let mut b = replayed.lines();
-    let mut line = 0;
-    loop {
-        line += 1;
-        match (a.next(), b.next()) {
-            (None, None) => return None,
-            (x, y) if x == y => continue,
-            (x, y) => {
-                return Some(Difference {
-                    line,
-                    recorded: x.unwrap_or_default().to_owned(),
-                    replayed: y.unwrap_or_default().to_owned(),
-                })
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_first_differing_line_is_named() {
-        assert_eq!(first_difference("a\nb\n", "a\nb\n"), None);
-        let d = first_difference("a\nb\nc\n", "a\nB\nc\n").unwrap();
-        assert_eq!(
-            (d.line, d.recorded.as_str(), d.replayed.as_str()),
-            (2, "b", "B")
-        );
-        let d = first_difference("a\nb\n", "a\n").unwrap();
-        assert_eq!((d.line, d.replayed.as_str()), (2, ""));
     }
 }
