@@ -106,6 +106,62 @@ fn probe_reconnects_keeps_its_rows_and_ends_cleanly_on_sigterm() {
     assert!(csv_rows(&csv2) >= kept, "rows kept");
 }
 
+/// An arm that answers the handshake and then sends nothing, or nothing that passes the
+/// plausibility filter, once made the probe reconnect forever ("no data ... reconnecting");
+/// now it gives up after `--give-up-after` and says which of the two it was.
+#[test]
+fn a_mute_or_refused_arm_ends_within_give_up_after_with_the_reason() {
+    let cases = [
+        (
+            Fault::MuteData,
+            "answers commands but sent no data for 2.0 s",
+        ),
+        (
+            Fault::OutOfRangeCounts { packets: u32::MAX },
+            "passed the plausibility filter for 2.0 s (--give-up-after):",
+        ),
+    ];
+    for (fault, expected) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let link = dir.path().join("arm");
+        let sim = SimulatedArm::spawn(SimArmConfig {
+            link: Some(link.clone()),
+            ..SimArmConfig::default()
+        })
+        .expect("simulated arm");
+        sim.inject(fault);
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+            .args([
+                "arm",
+                "probe",
+                "--count",
+                "0",
+                "--give-up-after",
+                "2",
+                "--port",
+            ])
+            .arg(&link)
+            .output()
+            .expect("arm probe");
+        let elapsed = started.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{fault:?}: {stderr}");
+        assert!(stderr.contains(expected), "{fault:?}: {stderr}");
+        if matches!(fault, Fault::OutOfRangeCounts { .. }) {
+            assert!(stderr.contains("out of range"), "{stderr}");
+            assert!(!stderr.contains(": 0 packets refused"), "{stderr}");
+        }
+        println!("{fault:?}: ended after {elapsed:?}: {}", stderr.trim());
+        // It takes 2.15 s here; the margin is for a busy machine, not for a retry loop (which
+        // never ended).
+        assert!(
+            elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(10),
+            "{fault:?}: {elapsed:?}"
+        );
+    }
+}
+
 /// What `arm probe --csv` records replays as a stylus script: the simulated arm presses
 /// button 1, drags the tip 3 cm sideways and 2 cm up, releases and returns (looped); the
 /// probe records 3000 samples (about 4 s), and `simulate --stylus --calibration` drags the

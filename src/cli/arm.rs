@@ -62,7 +62,8 @@ pub struct ProbeArgs {
     /// Poll one query per sample instead of streaming (no reconnection: a fault ends the run).
     #[arg(long)]
     pub poll: bool,
-    /// Give up when no arm has been connected for this long (s).
+    /// Give up when no sample has passed the filter for this long (s): no arm connected, an
+    /// arm that sends nothing, or one whose every packet is refused.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub give_up_after: f64,
     /// Write the samples here as CSV, row by row as they arrive.
@@ -80,7 +81,7 @@ pub fn run(cmd: ArmCommand) -> anyhow::Result<()> {
 
 const STDIN_HELP: &str =
     "commands on stdin: tip X Y Z | joints A0 A1 A2 A3 A4 | press M | release M | click M | \
-garbage N | drop N | truncate N | silence SECS | hangup";
+garbage N | drop N | truncate N | out-of-range N | silence SECS | mute | hangup";
 
 fn simulate(args: SimulateArgs) -> anyhow::Result<()> {
     if baud_code(args.baud).is_none() {
@@ -237,6 +238,19 @@ fn apply_command(sim: &ar_drivers::arm::SimArmHandle, line: &str) -> anyhow::Res
             };
             sim.inject(fault);
             format!("injected {fault:?}")
+        }
+        "out-of-range" => {
+            let n = nums(1)?[0];
+            if !(1.0..=1e9).contains(&n) || n.fract() != 0.0 {
+                bail!("out-of-range {n}: expected a whole number of packets from 1 to 1e9");
+            }
+            let fault = Fault::OutOfRangeCounts { packets: n as u32 };
+            sim.inject(fault);
+            format!("injected {fault:?}")
+        }
+        "mute" => {
+            sim.inject(Fault::MuteData);
+            "injected MuteData (commands answered, no data packets from now on)".into()
         }
         "hangup" => {
             sim.inject(Fault::HangUp);

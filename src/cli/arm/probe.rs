@@ -233,7 +233,10 @@ fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
     let give_up = Duration::from_secs_f64(args.give_up_after);
     let mut params: Option<ArmParams> = None;
     let mut connected = false;
-    let mut unconnected_since = Instant::now();
+    let mut last_connected: Option<Instant> = None;
+    let mut last_sample = Instant::now();
+    let mut refused_before_last_sample = 0;
+    let mut last_reason: Option<String> = None;
     let mut fault = None;
     while !done(args, rows) {
         for status in worker.status().try_iter() {
@@ -259,26 +262,32 @@ fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
                     rows.timer_max = p.max_values.timer_max;
                     params = Some(*p);
                     connected = true;
+                    last_connected = Some(Instant::now());
                 }
                 ArmStatus::Disconnected { reason } => {
                     if connected {
                         eprintln!("arm: disconnected: {reason}; reconnecting");
-                        unconnected_since = Instant::now();
                     }
+                    last_reason = Some(reason);
                     connected = false;
                 }
                 ArmStatus::Reconnecting { .. } => {}
             }
         }
-        if !connected && unconnected_since.elapsed() > give_up {
-            fault = Some(anyhow::anyhow!(
-                "no arm connected on {} for {:.1} s (--give-up-after)",
-                args.port,
-                args.give_up_after
-            ));
+        if last_sample.elapsed() > give_up {
+            let counters = worker.counters();
+            let why = GiveUp {
+                answering: connected || last_connected.is_some_and(|t| t.elapsed() < give_up),
+                refused: counters.rejected.total() - refused_before_last_sample,
+                counters,
+                last_reason: last_reason.as_deref(),
+            };
+            fault = Some(why.error(&args.port, args.give_up_after));
             break;
         }
         if let Ok(s) = worker.samples().recv_timeout(Duration::from_millis(50)) {
+            last_sample = Instant::now();
+            refused_before_last_sample = worker.counters().rejected.total();
             if let Err(e) = rows.push(s) {
                 fault = Some(e);
                 break;
@@ -288,6 +297,41 @@ fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
     let counters = worker.counters();
     drop(worker);
     (params, Some(counters), fault)
+}
+
+/// Why a stream gave no sample for `--give-up-after`: no arm answering, an arm whose every
+/// packet the filter refused, or one that answers commands but sends no data.
+struct GiveUp<'a> {
+    /// An arm completed a handshake within the give-up period.
+    answering: bool,
+    /// Packets refused since the last sample that passed.
+    refused: u64,
+    counters: ArmCounters,
+    last_reason: Option<&'a str>,
+}
+
+impl GiveUp<'_> {
+    fn error(&self, port: &str, secs: f64) -> anyhow::Error {
+        let last = self
+            .last_reason
+            .map_or(String::new(), |r| format!("; last: {r}"));
+        if !self.answering {
+            anyhow::anyhow!("no arm connected on {port} for {secs:.1} s (--give-up-after){last}")
+        } else if self.refused > 0 {
+            anyhow::anyhow!(
+                "no sample from the arm on {port} passed the plausibility filter for {secs:.1} s \
+                 (--give-up-after): {} packets refused (since the start: {}); the arm sends \
+                 values outside what it announced, or the line corrupts them",
+                self.refused,
+                self.counters.rejected
+            )
+        } else {
+            anyhow::anyhow!(
+                "the arm on {port} answers commands but sent no data for {secs:.1} s \
+                 (--give-up-after){last}"
+            )
+        }
+    }
 }
 
 /// One query per sample on one connection, filtered with the polling limits.

@@ -50,6 +50,9 @@ pub enum Fault {
         /// How long.
         duration: Duration,
     },
+    /// From now on the arm answers every command (handshake, identity, baud rate) but sends no
+    /// data packet: firmware stuck in its streaming loop. A reconnect does not cure it.
+    MuteData,
     /// The port disappears (USB adaptor unplugged): the pty is closed and a new one made;
     /// the link path, if any, moves to it. The arm powers up again in autobaud mode.
     HangUp,

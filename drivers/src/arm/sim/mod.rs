@@ -181,6 +181,7 @@ impl SimulatedArm {
             range_pending: 0,
             tampered: tampered.clone(),
             silent_until: None,
+            mute_data: false,
             sent_index: 0,
             phantoms_sent: 0,
         };

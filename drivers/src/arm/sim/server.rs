@@ -68,6 +68,7 @@ pub(crate) struct Server {
     pub range_pending: u32,
     pub tampered: Arc<Mutex<VecDeque<SentSample>>>,
     pub silent_until: Option<Instant>,
+    pub mute_data: bool,
     pub sent_index: u64,
     pub phantoms_sent: u64,
 }
@@ -250,6 +251,7 @@ impl Server {
             Fault::HeaderNoise { bursts } => self.noise_pending += bursts,
             Fault::OutOfRangeCounts { packets } => self.range_pending += packets,
             Fault::Silence { duration } => self.silent_until = Some(Instant::now() + duration),
+            Fault::MuteData => self.mute_data = true,
             Fault::HangUp => match new_pty() {
                 Ok((master, slave, path)) => {
                     // Dropping the old pair hangs up the host's side.
@@ -277,7 +279,7 @@ impl Server {
     /// Sends `out` (with any pending faults applied), paced at the line rate, and records an
     /// intact data packet as ground truth.
     fn transmit(&mut self, out: Output, now: Instant) {
-        if self.silent(now) || out.bytes.is_empty() {
+        if self.silent(now) || out.bytes.is_empty() || (self.mute_data && out.packet.is_some()) {
             return;
         }
         let mut bytes = Vec::with_capacity(out.bytes.len() + self.garbage_pending);
