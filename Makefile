@@ -15,7 +15,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1 xvfb xdotool
 
-.PHONY: deps demo test lint bench bench-compare bench-pile release help fuzz fuzz-arm fuzz-parsers fuzz-recordings
+.PHONY: deps demo test lint bench bench-compare bench-pile release help fuzz fuzz-arm fuzz-parsers fuzz-recordings fuzz-scene-sizes
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
@@ -24,9 +24,10 @@ help:
 	@echo "make bench  - criterion benchmarks"
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
 	@echo "make bench-pile - the 288-body pile (issue 15) in ar-multibody and rapier: step time, penetration, energy"
-	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings and make fuzz-arm"
+	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings, make fuzz-arm and make fuzz-scene-sizes"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 	@echo "make fuzz-recordings - replay on 20,000 damaged, linked and oversized session folders"
+	@echo "make fuzz-scene-sizes - 3,000 scenes of hostile counts, sizes and numbers: no panic, no abort, no hang"
 	@echo "make fuzz-arm - long fuzz of the arm packet decoder and filter, and a long hostile-arm run"
 
 deps:
@@ -75,7 +76,14 @@ bench-pile: deps
 	$(CARGO) bench -p ar-dynamics --features rapier --bench pile -- --csv $(CURDIR)/target/bench-pile.csv --budget $(PILE_BUDGET_SECS)
 
 # Every fuzz harness at length (>= 2.2 million inputs in all).
-fuzz: fuzz-parsers fuzz-recordings fuzz-arm
+fuzz: fuzz-parsers fuzz-recordings fuzz-arm fuzz-scene-sizes
+
+# The scene-size harness (tests/dynamics/fuzz_scene_sizes.rs) at length: 3,000 scenes of
+# hostile counts, sizes and numbers, each parsed, built and (the small ones) stepped, with
+# every case's peak allocation checked; `make test` runs the same harness with 48 scenes.
+AR_FUZZ_SCENE_SIZES_CASES ?= 3000
+fuzz-scene-sizes: deps
+	AR_FUZZ_SCENE_SIZES_CASES=$(AR_FUZZ_SCENE_SIZES_CASES) $(CARGO) test --release -p ar-dynamics --test fuzz_scene_sizes -- --nocapture
 
 # The arm's packet decoder, plausibility filter and configuration blocks: 4 properties x
 # 300,000 cases (1.2 million inputs), then 2,000 of each corruption on the hostile simulated arm.

@@ -245,6 +245,39 @@ fn the_cli_prints_a_scene_error_once_without_a_backtrace() {
     );
 }
 
+/// A scene that is not UTF-8 (issue 45: "stream did not contain valid UTF-8", twice, with no
+/// line or byte) is refused once, naming the line, the column and the byte.
+#[test]
+fn the_cli_names_the_line_and_byte_of_a_scene_that_is_not_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.toml");
+    let mut bytes = pendulum("", INERTIA, POSITION).into_bytes();
+    // `name = "p"` (line 4) becomes `name = "p\xe9"`: byte 9 of the line.
+    let at = bytes
+        .windows(10)
+        .position(|w| w == b"name = \"p\"")
+        .unwrap()
+        + 9;
+    bytes.insert(at, 0xe9);
+    std::fs::write(&path, &bytes).unwrap();
+    let run = simulate(&path);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("UTF-8").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}:4:10: byte {at} of the file (0xe9",
+            path.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the scene is unchanged"
+    );
+}
+
 /// A FIFO or a device as the scene is refused at once, not read until out of memory.
 #[cfg(unix)]
 #[test]

@@ -37,7 +37,8 @@ pub struct ChainArgs {
 /// Arguments of `scene mobile`.
 #[derive(Args, Debug)]
 pub struct MobileArgs {
-    /// Number of levels, the last one of fish (2 to 20; depth 4 has 15 parts, 9 has 511).
+    /// Number of levels, the last one of fish (2 to 16, so that its 2^D − 1 parts stay within
+    /// the scene's body limit; depth 4 has 15 parts, 9 has 511).
     #[arg(long, value_name = "D")]
     pub depth: usize,
     #[command(flatten)]

@@ -4,20 +4,33 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+/// The message of [`SimError::TooLarge`]; a count that stopped past the limit
+/// (`usize::MAX`) says so instead of a number.
+fn too_large(elements: usize, factor_blocks: usize, bytes: usize, limit: usize) -> String {
+    let need = if factor_blocks == usize::MAX || bytes == usize::MAX {
+        "so many blocks of the coupled solver's factor that counting them stopped".to_owned()
+    } else {
+        format!(
+            "{factor_blocks} blocks of the coupled solver's factor, which would need {} MB",
+            bytes / 1_000_000
+        )
+    };
+    format!(
+        "{elements} joints, springs and the stylus couple into {need}, over the limit of {} MB \
+         (elements that share a moving body couple with each other)",
+        limit / 1_000_000
+    )
+}
+
 /// A simulation could not be built or configured.
 #[derive(Debug, Error, PartialEq)]
 pub enum SimError {
     /// The coupled solver's factor for these elements would be too large to allocate.
-    #[error(
-        "{elements} joints, springs and the stylus couple into {factor_blocks} blocks of the \
-         coupled solver's factor, which would need {} MB, over the limit of {} MB \
-         (elements that share a moving body couple with each other)",
-        bytes / 1_000_000, limit / 1_000_000
-    )]
+    #[error("{}", too_large(*elements, *factor_blocks, *bytes, *limit))]
     TooLarge {
         /// Joints + springs + the stylus.
         elements: usize,
-        /// Blocks of the factor's pattern.
+        /// Blocks of the factor's pattern (`usize::MAX` when counting stopped past the limit).
         factor_blocks: usize,
         /// What the factor would need (bytes; `usize::MAX` on overflow).
         bytes: usize,
@@ -113,6 +126,24 @@ pub enum SceneError {
         path: PathBuf,
         /// The I/O error.
         cause: std::io::Error,
+    },
+    /// The file is not UTF-8 text: where the first invalid byte is.
+    #[error(
+        "{}:{line}:{column}: byte {offset} of the file (0x{byte:02x}, line {line}, column \
+         {column}) is not valid UTF-8",
+        path.display()
+    )]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the byte.
+        line: usize,
+        /// 1-based byte column within the line.
+        column: usize,
+        /// 0-based offset of the byte in the file.
+        offset: usize,
+        /// The byte.
+        byte: u8,
     },
     /// TOML syntax error, a missing or misspelt field or a value of the wrong type; the
     /// message from the TOML parser carries the line, column and field.

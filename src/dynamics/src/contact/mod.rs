@@ -222,10 +222,11 @@ impl ContactModel {
         material: Material,
     ) -> Result<(), SimError> {
         let name = name.into();
-        let Some(n) = normal.try_normalize(1.0e-12) else {
+        // Scaled first: a normal of [0, 0, 1e300] overflowed its norm and became zero.
+        let Some(n) = crate::scene::checker::unit_direction(normal) else {
             return Err(SimError::BadContact {
                 name,
-                reason: "plane normal must not be zero".to_owned(),
+                reason: "plane normal must be finite and not zero".to_owned(),
             });
         };
         self.add(

@@ -54,7 +54,11 @@ impl Face {
 
 /// The node counts along x, y, z for a box and a spacing (spacing > 0, sizes ≥ 0).
 pub fn node_counts(size_m: Vector3<f64>, spacing_m: f64) -> [usize; 3] {
-    size_m.map(|s| (s / spacing_m).round() as usize + 1).into()
+    // Saturating: a size of 1e300 over a spacing of 1e-300 is usize::MAX nodes, refused as
+    // too many, not an overflow.
+    size_m
+        .map(|s| ((s / spacing_m).round() as usize).saturating_add(1))
+        .into()
 }
 
 /// A lattice filling the box from `origin_m` of `size_m`, with nodes about `spacing_m`

@@ -12,12 +12,19 @@ use nalgebra::Vector3;
 
 use super::{Connection, Network};
 
+/// The most elements a rope may have (as many as a cloth's or a lattice's nodes), checked
+/// before anything is allocated: `elements = 1000000000` asked for 24 GB and aborted.
+pub const MAX_ELEMENTS: usize = 100_000;
+
 /// Why a rope cannot be made.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum RopeError {
     /// Fewer than two elements.
     #[error("a rope needs at least 2 elements, got {0}")]
     TooFewElements(usize),
+    /// More than [`MAX_ELEMENTS`] elements.
+    #[error("{0} elements, over the limit of {MAX_ELEMENTS}")]
+    TooMany(usize),
     /// Ends that coincide.
     #[error("the two ends coincide")]
     SameEnds,
@@ -43,6 +50,9 @@ pub fn rope(
 ) -> Result<Network, RopeError> {
     if elements < 2 {
         return Err(RopeError::TooFewElements(elements));
+    }
+    if elements > MAX_ELEMENTS {
+        return Err(RopeError::TooMany(elements));
     }
     let chord = end2_in_world_m - end1_in_world_m;
     let distance_m = chord.norm();

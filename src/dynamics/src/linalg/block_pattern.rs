@@ -82,20 +82,54 @@ impl Symbolic {
     }
 }
 
-/// The number of blocks of L's pattern (see [`Symbolic::factor_pattern`]), computed with
-/// scratch of its own: the storage bound of a factor.
+/// The number of blocks of L's pattern (see [`Symbolic::factor_pattern`]): the storage bound
+/// of a factor. Counted without storing the pattern, in O(`nb`) memory.
 pub fn pattern_blocks(nb: usize, coupled: impl Fn(usize, &mut dyn FnMut(usize))) -> usize {
-    let mut symbolic = Symbolic::with_capacity(nb);
-    let mut offset = vec![0; nb + 1];
-    // Every row of L has at most i + 1 blocks; grow on demand rather than allocate n².
-    let mut cols = vec![0; 4 * nb + 4];
-    loop {
-        if let Some(n) = symbolic.factor_pattern(nb, &coupled, &mut offset, &mut cols) {
-            return n;
+    pattern_blocks_within(nb, coupled, usize::MAX).unwrap_or(usize::MAX)
+}
+
+/// [`pattern_blocks`], or `None` as soon as the count exceeds `cap`: the count stops there,
+/// so that a pattern that fills like a dense matrix (a cloth's springs in file order: 2 × 10⁹
+/// blocks) is known to be too large in the time of `cap` blocks and O(`nb`) memory, where
+/// storing it first took 4.3 GB and aborted.
+pub fn pattern_blocks_within(
+    nb: usize,
+    coupled: impl Fn(usize, &mut dyn FnMut(usize)),
+    cap: usize,
+) -> Option<usize> {
+    let mut parent = vec![NONE; nb];
+    let mut mark = vec![NONE; nb];
+    let mut len = 0usize;
+    for i in 0..nb {
+        mark[i] = i;
+        let mut over = false;
+        coupled(i, &mut |j| {
+            if j >= i || over {
+                return;
+            }
+            // Up the elimination tree from j to i, counting the columns not yet in row i.
+            let mut x = j;
+            while mark[x] != i {
+                mark[x] = i;
+                len += 1;
+                if len > cap {
+                    over = true;
+                    return;
+                }
+                if parent[x] == NONE {
+                    parent[x] = i;
+                    break;
+                }
+                x = parent[x];
+            }
+        });
+        // The diagonal block.
+        len += 1;
+        if over || len > cap {
+            return None;
         }
-        let bigger = (2 * cols.len()).min(nb * (nb + 1) / 2 + 1);
-        cols.resize(bigger, 0);
     }
+    Some(len)
 }
 
 #[cfg(test)]
@@ -177,6 +211,17 @@ mod tests {
             15 + 21
         );
         assert!(symbolic_pattern(15, &top_down).concat().len() > 15 + 21);
+    }
+
+    #[test]
+    fn the_count_stops_past_its_cap() {
+        // Every block coupled to every earlier one: n (n + 1) / 2 blocks.
+        let dense = |i: usize, add: &mut dyn FnMut(usize)| (0..i).for_each(&mut *add);
+        assert_eq!(pattern_blocks_within(100, dense, 5050), Some(5050));
+        assert_eq!(pattern_blocks_within(100, dense, 5049), None);
+        assert_eq!(pattern_blocks(100, dense), 5050);
+        // Two million blocks, 2 × 10¹² in the pattern: refused after the cap, at once.
+        assert_eq!(pattern_blocks_within(2_000_000, dense, 1_000_000), None);
     }
 
     #[test]

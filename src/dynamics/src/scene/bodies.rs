@@ -61,12 +61,12 @@ pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneE
         let rotation_rad = b
             .rotation_rad
             .as_ref()
-            .map(|r| ck.finite3(r, &f("rotation_rad")))
+            .map(|r| ck.rotation3(r, &f("rotation_rad")))
             .transpose()?;
         let inertia_rotation_rad = b
             .inertia_rotation_rad
             .as_ref()
-            .map(|r| ck.finite3(r, &f("inertia_rotation_rad")))
+            .map(|r| ck.rotation3(r, &f("inertia_rotation_rad")))
             .transpose()?;
         let pose = Isometry3::from_parts(
             Translation3::from(position),
@@ -102,8 +102,11 @@ pub(super) fn add_mobile(
         return Ok(Vec::new());
     };
     let built = m.build().map_err(|e| ck.err(e.span, e.field, e.message))?;
+    // A set of the names, not a search per part: a mobile may have tens of thousands.
+    let mut taken: std::collections::HashSet<String> =
+        bodies.iter().map(|b| b.name.clone()).collect();
     for part in built.parts {
-        if bodies.iter().any(|o| o.name == part.name) {
+        if !taken.insert(part.name.clone()) {
             return Err(ck.err(
                 0..0,
                 "mobile",

@@ -16,7 +16,7 @@ pub(super) struct Checker<'a> {
     pub(super) path: &'a Path,
     pub(super) text: &'a str,
     /// Body names to ids, for the bodies seen at the last [`Checker::body`] call (bodies are
-    /// only ever appended, so a longer list means a stale index), so that a scene's elements
+    /// only ever appended, so a longer list has new bodies to add), so that a scene's elements
     /// find their bodies in constant time and a large scene loads in linear time.
     pub(super) body_ids: RefCell<(usize, HashMap<String, BodyId>)>,
 }
@@ -92,17 +92,60 @@ impl Checker<'_> {
         }
     }
 
+    /// A direction (an axis, a normal) as a unit vector. Its components are scaled by the
+    /// largest first, so that any finite direction is normalised without its norm
+    /// overflowing (`[0, 0, 1e300]`) or underflowing; the zero vector is refused.
     pub(super) fn unit3(
         &self,
         v: &Spanned<[f64; 3]>,
         field: &str,
     ) -> Result<Vector3<f64>, SceneError> {
         let a = self.finite3(v, field)?;
-        let n = a.norm();
-        if n < 1e-9 {
-            return Err(self.err(v.span(), field, "an axis must not be the zero vector"));
+        unit_direction(a)
+            .ok_or_else(|| self.err(v.span(), field, "a direction must not be the zero vector"))
+    }
+
+    /// A rotation vector (axis × angle, rad): finite and at most [`MAX_ROTATION_RAD`] long,
+    /// beyond which the angle's rounding alone is more than a micro-radian and sin and cos
+    /// of it are noise (a static shape turned by 1e300 rad vanished from collision).
+    pub(super) fn rotation3(
+        &self,
+        v: &Spanned<[f64; 3]>,
+        field: &str,
+    ) -> Result<Vector3<f64>, SceneError> {
+        let r = self.finite3(v, field)?;
+        let angle = r.iter().map(|x| x.abs()).fold(0.0, f64::max);
+        if angle > MAX_ROTATION_RAD {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!(
+                    "a component of {angle:e} rad is over the limit of {MAX_ROTATION_RAD:e} rad \
+                     (give the angle modulo 2π)"
+                ),
+            ));
         }
-        Ok(a / n)
+        Ok(r)
+    }
+
+    /// A count read from the file, at most `limit` (the limit documented in the manual's
+    /// `scene_files` page); `what` says what is counted.
+    pub(super) fn count(
+        &self,
+        span: Range<usize>,
+        field: impl Into<String>,
+        count: usize,
+        limit: usize,
+        what: &str,
+    ) -> Result<usize, SceneError> {
+        if count > limit {
+            return Err(self.err(
+                span,
+                field,
+                format!("{count} {what}, over the limit of {limit}"),
+            ));
+        }
+        Ok(count)
     }
 
     pub(super) fn positive(&self, v: &Spanned<f64>, field: &str) -> Result<f64, SceneError> {
@@ -134,14 +177,16 @@ impl Checker<'_> {
         field: &str,
     ) -> Result<BodyId, SceneError> {
         let mut index = self.body_ids.borrow_mut();
-        if index.0 != bodies.len() {
-            index.1 = bodies
-                .iter()
-                .enumerate()
-                .map(|(id, b)| (b.name.clone(), id))
-                .collect();
-            index.0 = bodies.len();
+        if index.0 > bodies.len() {
+            *index = Default::default();
         }
+        // Bodies are only appended: index the new ones (a scene of many small deformables
+        // looks bodies up between appends, and rebuilding the map each time was quadratic).
+        let known = index.0;
+        for (id, b) in bodies.iter().enumerate().skip(known) {
+            index.1.insert(b.name.clone(), id);
+        }
+        index.0 = bodies.len();
         index.1.get(name.get_ref()).copied().ok_or_else(|| {
             self.err(
                 name.span(),
@@ -153,6 +198,27 @@ impl Checker<'_> {
             )
         })
     }
+}
+
+/// The longest rotation vector a scene may give (rad): about 160,000 turns; the rounding of
+/// such an angle is below 1e-10 rad.
+pub const MAX_ROTATION_RAD: f64 = 1.0e6;
+
+/// `v` as a unit vector, scaled by its largest component first so that no finite `v`
+/// overflows or underflows its norm; `None` for the zero vector or a non-finite one.
+pub(crate) fn unit_direction(v: Vector3<f64>) -> Option<Vector3<f64>> {
+    let scale = v.iter().map(|x| x.abs()).fold(0.0, f64::max);
+    if !(scale > 0.0 && scale.is_finite()) {
+        return None;
+    }
+    let norm = v.norm();
+    // Where the norm is exact enough, the plain quotient (the same bits as before the
+    // scaling existed); otherwise the scaled one.
+    if norm.is_finite() && norm > 1.0e-150 {
+        return Some(v / norm);
+    }
+    let scaled = v / scale;
+    Some(scaled / scaled.norm())
 }
 
 pub(super) fn rotation(v: Option<[f64; 3]>) -> UnitQuaternion<f64> {

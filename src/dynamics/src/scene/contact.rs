@@ -52,7 +52,9 @@ pub(super) struct ContactDef {
 #[serde(deny_unknown_fields)]
 pub(super) struct PlaneDef {
     name: Spanned<String>,
+    #[serde(deserialize_with = "super::array3::spanned")]
     normal: Spanned<[f64; 3]>,
+    #[serde(deserialize_with = "super::array3::spanned")]
     point_in_world_m: Spanned<[f64; 3]>,
     friction: Option<Spanned<f64>>,
     restitution: Option<Spanned<f64>>,
@@ -63,8 +65,10 @@ pub(super) struct PlaneDef {
 pub(super) struct StaticDef {
     name: Spanned<String>,
     shape: Spanned<Shape>,
+    #[serde(deserialize_with = "super::array3::spanned")]
     position_m: Spanned<[f64; 3]>,
-    rotation_rad: Option<[f64; 3]>,
+    #[serde(default, deserialize_with = "super::array3::opt_spanned")]
+    rotation_rad: Option<Spanned<[f64; 3]>>,
     friction: Option<Spanned<f64>>,
     restitution: Option<Spanned<f64>>,
 }
@@ -184,7 +188,15 @@ fn add_statics(
         }
         let mat = material(ck, s.friction.as_ref(), s.restitution.as_ref(), &field)?;
         let position = ck.finite3(&s.position_m, &field("position_m"))?;
-        let pose = Isometry3::from_parts(Translation3::from(position), rotation(s.rotation_rad));
+        let rotation_rad = s
+            .rotation_rad
+            .as_ref()
+            .map(|r| ck.rotation3(r, &field("rotation_rad")))
+            .transpose()?;
+        let pose = Isometry3::from_parts(
+            Translation3::from(position),
+            rotation(rotation_rad.map(Into::into)),
+        );
         model.add(
             s.name.get_ref().clone(),
             GROUND,
@@ -205,10 +217,10 @@ fn add_planes(
     for (i, p) in planes.iter().enumerate() {
         let field = |name: &str| format!("plane[{i}].{name}");
         let mat = material(ck, p.friction.as_ref(), p.restitution.as_ref(), &field)?;
-        let normal: Vector3<f64> = ck.finite3(&p.normal, &field("normal"))?;
-        if normal.norm() < 1.0e-12 {
-            return Err(ck.err(p.normal.span(), field("normal"), "must not be zero"));
-        }
+        // Finite and not zero; `add_plane` normalises it (scaled first: `[0, 0, 1e300]` is the
+        // z axis, not a zero normal), once, as before.
+        ck.unit3(&p.normal, &field("normal"))?;
+        let normal = Vector3::from(*p.normal.get_ref());
         let point = ck.finite3(&p.point_in_world_m, &field("point_in_world_m"))?;
         model
             .add_plane(p.name.get_ref().clone(), normal, point, mat)

@@ -118,14 +118,27 @@ pub(super) fn expand(
 ) -> Result<Expanded, SceneError> {
     let mut out = Expanded::default();
     let mut names: HashSet<&str> = HashSet::new();
+    // Every body's name, kept up to date as elements are added (not rebuilt per table).
+    let mut taken: HashSet<String> = bodies.iter().map(|b| b.name.clone()).collect();
     for (i, d) in defs.iter().enumerate() {
         let f = |name: &str| format!("deformable[{i}].{name}");
         ck.name(&d.name, f("name"), "deformable", &["ground"], &mut names)?;
         let (network, pins) = generators::generate(ck, d, &f, bodies, gravity_in_world)?;
+        // Each generator is bounded; together with the bodies before them, the elements must
+        // stay within the scene's limit too (the ground is not counted).
+        let (span, field) = generators::count_field(d);
+        let elements = network.nodes_in_world_m.len();
+        ck.count(
+            span,
+            f(field),
+            (bodies.len() - 1).saturating_add(elements),
+            super::MAX_BODIES,
+            &format!("bodies with these {elements} elements"),
+        )?;
         let material = Material::of(ck, d, &f, network.nodes_in_world_m.len(), dt_secs)?;
         let first = bodies.len();
         let name = d.name.get_ref();
-        add_elements(ck, d, &f, &network, &material, bodies)?;
+        add_elements(ck, d, &f, &network, &material, bodies, &mut taken)?;
         add_connections(name, first, &network, &material, &mut out);
         out.rigid_groups.extend(super::rigid_groups::rigid_groups(
             ck,
@@ -203,7 +216,7 @@ impl Material {
 }
 
 /// The network's nodes as element bodies `<name>.e<n>` appended to `bodies`, whose names
-/// must be new and valid.
+/// must be new (not in `taken`, the bodies' names, to which they are added) and valid.
 fn add_elements(
     ck: &Checker,
     d: &DeformableDef,
@@ -211,15 +224,15 @@ fn add_elements(
     network: &Network,
     m: &Material,
     bodies: &mut Vec<Body>,
+    taken: &mut HashSet<String>,
 ) -> Result<(), SceneError> {
     let name = d.name.get_ref();
-    let taken: HashSet<&str> = bodies.iter().map(|b| b.name.as_str()).collect();
     let clash = network
         .nodes_in_world_m
         .iter()
         .enumerate()
         .map(|(n, _)| format!("{name}.e{n}"))
-        .find(|e| taken.contains(e.as_str()));
+        .find(|e| taken.contains(e));
     if let Some(e) = clash {
         return Err(ck.err(
             d.name.span(),
@@ -241,6 +254,7 @@ fn add_elements(
             Some(Shape::Sphere { radius_m: m.radius }),
         );
         body.drag_n_s_per_m = m.drag;
+        taken.insert(body.name.clone());
         bodies.push(body);
     }
     Ok(())

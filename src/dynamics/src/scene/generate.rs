@@ -27,8 +27,13 @@ const MOBILE_LEVEL_HEIGHT_M: f64 = 0.04;
 /// Most links or levels a generated scene may have (a scene larger than this is refused
 /// before anything is written).
 pub const MAX_CHAIN_LINKS: usize = 100_000;
-/// Deepest generated mobile (2^20 − 1 parts).
-pub const MAX_MOBILE_DEPTH: usize = 20;
+/// Deepest generated mobile (2^16 − 1 = 65,535 parts): the deepest whose parts fit in
+/// [`crate::scene::MAX_BODIES`], so that every generated scene loads.
+pub const MAX_MOBILE_DEPTH: usize = 16;
+
+// The deepest generated mobile fits the scene's body limit, and one level more would not.
+const _: () = assert!((1usize << MAX_MOBILE_DEPTH) - 1 <= super::MAX_BODIES);
+const _: () = assert!((1usize << (MAX_MOBILE_DEPTH + 1)) - 1 > super::MAX_BODIES);
 
 /// Why a scene cannot be generated.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -224,6 +229,9 @@ mod tests {
             Err(GenerateError::Links(MAX_CHAIN_LINKS + 1))
         );
         assert_eq!(mobile_toml(1), Err(GenerateError::Depth(1)));
-        assert_eq!(mobile_toml(21), Err(GenerateError::Depth(21)));
+        assert_eq!(
+            mobile_toml(MAX_MOBILE_DEPTH + 1),
+            Err(GenerateError::Depth(MAX_MOBILE_DEPTH + 1))
+        );
     }
 }

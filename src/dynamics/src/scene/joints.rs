@@ -1,5 +1,7 @@
 //! The joints of a scene: the `[[joint]]` tables in file order, then a mobile's ball joints.
 
+use std::collections::{HashMap, HashSet};
+
 use nalgebra::Vector3;
 
 use super::checker::Checker;
@@ -159,9 +161,16 @@ pub(super) fn add_mobile_links(
     bodies: &[Body],
     joints: &mut Vec<Joint>,
 ) -> Result<(), SceneError> {
+    // Maps, not a search per link: a mobile may have tens of thousands of parts.
+    let body_ids: HashMap<&str, usize> = bodies
+        .iter()
+        .enumerate()
+        .map(|(k, b)| (b.name.as_str(), k))
+        .collect();
+    let mut joint_names: HashSet<String> = joints.iter().map(|j| j.name.clone()).collect();
     for link in links {
         let id = |name: Option<&String>| {
-            name.map_or(Some(GROUND), |n| bodies.iter().position(|b| &b.name == n))
+            name.map_or(Some(GROUND), |n| body_ids.get(n.as_str()).copied())
         };
         let (Some(b1), Some(b2)) = (id(link.parent.as_ref()), id(Some(&link.child))) else {
             return Err(ck.err(
@@ -170,7 +179,7 @@ pub(super) fn add_mobile_links(
                 format!("joint `{}` names a missing body", link.name),
             ));
         };
-        if joints.iter().any(|o| o.name == link.name) {
+        if !joint_names.insert(link.name.clone()) {
             return Err(ck.err(
                 0..0,
                 "mobile",

@@ -33,6 +33,7 @@
 //! **Pose.** In the initial pose every bar lies along world +x ("left" is −x), everything in
 //! the x–z plane below the nail; fish are boxes whose `size_m` is given along x, y, z.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use nalgebra::Vector3;
@@ -197,8 +198,32 @@ struct Settings {
     nail: [f64; 3],
 }
 
-/// The parts by name, bars first: index k of a part is its node index.
-type Names<'a> = Vec<(&'a str, Node<'a>)>;
+/// The parts by name, bars first: index k of a part is its node index; found by name in
+/// constant time, so that a mobile of 2^15 parts is set up in milliseconds (a search per
+/// reference took 21 s).
+struct Names<'a> {
+    list: Vec<(&'a str, Node<'a>)>,
+    index: HashMap<&'a str, usize>,
+}
+
+impl Names<'_> {
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The node index of the part named `n`.
+    fn find(&self, n: &str) -> Option<usize> {
+        self.index.get(n).copied()
+    }
+}
+
+impl<'a> std::ops::Index<usize> for Names<'a> {
+    type Output = (&'a str, Node<'a>);
+
+    fn index(&self, k: usize) -> &Self::Output {
+        &self.list[k]
+    }
+}
 
 impl MobileDef {
     /// Checks the description, computes the masses and lays the parts out.
@@ -261,23 +286,21 @@ impl MobileDef {
 
     /// The bars' and fish's names, each valid and used once.
     fn names(&self) -> Result<Names<'_>, MobileError> {
-        let mut names: Names = Vec::new();
+        let mut list = Vec::with_capacity(self.bars.len() + self.fish.len());
         for (i, b) in self.bars.iter().enumerate() {
-            names.push((b.name.get_ref(), Node::Bar(i, b)));
+            list.push((b.name.get_ref().as_str(), Node::Bar(i, b)));
         }
         for (i, f) in self.fish.iter().enumerate() {
-            names.push((f.name.get_ref(), Node::Fish(i, f)));
+            list.push((f.name.get_ref().as_str(), Node::Fish(i, f)));
         }
-        for (k, (n, node)) in names.iter().enumerate() {
+        let mut index = HashMap::with_capacity(list.len());
+        for (k, (n, node)) in list.iter().enumerate() {
             let kind = match node {
                 Node::Bar(..) => "bar",
                 Node::Fish(..) => "fish",
             };
             let problem = name_problem(n, kind, &["ground"]).or_else(|| {
-                names[..k]
-                    .iter()
-                    .any(|(m, _)| m == n)
-                    .then(|| format!("name `{n}` is used twice"))
+                (index.insert(*n, k).is_some()).then(|| format!("name `{n}` is used twice"))
             });
             if let Some(problem) = problem {
                 let (span, field) = match node {
@@ -287,7 +310,7 @@ impl MobileDef {
                 return Err(err(span, field, problem));
             }
         }
-        Ok(names)
+        Ok(Names { list, index })
     }
 
     /// Each part's parent (the bar or fish it hangs from): every reference resolves, and
@@ -307,7 +330,7 @@ impl MobileDef {
                 .map(|c| (k, format!("mobile.fish[{j}].below"), c))
         });
         for (i, field, child) in hangers.chain(under_fish) {
-            let Some(c) = find(names, child.get_ref()) else {
+            let Some(c) = names.find(child.get_ref()) else {
                 return Err(err(
                     child.span(),
                     field,
@@ -349,11 +372,6 @@ impl MobileDef {
             }
         }
     }
-}
-
-/// The node index of the part named `n`.
-fn find(names: &Names, n: &str) -> Option<usize> {
-    names.iter().position(|(m, _)| *m == n)
 }
 
 /// The top-down layout: each subtree's mass split and its parts placed, depth first.
@@ -436,7 +454,7 @@ impl Layout<'_> {
                         child.get_ref()
                     )));
                 }
-                if let Some(c) = find(self.names, child.get_ref()) {
+                if let Some(c) = self.names.find(child.get_ref()) {
                     let bottom = centre - Vector3::z() * (size[2] / 2.0);
                     self.stack.push((c, rest, bottom, Some(name.clone())));
                 }
@@ -508,7 +526,7 @@ impl Layout<'_> {
             (&b.right, right_mass, right_end),
             (&b.left, left_mass, left_end),
         ] {
-            if let Some(c) = find(self.names, child.get_ref()) {
+            if let Some(c) = self.names.find(child.get_ref()) {
                 self.stack.push((c, m, end, Some(name.clone())));
             }
         }

@@ -32,6 +32,7 @@ pub mod mobile;
 mod rigid_groups;
 mod supports;
 
+pub use checker::MAX_ROTATION_RAD;
 pub use locate::{resolve_scene, scene_name, shipped_scene_names};
 pub use supports::DESK_TOLERANCE_M;
 
@@ -52,10 +53,19 @@ use checker::Checker;
 use file::{SceneFile, SolverSection};
 use mobile::MobileLink;
 
-/// The most `[[body]]` tables a scene may have, checked before any body is built. Memory is
-/// linear in the bodies for chains and trees; elements coupled through one body add to the
-/// coupled solver's factor (see [`SimError::TooLarge`]).
+/// The most bodies a scene may have: its `[[body]]` tables, a `[mobile]`'s bars and fish and
+/// the `[[deformable]]` tables' elements together (the ground not counted), checked before
+/// they are built. Memory is linear in the bodies for chains and trees; elements coupled
+/// through one body add to the coupled solver's factor (see [`SimError::TooLarge`]).
 pub const MAX_BODIES: usize = 100_000;
+
+/// The longest `[solver] dt_secs` (s): a step of more than this resolves nothing of a
+/// mechanism, and a step such as 1e300 s only moves the bodies to infinity in one step (the
+/// rig paces steps of at most 1 s; see the manual's `scene_files` page).
+pub const MAX_DT_SECS: f64 = 10.0;
+
+/// The shortest `[solver] dt_secs` (s): one nanosecond.
+pub const MIN_DT_SECS: f64 = 1.0e-9;
 
 /// Anchors given in two body frames must coincide in the initial pose within this (m).
 pub const ANCHOR_TOLERANCE_M: f64 = 1.0e-9;
@@ -95,9 +105,11 @@ impl Scene {
     /// Reads and validates a scene file.
     pub fn load(path: impl AsRef<Path>) -> Result<Scene, SceneError> {
         let path = path.as_ref();
-        let text = ar_io::input_file::read_text(path).map_err(|cause| SceneError::Io {
-            path: path.to_owned(),
-            cause,
+        let text = ar_io::input_file::read_text(path).map_err(|cause| {
+            not_utf8(path, &cause).unwrap_or_else(|| SceneError::Io {
+                path: path.to_owned(),
+                cause,
+            })
         })?;
         Self::parse(&text, path)
     }
@@ -196,7 +208,38 @@ impl Scene {
     }
 }
 
-/// The `[[body]]` tables within [`MAX_BODIES`], and something that moves.
+/// When reading failed because the file is not UTF-8 (`InvalidData`, which says neither
+/// where nor which byte): the error naming the line, the column and the byte, from the
+/// file's bytes read again (it is a regular file within the input limit, or reading would
+/// have failed otherwise). `None` for any other failure, or if the file changed meanwhile.
+fn not_utf8(path: &Path, cause: &std::io::Error) -> Option<SceneError> {
+    use std::io::Read;
+    if cause.kind() != std::io::ErrorKind::InvalidData {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(ar_io::input_file::MAX_INPUT_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let offset = std::str::from_utf8(&bytes).err()?.valid_up_to();
+    let before = &bytes[..offset];
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |k| k + 1);
+    Some(SceneError::NotUtf8 {
+        path: path.to_owned(),
+        line: 1 + before.iter().filter(|&&b| b == b'\n').count(),
+        column: 1 + offset - line_start,
+        offset,
+        byte: bytes[offset],
+    })
+}
+
+/// The `[[body]]` tables and a mobile's parts within [`MAX_BODIES`] (the deformables'
+/// elements are counted as they are made), and something that moves.
 fn check_body_count(ck: &Checker, file: &SceneFile) -> Result<(), SceneError> {
     if file.bodies.len() > MAX_BODIES {
         return Err(ck.err(
@@ -207,6 +250,30 @@ fn check_body_count(ck: &Checker, file: &SceneFile) -> Result<(), SceneError> {
                 file.bodies.len()
             ),
         ));
+    }
+    if let Some(m) = &file.mobile {
+        let parts = m.bars.len() + m.fish.len();
+        let total = file.bodies.len() + parts;
+        if total > MAX_BODIES {
+            // The first part over the limit (bars come first).
+            let k = MAX_BODIES - file.bodies.len();
+            let (span, field) = match m.bars.get(k) {
+                Some(b) => (b.name.span(), format!("mobile.bar[{k}].name")),
+                None => {
+                    let j = k - m.bars.len();
+                    (m.fish[j].name.span(), format!("mobile.fish[{j}].name"))
+                }
+            };
+            return Err(ck.err(
+                span,
+                field,
+                format!(
+                    "{} [[body]] tables and {parts} mobile parts make {total} bodies, over the \
+                     limit of {MAX_BODIES}",
+                    file.bodies.len()
+                ),
+            ));
+        }
     }
     if file.bodies.is_empty() && file.mobile.is_none() && file.deformables.is_empty() {
         return Err(ck.err(
@@ -229,10 +296,8 @@ fn all_joints(
 ) -> Result<Vec<Joint>, SceneError> {
     let mut joints = joints::joints(ck, &file.joints, bodies)?;
     joints::add_mobile_links(ck, mobile_links, bodies, &mut joints)?;
-    if let Some(j) = pins
-        .iter()
-        .find(|p| joints.iter().any(|j| j.name == p.name))
-    {
+    let names: std::collections::HashSet<&str> = joints.iter().map(|j| j.name.as_str()).collect();
+    if let Some(j) = pins.iter().find(|p| names.contains(p.name.as_str())) {
         return Err(ck.err(
             0..0,
             "deformable",
@@ -251,7 +316,17 @@ fn solver_params(
     let mut params = SolverParams::default();
     if let Some(s) = section {
         if let Some(dt) = &s.dt_secs {
-            params.dt_secs = ck.positive(dt, "solver.dt_secs")?;
+            let h = *dt.get_ref();
+            if !(MIN_DT_SECS..=MAX_DT_SECS).contains(&h) {
+                return Err(ck.err(
+                    dt.span(),
+                    "solver.dt_secs",
+                    format!(
+                        "must be a time step from {MIN_DT_SECS:e} s to {MAX_DT_SECS} s, got {h}"
+                    ),
+                ));
+            }
+            params.dt_secs = h;
         }
         if let Some(it) = &s.iterations {
             if *it.get_ref() == 0 {

@@ -71,7 +71,7 @@ fn generate_rope(
         .transpose()?;
     let net = rope(end1, end2, *count.get_ref(), length, gravity_in_world).map_err(|e| {
         let (span, field) = match e {
-            RopeError::TooFewElements(_) => (count.span(), "elements"),
+            RopeError::TooFewElements(_) | RopeError::TooMany(_) => (count.span(), "elements"),
             RopeError::SameEnds => (e2.span(), "end2_m"),
             RopeError::TooShort { .. } => (
                 d.length_m.as_ref().map_or(e2.span(), Spanned::span),
@@ -183,6 +183,17 @@ fn generate_cloth(
         ck.err(span, f(field), e.to_string())
     })?;
     Ok((net, pins.into_iter().map(|p| (p, GROUND)).collect()))
+}
+
+/// The field that sets how many elements the table makes (its span and name): a rope's
+/// `elements`, a cloth's `nodes`, a lattice's `spacing_m`.
+pub(super) fn count_field(d: &DeformableDef) -> (Range<usize>, &'static str) {
+    let (span, field) = match d.kind.get_ref().as_str() {
+        "rope" => (d.elements.as_ref().map(Spanned::span), "elements"),
+        "cloth" => (d.nodes.as_ref().map(Spanned::span), "nodes"),
+        _ => (d.spacing_m.as_ref().map(Spanned::span), "spacing_m"),
+    };
+    (span.unwrap_or_else(|| d.kind.span()), field)
 }
 
 /// Refuses a field of another kind than the table's (a lattice's `spacing_m` in a rope).

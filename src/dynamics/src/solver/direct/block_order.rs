@@ -11,7 +11,8 @@
 
 use std::collections::VecDeque;
 
-use crate::linalg::block_pattern::pattern_blocks;
+use crate::linalg::block_cholesky::{Block, MAX_STORAGE_BYTES};
+use crate::linalg::block_pattern::pattern_blocks_within;
 use crate::model::body::{Body, BodyId};
 use crate::model::joint::Joint;
 use crate::model::spring::Spring;
@@ -83,8 +84,14 @@ fn moving(bodies: &[Body], [b1, b2]: [BodyId; 2]) -> impl Iterator<Item = BodyId
 }
 
 /// The factor's blocks when the joints come in `order`, then every spring, then the stylus
-/// (a full row: it may clip to any body).
-fn pattern_with(bodies: &[Body], joints: &[Joint], springs: &[Spring], order: &[usize]) -> usize {
+/// (a full row: it may clip to any body); `usize::MAX` when they are more than `cap`.
+fn pattern_with(
+    bodies: &[Body],
+    joints: &[Joint],
+    springs: &[Spring],
+    order: &[usize],
+    cap: usize,
+) -> usize {
     let pairs: Vec<[BodyId; 2]> = order
         .iter()
         .map(|&i| [joints[i].body1, joints[i].body2])
@@ -92,8 +99,14 @@ fn pattern_with(bodies: &[Body], joints: &[Joint], springs: &[Spring], order: &[
         .collect();
     let mut map = BodyBlocks::with_capacity(bodies.len(), pairs.len());
     map.build(bodies, pairs.len(), |a| pairs[a]);
-    let elements = pattern_blocks(pairs.len(), |a, add| map.coupled(bodies, pairs[a], add));
-    elements.saturating_add(pairs.len() + 1)
+    pattern_blocks_within(
+        pairs.len(),
+        |a, add| map.coupled(bodies, pairs[a], add),
+        cap,
+    )
+    .map_or(usize::MAX, |elements| {
+        elements.saturating_add(pairs.len() + 1)
+    })
 }
 
 /// The joints children first: by decreasing depth of their deeper body in the joint graph
@@ -142,28 +155,41 @@ pub(crate) struct Layout {
     /// The most blocks of the coupled system: every joint and spring, and the stylus.
     pub(crate) max_blocks: usize,
     /// A bound on the factor's stored blocks, with every element present (a step with fewer,
-    /// a slack spring or no stylus, stores a subset).
+    /// a slack spring or no stylus, stores a subset); `usize::MAX` when it is more than
+    /// [`pattern_cap`] (it is then too large for the block factor, and counting stopped).
     pub(crate) pattern_blocks: usize,
     /// Whether the joints close a loop (see [`super::joints_close_a_loop`]).
     pub(crate) closes_loop: bool,
+}
+
+/// Where counting a factor's pattern stops: past the most blocks that fit in
+/// [`MAX_STORAGE_BYTES`] (two blocks and an index each), and past the fill that chooses the
+/// primal solve for `max_blocks` elements, so that both decisions are the ones the whole
+/// count would give.
+fn pattern_cap(max_blocks: usize) -> usize {
+    let fit = MAX_STORAGE_BYTES / (2 * std::mem::size_of::<Block>() + std::mem::size_of::<usize>());
+    fit.max(crate::solver::primal::PRIMAL_FILL_RATIO.saturating_mul(max_blocks))
+        .saturating_add(1)
 }
 
 /// The layout of the coupled system of these elements.
 pub(crate) fn layout(bodies: &[Body], joints: &[Joint], springs: &[Spring]) -> Layout {
     let scene: Vec<usize> = (0..joints.len()).collect();
     let mut joint_order = scene.clone();
-    let mut pattern_blocks = pattern_with(bodies, joints, springs, &scene);
+    let max_blocks = joints.len() + springs.len() + 1;
+    let cap = pattern_cap(max_blocks);
+    let mut pattern_blocks = pattern_with(bodies, joints, springs, &scene, cap);
     let closes_loop = super::joints_close_a_loop(bodies, joints);
     if !closes_loop {
         let tree = children_first(bodies, joints);
-        let tree_blocks = pattern_with(bodies, joints, springs, &tree);
+        let tree_blocks = pattern_with(bodies, joints, springs, &tree, cap);
         if tree_blocks < pattern_blocks {
             (joint_order, pattern_blocks) = (tree, tree_blocks);
         }
     }
     Layout {
         joint_order,
-        max_blocks: joints.len() + springs.len() + 1,
+        max_blocks,
         pattern_blocks,
         closes_loop,
     }

@@ -149,9 +149,10 @@ impl DirectSolver {
         let hard_rows: usize = joints.iter().map(Joint::rows).sum();
         let primal = (allow_primal
             && springs.len() >= PRIMAL_MIN_SPRINGS
-            && pattern_blocks > PRIMAL_FILL_RATIO * max_blocks
+            && pattern_blocks > PRIMAL_FILL_RATIO.saturating_mul(max_blocks)
             && hard_rows <= PRIMAL_MAX_HARD_ROWS)
-            .then(|| PrimalSolve::new(bodies, joints, springs, hard_rows));
+            .then(|| PrimalSolve::new(bodies, joints, springs, hard_rows))
+            .transpose()?;
         // The block factor's room: none when the primal solve replaces it.
         let (dense_blocks, dense_pattern) = match primal {
             Some(_) => (0, 0),

@@ -58,7 +58,8 @@ use super::primal::pattern::{local_dofs, local_jacobian, tri, Pattern, DOF, LOCA
 use super::primal::rows::BlockHead;
 use super::primal::stylus::{condense_stylus, CondensedStylus};
 use super::primal::turning::{across, stiffness, TurningInputs};
-use crate::linalg::block_cholesky::Lanes;
+use crate::error::SimError;
+use crate::linalg::block_cholesky::{Lanes, BLOCK, MAX_STORAGE_BYTES};
 use crate::model::body::{Body, BodyId};
 use crate::model::joint::Joint;
 use crate::model::spring::Spring;
@@ -71,6 +72,20 @@ pub(crate) const PRIMAL_FILL_RATIO: usize = 4;
 /// The most hard (joint) rows the primal solve takes: each costs a solve with H per
 /// factorisation.
 pub(crate) const PRIMAL_MAX_HARD_ROWS: usize = 96;
+
+/// The primal solve's factor of `factor_entries` values would need `bytes`: the error, with
+/// the factor counted in 6 × 6 blocks as the block factor's is.
+fn too_large(pattern: &Pattern, factor_entries: usize, bytes: usize) -> SimError {
+    SimError::TooLarge {
+        elements: pattern.spring_start.len() + 1,
+        factor_blocks: match factor_entries {
+            usize::MAX => usize::MAX,
+            n => n.div_ceil(BLOCK * BLOCK),
+        },
+        bytes,
+        limit: MAX_STORAGE_BYTES,
+    }
+}
 
 /// What [`PrimalSolve::solve_h`] solves for.
 enum SolveFor {
@@ -151,7 +166,9 @@ impl std::fmt::Debug for PrimalSolve {
 
 impl Clone for PrimalSolve {
     fn clone(&self) -> Self {
-        let mut copy = Self::with_pattern(self.pattern.clone(), self.hard.capacity());
+        // The original passed the memory check with the same pattern and rows.
+        let mut copy = Self::with_pattern(self.pattern.clone(), self.hard.capacity())
+            .expect("the copy of a primal solve needs what the original needed");
         copy.values.clone_from(&self.values);
         copy.l_values.clone_from(&self.l_values);
         copy.x.clone_from(&self.x);
@@ -169,12 +186,17 @@ impl Clone for PrimalSolve {
 impl PrimalSolve {
     /// Pattern, symbolic factor and scratch for these bodies and springs and at most
     /// `max_hard_rows` joint rows.
+    ///
+    /// # Errors
+    /// [`SimError::TooLarge`] when the factor and its scratch would need more than
+    /// [`MAX_STORAGE_BYTES`]: checked after the symbolic analysis, which knows the factor's
+    /// size, and before the factor's values are allocated.
     pub(crate) fn new(
         bodies: &[Body],
         joints: &[Joint],
         springs: &[Spring],
         max_hard_rows: usize,
-    ) -> Self {
+    ) -> Result<Self, SimError> {
         Self::with_pattern(Pattern::new(bodies, joints, springs, true), max_hard_rows)
     }
 
@@ -186,11 +208,11 @@ impl PrimalSolve {
         joints: &[Joint],
         springs: &[Spring],
         max_hard_rows: usize,
-    ) -> Self {
+    ) -> Result<Self, SimError> {
         Self::with_pattern(Pattern::new(bodies, joints, springs, false), max_hard_rows)
     }
 
-    fn with_pattern(pattern: Pattern, max_hard_rows: usize) -> Self {
+    fn with_pattern(pattern: Pattern, max_hard_rows: usize) -> Result<Self, SimError> {
         let n = pattern.n;
         let symbolic_h = pattern.symbolic();
         let factor = factorize_symbolic_cholesky(
@@ -204,7 +226,8 @@ impl PrimalSolve {
                 ..Default::default()
             },
         )
-        .expect("symbolic Cholesky of H's pattern");
+        // faer refuses a pattern whose indices overflow, or memory it cannot reserve.
+        .map_err(|_| too_large(&pattern, usize::MAX, usize::MAX))?;
         let columns = max_hard_rows.max(1);
         let req = StackReq::any_of(&[
             factor.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()),
@@ -212,6 +235,22 @@ impl PrimalSolve {
             llt::factor::cholesky_in_place_scratch::<f64>(columns, Par::Seq, Default::default()),
             llt::solve::solve_in_place_scratch::<f64>(columns, 1, Par::Seq),
         ]);
+        let floats = [
+            Some(pattern.row_idx.len()),
+            Some(factor.len_val()),
+            n.checked_mul(columns),
+            columns.checked_mul(columns),
+            n.checked_mul(2),
+        ];
+        let bytes = floats
+            .into_iter()
+            .try_fold(req.size_bytes(), |sum, f| {
+                sum.checked_add(f?.checked_mul(std::mem::size_of::<f64>())?)
+            })
+            .unwrap_or(usize::MAX);
+        if bytes > MAX_STORAGE_BYTES {
+            return Err(too_large(&pattern, factor.len_val(), bytes));
+        }
         let mut primal = Self {
             values: vec![0.0; pattern.row_idx.len()],
             l_values: vec![0.0; factor.len_val()],
@@ -234,7 +273,7 @@ impl PrimalSolve {
             pattern,
         };
         primal.prime();
-        primal
+        Ok(primal)
     }
 
     /// Factors and solves H = I once: the first factorisation and solve in a process make

@@ -94,7 +94,8 @@ fn a_stylus_clipped_off_an_elements_centre_moves_the_condensed_curtain_as_the_fu
         &full.model.joints,
         &full.model.springs,
         full.model.joints.iter().map(|j| j.rows()).sum(),
-    );
+    )
+    .expect("a curtain's factor fits");
     let direct = &mut full.solver.direct;
     let (n_condensed, n_full) = (
         direct.primal.as_ref().expect("primal").velocities(),
