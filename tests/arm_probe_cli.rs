@@ -162,6 +162,44 @@ fn a_mute_or_refused_arm_ends_within_give_up_after_with_the_reason() {
     }
 }
 
+/// An arm whose handshake is refused (it announces zero encoders) is named with the reason
+/// at once, without `-v`, once however often the driver retries, and the probe gives up.
+#[test]
+fn a_refused_handshake_prints_its_reason_once_without_verbose() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let link = dir.path().join("arm");
+    let mut device = ar_drivers::arm::sim::DeviceIdentity::default();
+    device.max_values.encoder_max = [0; 6];
+    let _sim = SimulatedArm::spawn(SimArmConfig {
+        device,
+        link: Some(link.clone()),
+        ..SimArmConfig::default()
+    })
+    .expect("simulated arm");
+    let out = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+        .args([
+            "arm",
+            "probe",
+            "--count",
+            "0",
+            "--give-up-after",
+            "3",
+            "--port",
+        ])
+        .arg(&link)
+        .output()
+        .expect("arm probe");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("arm: not connected:"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(said[0].contains("C6: encoder 0"), "{stderr}");
+    assert!(stderr.contains("no arm connected on"), "{stderr}");
+}
+
 /// What `arm probe --csv` records replays as a stylus script: the simulated arm presses
 /// button 1, drags the tip 3 cm sideways and 2 cm up, releases and returns (looped); the
 /// probe records 3000 samples (about 4 s), and `simulate --stylus --calibration` drags the

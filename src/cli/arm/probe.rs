@@ -267,6 +267,10 @@ fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
                 ArmStatus::Disconnected { reason } => {
                     if connected {
                         eprintln!("arm: disconnected: {reason}; reconnecting");
+                    } else if last_reason.as_deref() != Some(reason.as_str()) {
+                        // A refused handshake says why at once, not only under -v; the same
+                        // reason again is not repeated at every retry.
+                        eprintln!("arm: not connected: {reason}; retrying");
                     }
                     last_reason = Some(reason);
                     connected = false;
