@@ -468,3 +468,77 @@ fn a_full_stdout_is_an_error_and_the_calibration_is_saved() {
     let file = TrackerCalibration::load(&out).unwrap();
     assert!(file.world_from_arm.rotation.angle_to(&truth.rotation) < 1e-9);
 }
+
+/// Issue 45: a worse fit (here 1 mm against 0.1 mm, both under the 5 mm bound) does not
+/// replace a better calibration unless `--force`: it is written beside it and the run fails
+/// naming both; a fit at least as good replaces the file and says so; a file that is not a
+/// calibration is kept.
+#[test]
+fn a_worse_fit_keeps_the_better_file_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = Isometry3::new(
+        Vector3::new(-0.2, 0.1, -0.05),
+        Vector3::new(0.01, -0.02, 0.6),
+    );
+    let pairs_scaled = |name: &str, scale: f64| {
+        let path = dir.path().join(name);
+        let noise: Vec<_> = (0..8)
+            .map(|i| {
+                let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
+                (i, Vector3::new(0.0001, -0.0001, 0.00005) * (sign * scale))
+            })
+            .collect();
+        write_pairs(&path, &truth, &noise);
+        path
+    };
+    let good = pairs_scaled("good.csv", 1.0);
+    let worse = pairs_scaled("worse.csv", 8.0);
+    let out = dir.path().join("tracker.toml");
+    stdout_of_success(&run_pairs(&good, &out));
+    let good_bytes = std::fs::read(&out).unwrap();
+    let good_rms = TrackerCalibration::load(&out).unwrap().rms_mm;
+
+    let stderr = stderr_of_failure(&run_pairs(&worse, &out));
+    let aside = dir.path().join("tracker.new.toml");
+    assert!(
+        stderr.contains(&format!(
+            "kept, it holds a better calibration (RMS {good_rms:.3} mm)"
+        )) && stderr.contains(&format!("written to {} instead", aside.display())),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        good_bytes,
+        "the better file is kept"
+    );
+    let worse_rms = TrackerCalibration::load(&aside).unwrap().rms_mm;
+    assert!(
+        worse_rms > 5.0 * good_rms && worse_rms < 5.0,
+        "{worse_rms} mm"
+    );
+
+    let forced = calibrate_tracker(&["--pairs", utf8(&worse), "--out", utf8(&out), "--force"])
+        .output()
+        .unwrap();
+    stdout_of_success(&forced);
+    let stderr = String::from_utf8_lossy(&forced.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "replaced {}: RMS {good_rms:.3} mm before, {worse_rms:.3} mm now",
+            out.display()
+        )),
+        "{stderr}"
+    );
+    let better = run_pairs(&good, &out);
+    stdout_of_success(&better);
+    assert_eq!(std::fs::read(&out).unwrap(), good_bytes);
+
+    let notes = dir.path().join("notes.toml");
+    std::fs::write(&notes, "my notes\n").unwrap();
+    let stderr = stderr_of_failure(&run_pairs(&good, &notes));
+    assert!(
+        stderr.contains("kept, it is not a tracker calibration"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes\n");
+}

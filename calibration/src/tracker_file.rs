@@ -223,6 +223,30 @@ impl TrackerCalibration {
     }
 }
 
+/// What a new tracker calibration would replace at a path.
+#[derive(Debug)]
+pub enum ExistingCalibration {
+    /// Nothing is there.
+    Nothing,
+    /// A tracker calibration (its RMS says how good it is).
+    Calibration(TrackerCalibration),
+    /// Something that is not a readable tracker calibration.
+    Unreadable(TrackerFileError),
+}
+
+impl ExistingCalibration {
+    /// Looks at `path` (without following a link to decide that something is there).
+    pub fn at(path: &Path) -> Self {
+        match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::Nothing,
+            _ => match TrackerCalibration::load(path) {
+                Ok(calibration) => Self::Calibration(calibration),
+                Err(e) => Self::Unreadable(e),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ use ar_calibration::pick_session::{
     PickError, PickRequest, PickSession, PickSource, SessionOutcome, SessionUi,
 };
 use ar_calibration::simulated_user::{SimulatedUser, SimulatedUserPicks, UserTiming};
-use ar_calibration::tracker_file::TrackerCalibration;
+use ar_calibration::tracker_file::{ExistingCalibration, TrackerCalibration};
 use ar_drivers::arm::{ArmConfig, ArmStatus, ArmWorker, PortSpec, SimArmConfig, SimulatedArm};
 use clap::{ArgGroup, Args};
 use crossbeam_channel::RecvTimeoutError;
@@ -63,10 +63,12 @@ pub struct CalibrateTrackerArgs {
     object: Option<PathBuf>,
     /// Where to write the tracker calibration (TOML, written atomically). A fit that fails the
     /// checks (mirrored points, millimetres for metres, a scale mismatch, an RMS residual over
-    /// 5 mm = 25× the arm's 0.2 mm precision) is not written and the old file stays.
+    /// 5 mm = 25× the arm's 0.2 mm precision) is not written and the old file stays; a fit
+    /// worse than the calibration already there goes to NAME.new.toml beside it instead.
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
-    /// Write the fit even when it fails the checks (with a warning naming the failure).
+    /// Write the fit even when it fails the checks (with a warning naming the failure), or
+    /// over a better calibration or a file that is not one.
     #[arg(long)]
     force: bool,
     /// Rounds of re-picking points flagged as likely mis-picks.
@@ -367,8 +369,11 @@ fn run_simulated(
 }
 
 /// Checks the fit ([`FitReport::check`]) and writes it atomically; a refused fit is not
-/// written (the old file stays) unless `force`, which writes it with a warning. Prints
-/// nothing on success, so that the file is on disk before any output can fail.
+/// written (the old file stays) unless `force`, which writes it with a warning. A file
+/// already at `out` is replaced only by a fit at least as good, or with `force`: else the
+/// new fit goes beside it ([`aside_path`]) so that a session's touches are not lost, and the
+/// run fails naming both. Prints nothing on success but what it replaced (stderr), so that
+/// the file is on disk before any output can fail.
 fn save(report: &FitReport, points: usize, out: &Path, force: bool) -> anyhow::Result<()> {
     if let Err(rejection) = report.check() {
         if !force {
@@ -386,8 +391,52 @@ fn save(report: &FitReport, points: usize, out: &Path, force: bool) -> anyhow::R
         fit: Some(report.chosen.name().to_owned()),
         points: Some(points),
     };
+    let replaced = match ExistingCalibration::at(out) {
+        ExistingCalibration::Nothing => None,
+        ExistingCalibration::Calibration(old) if file.rms_mm > old.rms_mm && !force => {
+            let aside = aside_path(out);
+            file.save(&aside)?;
+            bail!(
+                "{}: kept, it holds a better calibration (RMS {:.3} mm) than the new fit (RMS \
+                 {:.3} mm over {points} points), which is written to {} instead; --force \
+                 replaces the better file",
+                out.display(),
+                old.rms_mm,
+                file.rms_mm,
+                aside.display()
+            );
+        }
+        ExistingCalibration::Calibration(old) => Some(format!(
+            "replaced {}: RMS {:.3} mm before, {:.3} mm now",
+            out.display(),
+            old.rms_mm,
+            file.rms_mm
+        )),
+        ExistingCalibration::Unreadable(e) if !force => {
+            let aside = aside_path(out);
+            file.save(&aside)?;
+            bail!(
+                "{}: kept, it is not a tracker calibration ({e}); the new fit is written to {} \
+                 instead; choose another --out, or --force replaces the file",
+                out.display(),
+                aside.display()
+            );
+        }
+        ExistingCalibration::Unreadable(_) => Some(format!(
+            "replaced {}, which was not a tracker calibration (--force)",
+            out.display()
+        )),
+    };
     file.save(out)?;
+    if let Some(note) = replaced {
+        eprintln!("{note}");
+    }
     Ok(())
+}
+
+/// Where a fit that may not replace `out` is written instead: `NAME.new.toml` beside it.
+fn aside_path(out: &Path) -> PathBuf {
+    out.with_extension("new.toml")
 }
 
 fn wrote(report: &FitReport, points: usize, out: &Path) -> String {
