@@ -2,9 +2,7 @@
 //! an external force, and with the stylus clipped (a counting global allocator watches the
 //! steps).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ar_dynamics::articulated::{ArticulatedParams, ArticulatedSim, Integrator};
 use ar_dynamics::model::stylus::{
@@ -13,48 +11,15 @@ use ar_dynamics::model::stylus::{
 use ar_dynamics::Scene;
 use nalgebra::{Point3, Vector3};
 
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    // Only the thread under test is counted: the test harness's main thread does its own
-    // bookkeeping (the running-test table) right after it starts the test thread, and under
-    // load that landed inside the counted steps now and then.
-    static COUNTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Counts an allocation made on a counted thread.
-fn count() {
-    if COUNTED.with(|c| c.get()) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards every call unchanged to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "count_alloc.rs"]
+mod count_alloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: count_alloc::Counting = count_alloc::Counting;
 
 #[test]
 fn an_articulated_step_allocates_nothing() {
-    COUNTED.with(|c| c.set(true));
+    count_alloc::count_this_thread();
     let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("assets/scenes/ten_pendula.toml");
     let scene = Scene::load(path).expect("scene");
@@ -71,12 +36,12 @@ fn an_articulated_step_allocates_nothing() {
         // The first step may size the load list; count from the second on.
         sim.apply_external_force(3, Vector3::new(0.01, 0.0, 0.0), Point3::origin());
         sim.step().expect("step");
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let before = count_alloc::allocations();
         for _ in 0..50 {
             sim.apply_external_force(3, Vector3::new(0.01, 0.0, 0.0), Point3::origin());
             sim.step().expect("step");
         }
-        let after = ALLOCATIONS.load(Ordering::Relaxed);
+        let after = count_alloc::allocations();
         assert_eq!(after - before, 0, "{} allocated", integrator.name());
     }
     a_clipped_step_allocates_nothing();
@@ -107,12 +72,12 @@ fn a_clipped_step_allocates_nothing() {
     sim.set_stylus_target(tip, v);
     sim.apply_external_force(3, Vector3::new(0.01, 0.0, 0.0), Point3::origin());
     sim.step_n(2).expect("step");
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = count_alloc::allocations();
     for k in 1..50 {
         sim.set_stylus_target(tip + v * (0.01 * k as f64), v);
         sim.apply_external_force(3, Vector3::new(0.01, 0.0, 0.0), Point3::origin());
         sim.step_n(2).expect("step");
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = count_alloc::allocations();
     assert_eq!(after - before, 0, "a clipped step allocated");
 }

@@ -12,47 +12,17 @@
 //! sets the cases and draws new scenes. `AR_FUZZ_SCENE_SIZES_TRACE=file` writes each case
 //! there before it runs (to read back one that does not finish).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use ar_dynamics::scene::generate::mobile_toml;
 use ar_dynamics::Scene;
 use proptest::prelude::*;
 
-struct Counting;
-
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn add(bytes: usize) {
-    let now = IN_USE.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call goes to `System` unchanged; only counters are updated beside it.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        add(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        add(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        add(new_size);
-        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "peak_alloc.rs"]
+mod peak_alloc;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: peak_alloc::PeakCounting = peak_alloc::PeakCounting;
 
 /// The most one case may have allocated at once: a scene within the limits needs far less;
 /// the cases asked for 4.3 to 24 GB.
@@ -258,11 +228,11 @@ fn scenes_of_hostile_sizes_are_refused_or_run_within_memory() {
         if let Ok(trace) = std::env::var("AR_FUZZ_SCENE_SIZES_TRACE") {
             std::fs::write(trace, &text).expect("trace file");
         }
-        PEAK.store(IN_USE.load(Ordering::Relaxed), Ordering::Relaxed);
+        peak_alloc::reset_peak();
         let started = Instant::now();
         exercise(&text)?;
         let secs = started.elapsed().as_secs_f64();
-        let peak = PEAK.load(Ordering::Relaxed);
+        let peak = peak_alloc::peak_bytes();
         prop_assert!(
             peak < PEAK_LIMIT_BYTES,
             "{} MB allocated at once for:\n{}",

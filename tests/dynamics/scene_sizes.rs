@@ -4,54 +4,23 @@
 //! the line and the field, and nothing large is allocated (a counting allocator watches the
 //! peak; the test finishes quickly and the process does not abort).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use ar_dynamics::scene::generate::mobile_toml;
 use ar_dynamics::{Scene, SceneError};
 
-/// The allocator of this test binary: the system's, counting the bytes in use and their peak.
-struct Counting;
-
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn add(bytes: usize) {
-    let now = IN_USE.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call goes to `System` unchanged; only counters are updated beside it.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        add(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        add(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        add(new_size);
-        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "peak_alloc.rs"]
+mod peak_alloc;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: peak_alloc::PeakCounting = peak_alloc::PeakCounting;
 
 /// The most any test here may have allocated at once (the process's peak, every test
 /// thread together): the cases of the issue asked for 4.3 to 24 GB.
 const PEAK_LIMIT_BYTES: usize = 1 << 30;
 
 fn assert_small_peak(case: &str) {
-    let peak = PEAK.load(Ordering::Relaxed);
+    let peak = peak_alloc::peak_bytes();
     assert!(
         peak < PEAK_LIMIT_BYTES,
         "{case}: {} MB allocated at the peak",

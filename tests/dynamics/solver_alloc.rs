@@ -3,51 +3,16 @@
 //! and free; and steps with contacts between free bodies (detection, impacts, the dense
 //! active set and the projection), once their buffers have grown.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ar_dynamics::{Scene, Simulation};
 use nalgebra::{Point3, Vector3};
 
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    // Only the thread under test is counted: the test harness's main thread does its own
-    // bookkeeping (the running-test table) right after it starts the test thread, and under
-    // load that landed inside the counted steps now and then.
-    static COUNTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Counts an allocation made on a counted thread.
-fn count() {
-    if COUNTED.with(|c| c.get()) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards every call unchanged to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "count_alloc.rs"]
+mod count_alloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: count_alloc::Counting = count_alloc::Counting;
 
 /// The scene at `scene` (relative to the crate), built.
 fn load(scene: &str) -> Simulation {
@@ -57,14 +22,14 @@ fn load(scene: &str) -> Simulation {
 
 /// Allocations made by the counted thread while `f` runs.
 fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = count_alloc::allocations();
     f();
-    ALLOCATIONS.load(Ordering::Relaxed) - before
+    count_alloc::allocations() - before
 }
 
 #[test]
 fn a_step_allocates_nothing() {
-    COUNTED.with(|c| c.set(true));
+    count_alloc::count_this_thread();
     for scene in [
         "assets/scenes/ten_pendula.toml",
         "assets/scenes/cross_lift.toml",
