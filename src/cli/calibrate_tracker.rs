@@ -391,42 +391,46 @@ fn save(report: &FitReport, points: usize, out: &Path, force: bool) -> anyhow::R
         fit: Some(report.chosen.name().to_owned()),
         points: Some(points),
     };
-    let replaced = match ExistingCalibration::at(out) {
-        ExistingCalibration::Nothing => None,
-        ExistingCalibration::Calibration(old) if file.rms_mm > old.rms_mm && !force => {
-            let aside = aside_path(out);
-            file.save(&aside)?;
-            bail!(
-                "{}: kept, it holds a better calibration (RMS {:.3} mm) than the new fit (RMS \
-                 {:.3} mm over {points} points), which is written to {} instead; --force \
-                 replaces the better file",
+    // Why the file at `out` stays, or what replacing it replaces.
+    let (kept_because, replaced) = match ExistingCalibration::at(out) {
+        ExistingCalibration::Nothing => (None, None),
+        ExistingCalibration::Calibration(old) if file.rms_mm > old.rms_mm && !force => (
+            Some(format!(
+                "it holds a better calibration (RMS {:.3} mm) than the new fit (RMS {:.3} mm \
+                 over {points} points)",
+                old.rms_mm, file.rms_mm
+            )),
+            None,
+        ),
+        ExistingCalibration::Calibration(old) => (
+            None,
+            Some(format!(
+                "replaced {}: RMS {:.3} mm before, {:.3} mm now",
                 out.display(),
                 old.rms_mm,
-                file.rms_mm,
-                aside.display()
-            );
-        }
-        ExistingCalibration::Calibration(old) => Some(format!(
-            "replaced {}: RMS {:.3} mm before, {:.3} mm now",
-            out.display(),
-            old.rms_mm,
-            file.rms_mm
-        )),
+                file.rms_mm
+            )),
+        ),
         ExistingCalibration::Unreadable(e) if !force => {
-            let aside = aside_path(out);
-            file.save(&aside)?;
-            bail!(
-                "{}: kept, it is not a tracker calibration ({e}); the new fit is written to {} \
-                 instead; choose another --out, or --force replaces the file",
-                out.display(),
-                aside.display()
-            );
+            (Some(format!("it is not a tracker calibration ({e})")), None)
         }
-        ExistingCalibration::Unreadable(_) => Some(format!(
-            "replaced {}, which was not a tracker calibration (--force)",
-            out.display()
-        )),
+        ExistingCalibration::Unreadable(_) => (
+            None,
+            Some(format!(
+                "replaced {}, which was not a tracker calibration (--force)",
+                out.display()
+            )),
+        ),
     };
+    if let Some(why) = kept_because {
+        let aside = aside_path(out);
+        file.save(&aside)?;
+        bail!(
+            "{}: kept, {why}; the new fit is written to {} instead; --force replaces the file",
+            out.display(),
+            aside.display()
+        );
+    }
     file.save(out)?;
     if let Some(note) = replaced {
         eprintln!("{note}");
