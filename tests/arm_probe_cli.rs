@@ -23,6 +23,23 @@ fn wait_rows(path: &std::path::Path, more_than: usize, timeout: Duration) -> usi
     }
 }
 
+/// Runs `arm probe --count 0 --give-up-after SECS --port LINK` to its end.
+fn probe_until_it_gives_up(link: &std::path::Path, secs: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+        .args([
+            "arm",
+            "probe",
+            "--count",
+            "0",
+            "--give-up-after",
+            secs,
+            "--port",
+        ])
+        .arg(link)
+        .output()
+        .expect("arm probe")
+}
+
 #[test]
 fn probe_reconnects_keeps_its_rows_and_ends_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -131,19 +148,7 @@ fn a_mute_or_refused_arm_ends_within_give_up_after_with_the_reason() {
         .expect("simulated arm");
         sim.inject(fault);
         let started = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-            .args([
-                "arm",
-                "probe",
-                "--count",
-                "0",
-                "--give-up-after",
-                "2",
-                "--port",
-            ])
-            .arg(&link)
-            .output()
-            .expect("arm probe");
+        let out = probe_until_it_gives_up(&link, "2");
         let elapsed = started.elapsed();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{fault:?}: {stderr}");
@@ -176,19 +181,7 @@ fn a_refused_handshake_prints_its_reason_once_without_verbose() {
         ..SimArmConfig::default()
     })
     .expect("simulated arm");
-    let out = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args([
-            "arm",
-            "probe",
-            "--count",
-            "0",
-            "--give-up-after",
-            "3",
-            "--port",
-        ])
-        .arg(&link)
-        .output()
-        .expect("arm probe");
+    let out = probe_until_it_gives_up(&link, "3");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let said: Vec<&str> = stderr
