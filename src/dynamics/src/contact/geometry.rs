@@ -219,7 +219,7 @@ impl std::fmt::Debug for DetectScratch {
 /// Detects the contact points of all allowed pairs at the poses `poses` (indexed by body),
 /// within `prediction_m(pair)` beyond touching. `reach_m(body)` bounds a body's share of
 /// that distance: prediction_m(a, b) ≤ reach_m(a) + reach_m(b). Points are appended to `out`
-/// in collider order (deterministic).
+/// in collider order (deterministic), so `out` is sorted by [`ContactPoint::key`] (unique).
 ///
 /// The broad phase is parry's bounding-volume hierarchy over the colliders' bounding boxes
 /// (bounding sphere plus reach); planes, which have no bounding box, are paired with every

@@ -7,7 +7,7 @@
 //! a [`crate::Spring`] between element centres (the solver's implicit soft rows with
 //! exact energy booking, so stiff connections are stable at h = 0.01 s). So elements collide
 //! through the contact machinery (connected elements of one body are excluded pairs, like
-//! jointed bodies), the stylus clips to them through `[[grab]]` tables, and the compositor
+//! jointed bodies, and so are elements of one body that overlap at rest: [`overlap`]), the stylus clips to them through `[[grab]]` tables, and the compositor
 //! draws them as the spheres they are. An element's rotation is carried but never driven:
 //! connections attach at centres and apply no torque.
 //!
@@ -31,6 +31,7 @@
 pub mod cloth;
 pub mod fracture;
 pub mod lattice;
+pub mod overlap;
 pub mod rigid_group;
 pub mod rope;
 

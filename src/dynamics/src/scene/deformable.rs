@@ -140,6 +140,7 @@ pub(super) fn expand(
         let name = d.name.get_ref();
         add_elements(ck, d, &f, &network, &material, bodies, &mut taken)?;
         add_connections(name, first, &network, &material, &mut out);
+        exclude_overlapping(ck, d, &f, first, &network, material.radius, &mut out)?;
         out.rigid_groups.extend(super::rigid_groups::rigid_groups(
             ck,
             i,
@@ -279,6 +280,34 @@ fn add_connections(name: &str, first: BodyId, network: &Network, m: &Material, o
         });
         out.excluded_pairs.push((b1.min(b2), b1.max(b2)));
     }
+}
+
+/// Elements (from `first` on) that overlap at rest never collide with each other; a radius
+/// so large that each element overlaps dozens of others is refused.
+fn exclude_overlapping(
+    ck: &Checker,
+    d: &DeformableDef,
+    f: &dyn Fn(&str) -> String,
+    first: BodyId,
+    network: &Network,
+    radius_m: f64,
+    out: &mut Expanded,
+) -> Result<(), SceneError> {
+    use crate::deformable::overlap::{overlapping_pairs, MAX_OVERLAPS_PER_ELEMENT};
+    let Some(pairs) = overlapping_pairs(&network.nodes_in_world_m, radius_m) else {
+        let span = d.element_radius_m.span();
+        return Err(ck.err(
+            span,
+            f("element_radius_m"),
+            format!(
+                "elements of {radius_m} m radius overlap more than {MAX_OVERLAPS_PER_ELEMENT} \
+                 others each at rest: the radius is far larger than the spacing of the nodes"
+            ),
+        ));
+    };
+    out.excluded_pairs
+        .extend(pairs.into_iter().map(|(i, j)| (first + i, first + j)));
+    Ok(())
 }
 
 /// Ball joints `<name>.pin<n>` from each pinned node (an element from `first` on) to the

@@ -20,7 +20,7 @@ use nalgebra::Vector2;
 use super::{joint_rows_at, rows_of};
 use crate::contact::lcp;
 use crate::contact::lcp::{ContactRows, Insertion};
-use crate::contact::{ContactReport, InequalityMethod};
+use crate::contact::{ContactPoint, ContactReport, InequalityMethod};
 use crate::model::body::{advance_rotation, Pose};
 use crate::solver::Step;
 
@@ -192,13 +192,14 @@ impl Step<'_> {
                 } else {
                     Vector2::zeros()
                 };
+            // Both lists are in key order (`geometry::detect`): a search, not a scan, so
+            // that the report stays linear in the contacts of a large sheet.
             let gap_m = c
                 .end_points
-                .iter()
-                .find(|e| e.key() == p.key())
+                .binary_search_by_key(&p.key(), ContactPoint::key)
                 .map_or_else(
-                    || p.gap_m + 0.5 * h * (c.rows[k].u0[0] + i.u[0]),
-                    |e| e.gap_m,
+                    |_| p.gap_m + 0.5 * h * (c.rows[k].u0[0] + i.u[0]),
+                    |e| c.end_points[e].gap_m,
                 );
             c.report.push(ContactReport {
                 shape1: p.collider1,
