@@ -542,3 +542,34 @@ fn a_worse_fit_keeps_the_better_file_unless_forced() {
     );
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes\n");
 }
+
+/// Issue 45: an arm base 1 km from the marker (the fit is exact, the condition number
+/// ~1e7) is refused as implausible, and pairs in millimetres on both sides are named as
+/// millimetres (they used to be "do not fit a rigid motion"). No file is written.
+#[test]
+fn an_implausible_base_and_millimetres_on_both_sides_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tracker.toml");
+    let far = Isometry3::new(Vector3::new(1000.0, 0.0, 0.0), Vector3::zeros());
+    let pairs = dir.path().join("far.csv");
+    write_pairs(&pairs, &far, &[]);
+    let stderr = stderr_of_failure(&run_pairs(&pairs, &out));
+    assert!(
+        stderr
+            .contains("implausible arm base: the fit puts the arm's base 1000.0 m from the marker"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("condition number at"), "{stderr}");
+    // Touch noise of 0.2 mm, then every coordinate in millimetres.
+    let truth = Isometry3::new(Vector3::new(0.3, 0.0, 0.0), Vector3::new(0.0, 0.0, 1.0));
+    let mm = cube_corners().into_iter().enumerate().map(|(i, w)| {
+        let a = truth.inverse() * w + Vector3::new(2e-4, 0.0, -1e-4) * (i % 3) as f64;
+        (w * 1000.0, a * 1000.0)
+    });
+    let pairs = dir.path().join("mm.csv");
+    write_pairs_csv(&pairs, mm);
+    let stderr = stderr_of_failure(&run_pairs(&pairs, &out));
+    assert!(stderr.contains("millimetres on both sides"), "{stderr}");
+    assert!(!stderr.contains("rigid motion"), "{stderr}");
+    assert!(!out.exists());
+}

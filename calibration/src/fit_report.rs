@@ -25,6 +25,17 @@ pub const MAX_RMS_OVER_PRECISION: f64 = 25.0;
 /// ~0.3 % on the 80 mm cube, one 5 mm mis-pick by ~1 %.
 pub const MAX_SCALE_DEVIATION: f64 = 0.05;
 
+/// The known points of a desk calibration (a cube, a sheet, a few marks round the marker)
+/// spread far less than this (m, RMS along their longest principal axis); sets that spread
+/// more on both sides are millimetres read as metres.
+pub const MAX_DESK_SPREAD_M: f64 = 2.0;
+/// A desk digitizer arm reaches ~0.6 to 1.7 m (MicroScribe models); arm points farther than
+/// this from the arm's base (its coordinate origin), or a base farther than this from the
+/// marker, are not a desk rig's (an offset added to one side, another frame's coordinates),
+/// and such a fit is ill-conditioned besides (the homogeneous arm matrix's condition number
+/// grows with the distance).
+pub const MAX_ARM_DISTANCE_M: f64 = 5.0;
+
 /// Why a computed fit must not be written as the calibration (see [`FitReport::check`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FitRejection {
@@ -45,6 +56,32 @@ pub enum FitRejection {
     WorldInMillimetres {
         /// Arm spread / world spread.
         ratio: f64,
+    },
+    /// Both point sets spread tens of metres at the same scale.
+    #[error(
+        "both point sets span about {spread_m:.0} m (RMS along their longest axis) at the same \
+         scale: they look like millimetres on both sides; divide world_x, world_y, world_z and \
+         arm_x, arm_y, arm_z by 1000 (both sides must be in metres)"
+    )]
+    BothInMillimetres {
+        /// The known points' RMS spread along their longest principal axis, m.
+        spread_m: f64,
+    },
+    /// The arm's base would stand implausibly far from the points it touched or the marker.
+    #[error(
+        "implausible arm base: the fit puts the arm's base {base_from_marker_m:.1} m from the \
+         marker and the touched points up to {reach_m:.1} m from the base (a desk digitizer \
+         reaches under 2 m; the bound is {MAX_ARM_DISTANCE_M} m), with the arm-point matrix's \
+         condition number at {condition:.1e}: the arm coordinates are not the arm's own (an \
+         offset added to one side, or another frame's coordinates)"
+    )]
+    ImplausibleBase {
+        /// |world_from_arm's translation|, m.
+        base_from_marker_m: f64,
+        /// The largest |p_in_arm|, m.
+        reach_m: f64,
+        /// The homogeneous arm-point matrix's condition number.
+        condition: f64,
     },
     /// The raw fit is a reflection: no rotation maps one set onto the other.
     #[error(
@@ -137,6 +174,8 @@ pub struct FitReport {
     /// RMS distance of the arm points from their centroid over that of the world points:
     /// 1 for the same object in the same unit, ~1000 for arm points in millimetres.
     pub arm_over_world_scale: f64,
+    /// The largest distance of an arm point from the arm's base (its origin), m.
+    pub arm_reach_m: f64,
 }
 
 fn rms(values: &[f64]) -> f64 {
@@ -199,6 +238,7 @@ pub fn calibrate(
         world_spread_m,
         suspects: Vec::new(),
         arm_over_world_scale,
+        arm_reach_m: p_in_arm.iter().map(|p| p.coords.norm()).fold(0.0, f64::max),
     };
     report.suspects = mispick_suspects(&report.chosen_fit().residuals_m);
     Ok(report)
@@ -220,8 +260,9 @@ fn centroid_spread_m(points: &[Point3<f64>]) -> f64 {
 }
 
 impl FitReport {
-    /// Whether the fit may be written as the calibration: the units agree (no ~1000× scale),
-    /// the data are not mirrored, the two point sets have the same size within
+    /// Whether the fit may be written as the calibration: the units agree (no ~1000× scale on
+    /// one side, no desk-sized set in millimetres on both), the arm's base stands within
+    /// [`MAX_ARM_DISTANCE_M`] of the marker and of the points, the data are not mirrored, the two point sets have the same size within
     /// [`MAX_SCALE_DEVIATION`], and the RMS residual is within
     /// [`MAX_RMS_OVER_PRECISION`] × [`ARM_PRECISION_M`]. The first failed check is returned,
     /// most specific cause first.
@@ -232,6 +273,20 @@ impl FitReport {
         }
         if ratio > 0.0 && (300.0..3000.0).contains(&(1.0 / ratio)) {
             return Err(FitRejection::WorldInMillimetres { ratio });
+        }
+        let spread_m = self.world_spread_m[0];
+        if spread_m > MAX_DESK_SPREAD_M && (0.5..2.0).contains(&ratio) {
+            return Err(FitRejection::BothInMillimetres { spread_m });
+        }
+        let base_from_marker_m = self.world_from_arm().translation.vector.norm();
+        if base_from_marker_m.max(self.arm_reach_m) > MAX_ARM_DISTANCE_M
+            || !base_from_marker_m.is_finite()
+        {
+            return Err(FitRejection::ImplausibleBase {
+                base_from_marker_m,
+                reach_m: self.arm_reach_m,
+                condition: self.arm_matrix_condition,
+            });
         }
         if self.raw_was_reflection {
             return Err(FitRejection::Reflection {
@@ -414,6 +469,69 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("divide world_x"), "{err}");
+    }
+
+    /// Millimetres on both sides fit a rigid motion at the same scale; with the touch noise
+    /// in them (0.2 mm read as 0.2 m) they used to be refused as "do not fit a rigid motion".
+    #[test]
+    fn millimetres_on_both_sides_are_named_as_millimetres() {
+        let (world, arm) = cube();
+        let noisy: Vec<_> = arm
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p + Vector3::new(2e-4, -1e-4, 1.5e-4) * (i % 3) as f64) * 1000.0)
+            .collect();
+        let mm_world: Vec<_> = world.iter().map(|p| p * 1000.0).collect();
+        for arm in [noisy, arm.iter().map(|p| p * 1000.0).collect()] {
+            let err = calibrate(&mm_world, &arm).unwrap().check().unwrap_err();
+            assert!(
+                matches!(err, FitRejection::BothInMillimetres { .. }),
+                "{err}"
+            );
+            let text = err.to_string();
+            assert!(text.contains("millimetres on both sides"), "{err}");
+            assert!(
+                text.contains("divide world_x, world_y, world_z and arm_x"),
+                "{err}"
+            );
+        }
+    }
+
+    /// The arm's coordinates 1 km off (the fit itself is exact): refused as implausible, with
+    /// the distances and the condition number named.
+    #[test]
+    fn an_arm_base_a_kilometre_away_is_refused_as_implausible() {
+        let (world, arm) = cube();
+        let far: Vec<_> = arm
+            .iter()
+            .map(|p| p + Vector3::new(1000.0, 0.0, 0.0))
+            .collect();
+        let report = calibrate(&world, &far).unwrap();
+        assert!(report.rms_mm() < 1e-3, "{}", report.rms_mm());
+        let err = report.check().unwrap_err();
+        let FitRejection::ImplausibleBase {
+            base_from_marker_m,
+            reach_m,
+            condition,
+        } = err
+        else {
+            panic!("{err}")
+        };
+        assert!((base_from_marker_m - 1000.0).abs() < 1.0, "{err}");
+        assert!((reach_m - 1000.0).abs() < 1.0, "{err}");
+        assert!(condition > 1e4, "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("implausible arm base: the fit puts"),
+            "{err}"
+        );
+        // The same with the offset on the known points' side: the base 1 km from the marker.
+        let far_world: Vec<_> = world
+            .iter()
+            .map(|p| p + Vector3::new(0.0, 1000.0, 0.0))
+            .collect();
+        let err = calibrate(&far_world, &arm).unwrap().check().unwrap_err();
+        assert!(matches!(err, FitRejection::ImplausibleBase { .. }), "{err}");
     }
 
     #[test]
