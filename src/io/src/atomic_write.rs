@@ -26,6 +26,22 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     file.commit()
 }
 
+/// Why no file could be created in `dir`, in words: the folder is missing, is not a folder,
+/// or refuses (tempfile's own message names its random temporary name, which means nothing
+/// to the user).
+pub fn folder_error(dir: &Path, e: &io::Error) -> io::Error {
+    let message = match std::fs::metadata(dir) {
+        Err(_) => format!("the folder {} does not exist", dir.display()),
+        Ok(m) if !m.is_dir() => format!("{} is not a folder", dir.display()),
+        Ok(_) => format!(
+            "cannot create a file in the folder {}: {}",
+            dir.display(),
+            io::Error::from(e.kind())
+        ),
+    };
+    io::Error::new(e.kind(), message)
+}
+
 /// A file written in full before it replaces its target: the rows go to an exclusive
 /// temporary file beside the target, and [`Self::commit`] renames it over the target (checked
 /// again then). Dropped without a commit, the temporary file is removed and the target stays.
@@ -48,7 +64,8 @@ impl AtomicFile {
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{}.", name.to_string_lossy()))
             .suffix(".tmp")
-            .tempfile_in(dir)?;
+            .tempfile_in(dir)
+            .map_err(|e| folder_error(dir, &e))?;
         // The temporary file is created 0600; give the result the old file's permissions, or
         // the usual 0644 for a new file, as a plain `File::create` under umask 022 would.
         #[cfg(unix)]

@@ -43,6 +43,27 @@ pub fn check_replaceable(path: &Path) -> io::Result<Option<Metadata>> {
     Ok(Some(meta))
 }
 
+/// [`check_replaceable`], and the folder the output goes in exists: checked before a long
+/// run, so that its last output (a plot drawn at the end) does not fail after the run.
+pub fn check_output_path(path: &Path) -> io::Result<()> {
+    check_replaceable(path)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{} is not a folder", dir.display()),
+        )),
+        Err(_) => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("the folder {} does not exist", dir.display()),
+        )),
+    }
+}
+
 /// Opens the regular file at `path` for writing, without following a link or waiting on a
 /// FIFO, and checks that it is the file `meta` described.
 #[cfg(unix)]

@@ -68,6 +68,58 @@ pub fn create_new(path: &Path) -> io::Result<File> {
     })
 }
 
+/// Opens `path` for an output streamed as a run goes (a CSV written row by row): a new file,
+/// or a regular file (not a link) this user may write, truncated only once it is known to be
+/// one. A FIFO, a device, a directory or a link is refused with what it is, before anything is
+/// written or truncated: a device opened with a plain create-and-truncate would be written
+/// into, and a FIFO would block the run until a reader came.
+pub fn create_stream(path: &Path) -> io::Result<File> {
+    crate::output_target::check_replaceable(path)?;
+    let mut options = OpenOptions::new();
+    options.write(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    }
+    let file = options
+        .open(path)
+        .map_err(|e| match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a symbolic link, not a regular file: an output is never written through a link",
+            ),
+            _ => e,
+        })?;
+    // The path may have changed between the check and the open: decide on what was opened.
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{}, not a regular file: an output is written only to a regular file or a new one",
+                describe_kind(kind)
+            ),
+        ));
+    }
+    file.set_len(0)?;
+    #[cfg(unix)]
+    {
+        // Back to blocking writes (O_NONBLOCK only kept the open from waiting on a FIFO).
+        use std::os::fd::AsRawFd;
+        // SAFETY: fcntl on a descriptor this function owns, with valid flag arguments.
+        unsafe {
+            let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(file)
+}
+
 /// Opens `path` for reading if it is a regular file (not a link to one) of at most `limit`
 /// bytes; otherwise an `InvalidInput` error saying what the path is. The check is made on
 /// the opened file; a FIFO is not waited on.
@@ -137,6 +189,41 @@ pub fn read_regular_text(path: &Path, limit: u64) -> io::Result<String> {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn create_stream_truncates_a_regular_file_and_refuses_fifos_and_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out.csv");
+        fs::write(&file, "old rows").unwrap();
+        create_stream(&file).unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"");
+        create_stream(&dir.path().join("new.csv")).unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let e = create_stream(&fifo).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("a FIFO (named pipe), not a regular file"),
+            "{e}"
+        );
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = create_stream(&link).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("a symbolic link, not a regular file"),
+            "{e}"
+        );
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        let e = create_stream(dir.path()).unwrap_err();
+        assert!(
+            e.to_string().contains("a directory, not a regular file"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn create_new_refuses_a_file_and_a_link_and_changes_neither() {
