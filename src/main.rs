@@ -52,7 +52,8 @@ fn main() -> std::process::ExitCode {
     quiet_stdout_failures();
     cli::demo::silence_wayland_probe();
     match run(cli) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        // A command stopped by Ctrl-C or SIGTERM ends with 130 or 143, the shell's convention.
+        Ok(()) => cli::interrupt::exit_status().map_or(std::process::ExitCode::SUCCESS, Into::into),
         Err(e) => {
             // One message per error, its causes on one line. The backtrace (captured when
             // RUST_BACKTRACE or RUST_LIB_BACKTRACE is set) is shown only with -vv: a user
@@ -60,7 +61,7 @@ fn main() -> std::process::ExitCode {
             if verbose >= 2 {
                 eprintln!("error: {e:?}");
             } else {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", cli::error_text(&e));
             }
             std::process::ExitCode::FAILURE
         }

@@ -3,8 +3,10 @@
 //! writer) replaces only a regular file its user could open for writing, or creates a new
 //! one; a FIFO, a device, a link or another user's read-only file is refused with the path
 //! and what is there, and a run whose output is one of its inputs, or whose two outputs share
-//! a path, is refused before anything is written. Every case checks the exit status, the
-//! message, and that every file that was there is unchanged (kind, bytes, mode, owner).
+//! a path, is refused before anything is written. The files `simulate` streams row by row,
+//! `--plot` and `calibrate camera --out` follow the same rules, and an error names a cause
+//! once. Every case checks the exit status, the message, and that every file that was there
+//! is unchanged (kind, bytes, mode, owner).
 //!
 //! Devices and FIFOs are made in a temporary folder; the device and the other-user cases run
 //! only as root (`mknod`, and the binary run as uid 65534 through `setpriv`), and say so
@@ -313,4 +315,119 @@ fn calibrate_tracker_out_naming_its_pairs_is_refused() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&pairs).unwrap(), csv);
+}
+
+/// The CSV files `simulate` streams (`--csv`, `--poses`, `--contacts`) were opened with a
+/// plain create-and-truncate: a FIFO blocked the run until a reader came, a link was written
+/// through. Now they are refused like the atomic writer's targets, before the run.
+#[test]
+fn a_streamed_csv_over_a_fifo_or_a_link_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("run.csv");
+    mkfifo(&fifo);
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let link = dir.path().join("poses.csv");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let before = snapshot(dir.path());
+    for (flag, path, what) in [
+        ("--csv", &fifo, "a FIFO (named pipe), not a regular file"),
+        ("--poses", &link, "a symbolic link, not a regular file"),
+        (
+            "--contacts",
+            &fifo,
+            "a FIFO (named pipe), not a regular file",
+        ),
+    ] {
+        let out = simulate(&["ten_pendula", flag, utf8(path)]);
+        assert_refused(&out, path, what);
+        assert_eq!(snapshot(dir.path()), before, "{flag}");
+    }
+}
+
+/// `--plot` into a folder that does not exist said "backend error: Drawing backend error:
+/// ImageError(IoError(Os { code: 2, … }))" after the whole run; now it is refused in words
+/// before the run, and a plot is written atomically.
+#[test]
+fn a_plot_into_a_missing_folder_is_refused_in_words_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("no such folder").join("plot.png");
+    let out = simulate(&["ten_pendula", "--plot", utf8(&plot)]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let expected = format!(
+        "error: --plot {}: the folder {} does not exist",
+        utf8(&plot),
+        utf8(plot.parent().unwrap())
+    );
+    assert_eq!(said.trim(), expected, "no run, no other words");
+    let good = dir.path().join("plot.png");
+    let out = simulate(&["ten_pendula", "--plot", utf8(&good)]);
+    assert!(out.status.success(), "{}", text(&out));
+    let png = std::fs::read(&good).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "the plot alone, no temporary file left"
+    );
+}
+
+/// `calibrate camera --out` naming one of the images it reads, or a FIFO: refused before any
+/// image is read, the images unchanged.
+#[test]
+fn calibrate_camera_out_naming_an_image_or_a_fifo_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("view01.png");
+    std::fs::write(&image, b"\x89PNG not really").unwrap();
+    let fifo = dir.path().join("camera.toml");
+    mkfifo(&fifo);
+    let before = snapshot(dir.path());
+    let camera = |out: &Path| {
+        bin()
+            .args(["calibrate", "camera", "--images", utf8(dir.path())])
+            .args(["--out", utf8(out)])
+            .output()
+            .unwrap()
+    };
+    let out = camera(&image);
+    let expected = format!(
+        "--out {} is the same file as the --images image {}",
+        utf8(&image),
+        utf8(&image)
+    );
+    assert_refused(&out, &image, &expected);
+    assert_refused(
+        &camera(&fifo),
+        &fifo,
+        "a FIFO (named pipe), not a regular file",
+    );
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+/// A cause that a message already names is not printed again ("No such file or directory
+/// (os error 2): No such file or directory (os error 2)").
+#[test]
+fn a_missing_file_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let runs = [
+        bin().arg("replay").arg(&missing).output().unwrap(),
+        bin()
+            .args(["calibrate", "tracker", "--pairs", utf8(&missing), "--out"])
+            .arg(dir.path().join("out.toml"))
+            .output()
+            .unwrap(),
+        simulate(&[utf8(&missing)]),
+    ];
+    for out in runs {
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert_eq!(
+            said.matches("No such file or directory").count(),
+            1,
+            "{said}"
+        );
+        assert!(said.contains(utf8(&missing)), "{said}");
+    }
 }

@@ -122,9 +122,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<()> {
     std::io::stdout().flush().ok();
 
     let stop = Arc::new(AtomicBool::new(false));
-    let stop_handler = stop.clone();
-    ctrlc::set_handler(move || stop_handler.store(true, Ordering::SeqCst))
-        .context("installing the Ctrl-C handler")?;
+    super::interrupt::Interrupts::setting(&stop)?;
     let (line_tx, line_rx) = crossbeam_channel::unbounded::<String>();
     std::thread::Builder::new()
         .name("sim-arm-stdin".into())

@@ -8,7 +8,7 @@ use ar_calibration::camera_calibration::{
 use ar_drivers::camera::{CameraSource, CaptureRequest, CaptureTarget, OpenCvCamera};
 use clap::{ArgGroup, Args};
 use opencv::prelude::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `calibrate camera`.
 #[derive(Args, Debug)]
@@ -41,8 +41,10 @@ const IMAGE_EXTENSIONS: [&str; 6] = ["png", "jpg", "jpeg", "bmp", "tif", "tiff"]
 pub fn run(args: CalibrateCameraArgs) -> anyhow::Result<()> {
     let spec = BoardSpec::parse(&args.board)?;
     let options = CalibrationOptions::default();
-    let (views, size) = match (&args.images, &args.device) {
-        (Some(dir), _) => views_from_folder(dir, &spec)?,
+    let images = args.images.as_deref().map(image_files).transpose()?;
+    check_out(&args, images.as_deref().unwrap_or_default())?;
+    let (views, size) = match (&images, &args.device) {
+        (Some(files), _) => views_from_files(files, &spec)?,
         (_, Some(dev)) => views_from_device(dev, &spec, &args, &options)?,
         _ => bail!("give --images DIR or --device N"),
     };
@@ -66,10 +68,24 @@ pub fn run(args: CalibrateCameraArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn views_from_folder(
-    dir: &PathBuf,
-    spec: &BoardSpec,
-) -> anyhow::Result<(Vec<BoardView>, (u32, u32))> {
+/// Refuses, before any view is taken, an `--out` that is one of the inputs (an image of the
+/// folder, the device) or that cannot be written (a FIFO, a device, a missing folder): a
+/// live calibration takes minutes of the user's time.
+fn check_out(args: &CalibrateCameraArgs, images: &[PathBuf]) -> anyhow::Result<()> {
+    let device = args
+        .device
+        .as_deref()
+        .filter(|d| d.parse::<u32>().is_err())
+        .map(Path::new);
+    let mut inputs: Vec<(&str, &Path)> = device.map(|d| ("--device", d)).into_iter().collect();
+    inputs.extend(images.iter().map(|f| ("--images image", f.as_path())));
+    ar_io::output_target::check_distinct(&inputs, &[("--out", &args.out)])?;
+    ar_io::output_target::check_output_path(&args.out)
+        .with_context(|| format!("--out {}", args.out.display()))
+}
+
+/// The images of the folder `dir`, sorted by name.
+fn image_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("image folder {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -87,9 +103,16 @@ fn views_from_folder(
             IMAGE_EXTENSIONS.join(", ")
         );
     }
+    Ok(files)
+}
+
+fn views_from_files(
+    files: &[PathBuf],
+    spec: &BoardSpec,
+) -> anyhow::Result<(Vec<BoardView>, (u32, u32))> {
     let mut views = Vec::new();
     let mut size: Option<(u32, u32)> = None;
-    for f in &files {
+    for f in files {
         let img = opencv::imgcodecs::imread(
             f.to_string_lossy().as_ref(),
             opencv::imgcodecs::IMREAD_COLOR,

@@ -115,11 +115,7 @@ pub fn run(args: CalibrateTrackerArgs) -> anyhow::Result<()> {
         None => CalibrationObject::cube_80mm()?,
     };
     let cancelled = Arc::new(AtomicBool::new(false));
-    {
-        let cancelled = cancelled.clone();
-        ctrlc::set_handler(move || cancelled.store(true, Ordering::SeqCst))
-            .context("installing the Ctrl-C handler")?;
-    }
+    super::interrupt::Interrupts::setting(&cancelled)?;
     match (&args.arm, &args.simulate_user) {
         (Some(port), None) => run_guided(&args, &object, port, cancelled),
         (None, Some(hidden)) => run_simulated(&args, &object, hidden, cancelled),

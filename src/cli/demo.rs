@@ -16,6 +16,8 @@ use ar_multibody::rig::display::probe::{probe_display, DisplayProbe, NO_WAYLAND}
 use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::Method;
 use ar_multibody::rig::{DisplayLoopConfig, Rig, StopFlag, StopReason};
+
+use super::interrupt::Interrupts;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -137,10 +139,13 @@ pub fn silence_wayland_probe() {
     }
 }
 
-/// Installs the Ctrl-C handler that stops the rig (once per process).
-pub fn stop_on_ctrl_c(stop: &StopFlag) -> anyhow::Result<()> {
+/// Installs the Ctrl-C / SIGTERM handling that stops the rig (once per process): the first
+/// signal stops it as the end of the run would (summary and recording kept); a second signal
+/// ends the process at once. The caller says whether the process then ends with 130 or 143
+/// ([`Interrupts::report_in_exit_status`]).
+pub fn stop_on_ctrl_c(stop: &StopFlag) -> anyhow::Result<Interrupts> {
     let s = stop.clone();
-    ctrlc::set_handler(move || s.stop()).context("installing the Ctrl-C handler")
+    Interrupts::install(move || s.stop())
 }
 
 /// Runs the command.
@@ -161,7 +166,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         log::debug!("could not pin the allocator's mmap threshold; memory may creep in long runs");
     }
     let stop = StopFlag::new();
-    stop_on_ctrl_c(&stop)?;
+    stop_on_ctrl_c(&stop)?.report_in_exit_status();
     let world = DemoWorld::build(
         &DemoOptions {
             scene: args.scene.clone(),

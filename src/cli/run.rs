@@ -156,7 +156,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         None => None,
     };
     let stop = StopFlag::new();
-    stop_on_ctrl_c(&stop)?;
+    stop_on_ctrl_c(&stop)?.report_in_exit_status();
     let mut solver_config = SolverConfig {
         world_from_arm,
         interaction: InteractionConfig { grab_radius_m },

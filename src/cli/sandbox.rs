@@ -108,7 +108,7 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
     )?;
     let mut frames = args.out.as_deref().map(FrameWriter::new).transpose()?;
     let stop = StopFlag::new();
-    stop_on_ctrl_c(&stop)?;
+    stop_on_ctrl_c(&stop)?.report_in_exit_status();
     let solver_config = SolverConfig::default();
     let recorder = super::record::start(
         args.record.as_deref(),

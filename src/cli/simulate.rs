@@ -12,7 +12,7 @@ use clap::Args;
 use super::numeric_arg;
 
 use super::simulate_contacts::{contact_rows, ContactSummary, CONTACTS_HEADER};
-use super::simulate_output::{finish_all, CsvStream, RunWatch, COLUMNS_HELP};
+use super::simulate_output::{CsvStream, RunWatch, SharedStreams, COLUMNS_HELP};
 use super::simulate_plot::{plot, Series};
 use super::simulate_summary::FinishedRun;
 use ar_dynamics::articulated::Integrator;
@@ -277,37 +277,41 @@ fn apply_solver_flags(args: &SimulateArgs, scene: &mut Scene) -> Result<()> {
 
 /// The files a run writes as it goes, opened before it (a bad path shows at once).
 struct Outputs {
-    csv: Option<CsvStream>,
-    poses: Option<CsvStream>,
-    contacts: Option<CsvStream>,
+    /// `--csv`, `--poses`, `--contacts`, in that order.
+    streams: SharedStreams,
     series: Option<Series>,
     contact_summary: ContactSummary,
 }
 
 impl Outputs {
-    fn open(args: &SimulateArgs, sim: &SceneSimulation) -> Result<Self> {
+    fn open(args: &SimulateArgs, sim: &SceneSimulation, streams: SharedStreams) -> Result<Self> {
         let open = |path: &Option<PathBuf>, header: Vec<String>| -> Result<Option<CsvStream>> {
             path.as_ref()
                 .map(|p| CsvStream::create(p, header))
                 .transpose()
         };
         let names = |h: &[&str]| h.iter().map(|c| c.to_string()).collect();
+        *streams.lock() = [
+            open(&args.csv, run_csv::csv_header(sim))?,
+            open(&args.poses, names(&run_csv::POSES_CSV_HEADER))?,
+            open(&args.contacts, names(&CONTACTS_HEADER))?,
+        ];
         Ok(Self {
-            csv: open(&args.csv, run_csv::csv_header(sim))?,
-            poses: open(&args.poses, names(&run_csv::POSES_CSV_HEADER))?,
-            contacts: open(&args.contacts, names(&CONTACTS_HEADER))?,
+            streams,
             series: args.plot.as_ref().map(|_| Series::default()),
             contact_summary: ContactSummary::default(),
         })
     }
 
-    /// Writes the rows of step `step` (1-based).
+    /// Writes the rows of step `step` (1-based), all under one lock: a signal ends the run
+    /// between two steps' rows.
     fn after_step(&mut self, args: &SimulateArgs, sim: &SceneSimulation, step: usize) {
-        if let Some(out) = self.csv.as_mut() {
+        let mut streams = self.streams.lock();
+        let [csv, poses, contacts] = &mut *streams;
+        if let Some(out) = csv.as_mut() {
             out.write_rows(|w| run_csv::csv_row(sim, w));
         }
-        if let Some(out) = self
-            .poses
+        if let Some(out) = poses
             .as_mut()
             .filter(|_| step.is_multiple_of(args.poses_every))
         {
@@ -318,20 +322,18 @@ impl Outputs {
         }
         if let Some(default) = sim.as_default() {
             self.contact_summary.update(default);
-            if let Some(out) = self.contacts.as_mut() {
+            if let Some(out) = contacts.as_mut() {
                 out.write_rows(|rows| contact_rows(default, rows));
             }
         }
-    }
-
-    fn take(&mut self) -> [Option<CsvStream>; 3] {
-        [self.csv.take(), self.poses.take(), self.contacts.take()]
     }
 }
 
 /// Runs the command.
 pub fn run(args: SimulateArgs) -> Result<()> {
     super::simulate_output::check_paths(&args)?;
+    let streams = SharedStreams::default();
+    let mut watch = RunWatch::install(streams.clone())?;
     let method = method_of(&args)?;
     let mut scene = Scene::load(ar_dynamics::scene::resolve_scene(&args.scene))?;
     apply_solver_flags(&args, &mut scene)?;
@@ -345,10 +347,10 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         damping_n_s_per_m: args.stylus_damping,
     };
     check_some_step(&args, sim.dt_secs())?;
-    let mut outputs = Outputs::open(&args, &sim)?;
+    let mut outputs = Outputs::open(&args, &sim, streams.clone())?;
     let mut steps_done = 0usize;
     let mut max_psi_m = sim.diagnostics().constraint_norm_m;
-    let watch = RunWatch::start(planned_steps(&args, sim.dt_secs()))?;
+    watch.start(planned_steps(&args, sim.dt_secs()));
     let started = Instant::now();
     let schedule = wind.as_ref().map(|(schedule, ..)| schedule.clone());
     let mut max_wind_force_n = 0.0_f64;
@@ -365,7 +367,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
                 max_wind_force_n = max_wind_force_n.max(w.last_total_force().norm());
             }
             outputs.after_step(&args, sim, steps_done);
-            watch.after_step(steps_done, sim.time_secs(), || outputs.take());
+            watch.after_step(steps_done, sim.time_secs());
         },
     );
     watch.finish();
@@ -373,7 +375,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         Ok(summary) => summary,
         Err(e) => {
             // The rows up to the failed step are the evidence: flush them.
-            let kept = finish_all(outputs.take());
+            let kept = streams.finish_all();
             return Err(anyhow::Error::new(e).context(format!(
                 "scene {}: simulation stopped after {steps_done} steps{kept}",
                 args.scene
@@ -381,7 +383,8 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         }
     };
     let wall_secs = started.elapsed().as_secs_f64();
-    for stream in outputs.take().into_iter().flatten() {
+    let finished = std::mem::take(&mut *streams.lock());
+    for stream in finished.into_iter().flatten() {
         stream.finish()?;
     }
     if let (Some(path), Some(series)) = (&args.plot, &outputs.series) {

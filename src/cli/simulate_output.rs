@@ -9,14 +9,17 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use ar_io::csv_write::CsvWriter;
-use ar_io::output_target::check_distinct;
+use ar_io::output_target::{check_distinct, check_output_path};
+use ar_io::safe_open::create_stream;
 use indicatif::ProgressBar;
 
+use super::interrupt::{Interrupts, StopSignal};
 use super::simulate::SimulateArgs;
 
 /// Long help of `simulate` (`--help`): the columns of both CSV files.
@@ -88,7 +91,11 @@ pub fn check_paths(args: &SimulateArgs) -> Result<()> {
     .into_iter()
     .filter_map(|(flag, path)| path.as_deref().map(|p| (flag, p)))
     .collect();
-    Ok(check_distinct(&inputs, &outputs)?)
+    check_distinct(&inputs, &outputs)?;
+    if let Some(plot) = &args.plot {
+        check_output_path(plot).with_context(|| format!("--plot {}", plot.display()))?;
+    }
+    Ok(())
 }
 
 /// A CSV file written row by row during the run. The first write error is kept (the run's
@@ -100,10 +107,11 @@ pub struct CsvStream {
 }
 
 impl CsvStream {
-    /// Creates (truncates) `path` and writes the header line.
+    /// Creates `path` (or truncates the regular file there; anything else is refused, see
+    /// [`ar_io::safe_open::create_stream`]) and writes the header line.
     pub fn create<S: AsRef<str>>(path: &Path, header: impl IntoIterator<Item = S>) -> Result<Self> {
         let file =
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            create_stream(path).with_context(|| format!("cannot create {}", path.display()))?;
         let mut stream = Self {
             path: path.to_owned(),
             writer: CsvWriter::new(file),
@@ -138,40 +146,127 @@ impl CsvStream {
     }
 }
 
+/// The run's CSV streams (`--csv`, `--poses`, `--contacts`), shared between the run, which
+/// writes a step's rows under the lock, and the signal watcher, which may end the process
+/// between two steps' rows: so a file always ends in a whole row.
+#[derive(Clone, Default)]
+pub struct SharedStreams(Arc<Mutex<[Option<CsvStream>; 3]>>);
+
+impl SharedStreams {
+    /// The streams, locked (a writer that panicked left whole rows behind: keep using them).
+    pub fn lock(&self) -> MutexGuard<'_, [Option<CsvStream>; 3]> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Flushes the streams of an interrupted or failed run and closes them; says where the
+    /// rows are (or why they could not be kept), e.g. "; rows so far kept in out.csv".
+    pub fn finish_all(&self) -> String {
+        finish_taken(&mut self.lock())
+    }
+
+    /// Flushes the streams and ends the process with the signal's status, holding the lock so
+    /// that no further row is begun.
+    fn end_process(&self, signal: StopSignal, message: &str) -> ! {
+        let mut streams = self.lock();
+        let kept = finish_taken(&mut streams);
+        eprintln!("{message}{kept}");
+        std::process::exit(signal.exit_code());
+    }
+}
+
+fn finish_taken(streams: &mut [Option<CsvStream>; 3]) -> String {
+    let mut text = String::new();
+    for stream in streams.iter_mut().filter_map(Option::take) {
+        let path = stream.path().display().to_string();
+        match stream.finish() {
+            Ok(()) => text.push_str(&format!("; rows so far kept in {path}")),
+            Err(e) => text.push_str(&format!("; {}", super::error_text(&e))),
+        }
+    }
+    text
+}
+
+/// How long after a first Ctrl-C or SIGTERM a step may still run before the watcher ends the
+/// process with the rows of the steps completed (a step of a large scene can take seconds).
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// Where the run is, for the watcher's message: steps done and the simulated time (bits).
+#[derive(Default)]
+struct Position {
+    steps: AtomicU64,
+    time_bits: AtomicU64,
+}
+
+impl Position {
+    fn describe(&self) -> String {
+        let steps = self.steps.load(Ordering::SeqCst);
+        if steps == 0 {
+            return "before the first step".to_owned();
+        }
+        let time_secs = f64::from_bits(self.time_bits.load(Ordering::SeqCst));
+        format!("at t = {time_secs:.3} s after {steps} steps")
+    }
+}
+
 /// A run's progress bar (on stderr when it is a terminal) and its Ctrl-C / SIGTERM handling:
-/// an interrupted run ends after the current step with the rows written so far flushed.
+/// an interrupted run ends after the current step, or [`STOP_GRACE`] after the signal if the
+/// step is still running, with the rows of the completed steps flushed, exit 130 (Ctrl-C) or
+/// 143 (SIGTERM). A second signal ends it at once, the same way.
 pub struct RunWatch {
     progress: ProgressBar,
-    interrupted: Arc<AtomicBool>,
+    interrupts: Interrupts,
+    position: Arc<Position>,
+    streams: SharedStreams,
 }
 
 impl RunWatch {
-    /// Installs the handler and starts the bar over `planned_steps`.
-    pub fn start(planned_steps: u64) -> Result<Self> {
-        let interrupted = Arc::new(AtomicBool::new(false));
-        let flag = interrupted.clone();
-        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-            .context("installing the Ctrl-C / SIGTERM handler")?;
+    /// Installs the handler (before the scene is built, which can take long itself) for the
+    /// run whose rows go to `streams`.
+    pub fn install(streams: SharedStreams) -> Result<Self> {
+        let interrupts = Interrupts::install(|| {})?;
+        let position = Arc::new(Position::default());
+        let (at, files) = (position.clone(), streams.clone());
+        interrupts.end_after(STOP_GRACE, move |signal, why| {
+            let message = format!(
+                "interrupted by {} {} ({why}; the step in progress is not written)",
+                signal.name(),
+                at.describe()
+            );
+            files.end_process(signal, &message)
+        });
         Ok(Self {
-            progress: super::progress::bar(Some(planned_steps), "steps"),
-            interrupted,
+            progress: ProgressBar::hidden(),
+            interrupts,
+            position,
+            streams,
         })
     }
 
-    /// After each step: moves the bar; after a Ctrl-C, flushes the streams `take` hands over,
-    /// says where their rows are and exits with status 130.
-    pub fn after_step<const N: usize>(
-        &self,
-        steps_done: usize,
-        time_secs: f64,
-        take: impl FnOnce() -> [Option<CsvStream>; N],
-    ) {
+    /// Starts the bar over `planned_steps`.
+    pub fn start(&mut self, planned_steps: u64) {
+        self.progress = super::progress::bar(Some(planned_steps), "steps");
+    }
+
+    /// After each step: moves the bar; after a signal, flushes the streams, says where their
+    /// rows are and ends the process with 128 + the signal's number.
+    pub fn after_step(&self, steps_done: usize, time_secs: f64) {
+        self.position
+            .time_bits
+            .store(time_secs.to_bits(), Ordering::SeqCst);
+        self.position
+            .steps
+            .store(steps_done as u64, Ordering::SeqCst);
         self.progress.set_position(steps_done as u64);
-        if self.interrupted.load(Ordering::SeqCst) {
+        if let Some(signal) = self.interrupts.received() {
             self.progress.finish_and_clear();
-            let kept = finish_all(take());
-            eprintln!("interrupted at t = {time_secs:.3} s after {steps_done} steps{kept}");
-            std::process::exit(130);
+            let message = format!(
+                "interrupted by {} {}",
+                signal.name(),
+                self.position.describe()
+            );
+            self.streams.end_process(signal, &message);
         }
     }
 
@@ -179,18 +274,4 @@ impl RunWatch {
     pub fn finish(&self) {
         self.progress.finish_and_clear();
     }
-}
-
-/// Flushes the CSV streams of an interrupted or failed run; says where the rows are (or why
-/// they could not be kept), e.g. "; rows so far kept in out.csv".
-pub fn finish_all<const N: usize>(streams: [Option<CsvStream>; N]) -> String {
-    let mut text = String::new();
-    for stream in streams.into_iter().flatten() {
-        let path = stream.path().display().to_string();
-        match stream.finish() {
-            Ok(()) => text.push_str(&format!("; rows so far kept in {path}")),
-            Err(e) => text.push_str(&format!("; {e:#}")),
-        }
-    }
-    text
 }

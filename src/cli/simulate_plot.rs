@@ -1,7 +1,7 @@
 //! `simulate --plot`: ‖ψ‖ (log scale) and the energies over time, drawn with plotters'
 //! bitmap backend (its `ttf` fonts need a system font such as DejaVu for the labels).
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 
 /// Everything the plot needs, one entry per step.
 #[derive(Default)]
@@ -35,10 +35,28 @@ impl Series {
     }
 }
 
-/// Draws the two charts into the PNG `path`.
+/// The plot's size, pixels.
+const PLOT_SIZE_PX: (u32, u32) = (1200, 900);
+
+/// Draws the two charts and writes them as the PNG `path`, atomically (a failed plot leaves
+/// the file that was there).
 pub fn plot(path: &std::path::Path, s: &Series) -> Result<()> {
+    let (w, h) = PLOT_SIZE_PX;
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    draw(&mut rgb, s)?;
+    let image = image::RgbImage::from_raw(w, h, rgb).context("plot buffer size")?;
+    let mut png = Vec::new();
+    image
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .context("encoding the plot as PNG")?;
+    ar_io::atomic_write::write_atomic(path, &png)?;
+    Ok(())
+}
+
+/// Draws the two charts into an RGB buffer of [`PLOT_SIZE_PX`].
+fn draw(rgb: &mut [u8], s: &Series) -> Result<()> {
     use plotters::prelude::*;
-    let root = BitMapBackend::new(path, (1200, 900)).into_drawing_area();
+    let root = BitMapBackend::with_buffer(rgb, PLOT_SIZE_PX).into_drawing_area();
     root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(420);
     let t_end = s.t.last().copied().unwrap_or(1.0).max(1e-9);

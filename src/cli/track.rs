@@ -1,7 +1,8 @@
 //! `track`: finds the printed marker in a camera stream, writes the per-frame pose to CSV and
 //! prints a summary (detection rate, timing, and accuracy when the ground truth is known: the
 //! synthetic camera's own, or a `--truth` CSV written by `--record`). Ctrl-C or SIGTERM ends
-//! a live run cleanly: the CSV rows, the recording and the summary are kept (exit 130).
+//! a live run cleanly: the CSV rows, the recording and the summary are kept (exit 130 for
+//! Ctrl-C, 143 for SIGTERM).
 
 use anyhow::{bail, Context};
 use ar_calibration::intrinsics::CameraIntrinsics;
@@ -177,8 +178,8 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
     let truth_file = args.truth.as_deref().map(read_truth).transpose()?;
     let mut csv = match &args.csv {
         Some(p) => {
-            let f =
-                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            let f = ar_io::safe_open::create_stream(p)
+                .with_context(|| format!("creating {}", p.display()))?;
             let mut w = CsvWriter::new(f);
             w.write_fields(TRACK_CSV_HEADER)
                 .with_context(|| format!("writing {}", p.display()))?;
@@ -201,11 +202,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
     // Ctrl-C and SIGTERM end a live run like the end of a video: rows, recording and
     // summary are kept (the AVI gets its index, so it plays).
     let interrupted = Arc::new(AtomicBool::new(false));
-    {
-        let flag = interrupted.clone();
-        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-            .context("installing the Ctrl-C / SIGTERM handler")?;
-    }
+    let interrupts = super::interrupt::Interrupts::setting(&interrupted)?;
     // --print writes a line per frame to the same terminal: no bar then.
     let progress = if args.print {
         indicatif::ProgressBar::hidden()
@@ -342,7 +339,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<()> {
     if interrupted.load(Ordering::SeqCst) {
         std::io::stdout().flush()?;
         eprintln!("interrupted after {frames} frames; their rows and recording are kept");
-        std::process::exit(130);
+        interrupts.exit_if_received();
     }
     match source_error {
         Some(e) => Err(anyhow::Error::new(e).context(format!(

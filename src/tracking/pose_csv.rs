@@ -91,7 +91,7 @@ impl TruthWriter {
             path: path.to_owned(),
             source,
         };
-        let f = std::fs::File::create(path).map_err(io)?;
+        let f = ar_io::safe_open::create_stream(path).map_err(io)?;
         let mut out = CsvWriter::new(f);
         out.write_fields(TRUTH_CSV_HEADER).map_err(io)?;
         Ok(Self {

@@ -25,22 +25,10 @@ use std::time::{Duration, Instant};
 /// Set by Ctrl-C (SIGINT) and SIGTERM.
 static STOP: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigterm(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
-/// Ctrl-C and SIGTERM both end the probe cleanly (rows kept, summary printed).
+/// Ctrl-C and SIGTERM both end the probe cleanly (rows kept, summary printed, exit 0: a
+/// stop is how a probe without `--count` ends); a second one ends it at once.
 fn install_stop_handlers() -> anyhow::Result<()> {
-    ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst))
-        .context("installing the Ctrl-C handler")?;
-    let handler: extern "C" fn(libc::c_int) = on_sigterm;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    if unsafe { libc::signal(libc::SIGTERM, handler as libc::sighandler_t) } == libc::SIG_ERR {
-        bail!(
-            "installing the SIGTERM handler: {}",
-            std::io::Error::last_os_error()
-        );
-    }
+    super::super::interrupt::Interrupts::install(|| STOP.store(true, Ordering::SeqCst))?;
     Ok(())
 }
 
@@ -70,7 +58,7 @@ impl Rows {
     fn new(csv: Option<&PathBuf>) -> anyhow::Result<Self> {
         let csv = match csv {
             Some(path) => {
-                let file = std::fs::File::create(path)
+                let file = ar_io::safe_open::create_stream(path)
                     .with_context(|| format!("creating {}", path.display()))?;
                 let mut w = CsvWriter::new(file);
                 w.write_fields(ARM_PROBE_HEADER.split(','))
