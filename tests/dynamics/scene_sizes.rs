@@ -66,11 +66,13 @@ fn a_rope_of_a_billion_or_2e18_elements_is_refused_at_its_field() {
 
 #[test]
 fn deformables_count_against_the_body_limit() {
-    // Two ropes of 60,000 elements: each within its own limit, 120,000 bodies together.
+    // Two ropes of 60,000 elements: each within its own limit, 120,000 bodies together
+    // (elements of 1 µm, under the 6.7 µm spacing: thicker ones would overlap by the
+    // thousand and be refused at their radius first).
+    let thin = rope("60000").replace("element_radius_m = 0.005", "element_radius_m = 0.000001");
     let text = format!(
-        "{}\n{}",
-        rope("60000"),
-        rope("60000").replace("name = \"rope\"", "name = \"rope2\"")
+        "{thin}\n{}",
+        thin.replace("name = \"rope\"", "name = \"rope2\"")
     );
     let second = text.rfind("elements =").unwrap();
     let line = 1 + text[..second].matches('\n').count();
@@ -353,4 +355,38 @@ fn a_scene_that_is_not_utf8_names_the_line_column_and_byte() {
     );
     // The file is unchanged.
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+/// The shipped cloth at 100 × 100: elements of 3 mm radius 2.4 mm apart, so each one
+/// overlaps its second neighbours at rest. Those pairs used to collide: the sheet flew apart
+/// and detection grew to 24 GB. Now they are excluded like connected pairs (checked against
+/// an all-pairs count of this grid: along a line the elements 2.4 and 4.8 mm apart overlap),
+/// and a radius far larger than the spacing is refused at its field.
+#[test]
+fn elements_overlapping_at_rest_never_collide_and_a_huge_radius_is_refused() {
+    let cloth = |radius: &str, nodes: usize| {
+        format!(
+            "[contact]\n[[deformable]]\nname = \"sheet\"\nkind = \"cloth\"\nmass_kg = 0.02\n\
+             element_radius_m = {radius}\nstiffness_n_per_m = 200.0\n\
+             corner_m = [-0.12, -0.12, 0.093]\nedge1_m = [0.24, 0.0, 0.0]\n\
+             edge2_m = [0.0, 0.24, 0.0]\nnodes = [{nodes}, {nodes}]\n"
+        )
+    };
+    let scene = Scene::parse(&cloth("0.003", 100), "s.toml").unwrap();
+    let excluded = &scene.contact.as_ref().unwrap().excluded_pairs;
+    // Grid neighbours closer than 6 mm at a 0.24/99 m spacing: offsets (di, dj) with
+    // di² + dj² < (0.006 · 99 / 0.24)² = 6.1: (0,1), (0,2), (1,1), (1,2) and their turns;
+    // counted per ordered offset over the 100 × 100 grid.
+    let count = |di: usize, dj: usize| (100 - di) * (100 - dj);
+    let expected = 2 * (count(0, 1) + count(0, 2)) + 2 * (count(1, 1) + 2 * count(1, 2));
+    assert_eq!(excluded.len(), expected);
+    let text = cloth("0.05", 40);
+    let err = error_of(&text);
+    assert!(
+        err.starts_with(&at_line_of(&text, "element_radius_m"))
+            && err.contains("field `deformable[0].element_radius_m`")
+            && err.contains("overlap more than 64 others each at rest"),
+        "{err}"
+    );
+    assert_small_peak("overlapping elements");
 }

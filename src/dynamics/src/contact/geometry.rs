@@ -216,10 +216,19 @@ impl std::fmt::Debug for DetectScratch {
     }
 }
 
+/// The most contact points one detection keeps: about 2 GB with their rows, impulses and
+/// report, forty times what a pile of 100 000 bodies (the scene limit) at rest holds.
+pub const MAX_CONTACT_POINTS: usize = 4_000_000;
+
 /// Detects the contact points of all allowed pairs at the poses `poses` (indexed by body),
 /// within `prediction_m(pair)` beyond touching. `reach_m(body)` bounds a body's share of
 /// that distance: prediction_m(a, b) ≤ reach_m(a) + reach_m(b). Points are appended to `out`
 /// in collider order (deterministic), so `out` is sorted by [`ContactPoint::key`] (unique).
+///
+/// At most `model.max_points` points are found: detection stops there and returns
+/// `false` (a scene flying apart, whose prediction distances grow with its speeds, would
+/// otherwise fill the memory with points; the step is then refused, see
+/// `solver::failure`).
 ///
 /// The broad phase is parry's bounding-volume hierarchy over the colliders' bounding boxes
 /// (bounding sphere plus reach); planes, which have no bounding box, are paired with every
@@ -231,7 +240,7 @@ pub(crate) fn detect(
     reach_m: impl Fn(BodyId) -> f64,
     scratch: &mut DetectScratch,
     out: &mut Vec<ContactPoint>,
-) {
+) -> bool {
     out.clear();
     let n = model.colliders.len();
     world_poses_and_radii(model, poses, scratch);
@@ -285,7 +294,12 @@ pub(crate) fn detect(
                 push_points((i, c1, &p1), (j, c2, &p2), manifold, out);
             })
         });
+        if out.len() > model.max_points {
+            out.truncate(model.max_points);
+            return false;
+        }
     }
+    true
 }
 
 /// Makes `manifold` a fresh one for the next pair (parry's convex generators may read what

@@ -169,6 +169,9 @@ pub struct ContactModel {
     pub stylus_tip_radius_m: Option<f64>,
     /// The pseudo-body index of the stylus tip (the number of bodies), once added.
     pub tip_body: Option<BodyId>,
+    /// The most contact points one detection keeps; a step that finds more fails
+    /// ([`geometry::MAX_CONTACT_POINTS`] by default).
+    pub max_points: usize,
 }
 
 impl ContactModel {
@@ -182,6 +185,7 @@ impl ContactModel {
             impact_speed_m_per_s: 1.0e-3,
             stylus_tip_radius_m: None,
             tip_body: None,
+            max_points: geometry::MAX_CONTACT_POINTS,
         }
     }
 

@@ -62,3 +62,45 @@ impl Simulation {
         self.solver.contact.max_penetration_m
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::error::SimError;
+    use crate::solver::FailureCause;
+
+    /// Three balls resting on the desk make three contact points; with room for two, the step
+    /// fails naming the limit, and the balls stay where they were.
+    #[test]
+    fn a_step_with_more_contact_points_than_the_limit_fails_and_keeps_the_state() {
+        let mut text = String::from(
+            "[[plane]]\nname = \"desk\"\nnormal = [0.0, 0.0, 1.0]\npoint_in_world_m = [0.0, 0.0, 0.0]\n",
+        );
+        for (i, x) in [0.0, 0.1, 0.2].iter().enumerate() {
+            text.push_str(&format!(
+                "[[body]]\nname = \"b{i}\"\nmass_kg = 0.1\ninertia_kg_m2 = [1e-5, 1e-5, 1e-5]\n\
+                 position_m = [{x}, 0.0, 0.01]\nshape = {{ kind = \"sphere\", radius_m = 0.01 }}\n"
+            ));
+        }
+        let mut sim = crate::Scene::parse(&text, "balls.toml")
+            .unwrap()
+            .build()
+            .unwrap();
+        sim.step().unwrap();
+        assert_eq!(sim.contact_report().len(), 3);
+        sim.model.contact.as_mut().unwrap().max_points = 2;
+        let before: Vec<_> = sim.bodies().iter().map(|b| b.position_in_world).collect();
+        let time = sim.time_secs();
+        let Err(SimError::StepFailed(failure)) = sim.step() else {
+            panic!("the step was taken")
+        };
+        assert_eq!(failure.cause, FailureCause::TooManyContacts { limit: 2 });
+        assert!(
+            failure
+                .to_string()
+                .contains("contact detection found more than 2 contact points"),
+            "{failure}"
+        );
+        let after: Vec<_> = sim.bodies().iter().map(|b| b.position_in_world).collect();
+        assert_eq!((after, sim.time_secs()), (before, time));
+    }
+}

@@ -14,6 +14,12 @@ pub enum FailureCause {
         /// What first held a non-finite value, e.g. "body `p3` angular velocity".
         what: String,
     },
+    /// Detection found more contact points than it keeps (the scene is flying apart, or far
+    /// denser than any desk scene).
+    TooManyContacts {
+        /// The contact model's `max_points`.
+        limit: usize,
+    },
     /// The step did not converge even when split into the most sub-steps.
     NotConverged {
         /// Sub-steps of the last attempt.
@@ -64,6 +70,11 @@ impl fmt::Display for StepFailure {
         )?;
         match &self.cause {
             FailureCause::NonFinite { what } => write!(f, "{what} is not finite")?,
+            FailureCause::TooManyContacts { limit } => write!(
+                f,
+                "contact detection found more than {limit} contact points (the scene is flying \
+                 apart, or far denser than a desk scene)"
+            )?,
             FailureCause::NotConverged {
                 substeps,
                 velocity_residual,

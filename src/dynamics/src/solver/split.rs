@@ -61,9 +61,11 @@ impl Step<'_> {
             .saved_state
             .extend(self.bodies.iter().map(BodyState::of));
         let saved = (self.s.ledger, self.stylus_target, self.s.time_secs);
+        self.s.contact.too_many_points = false;
         self.advance();
         let mut substeps = 1;
-        let mut accepted = self.step_accepted();
+        // Splitting does not bring the points below the limit: fail at once.
+        let mut accepted = self.step_accepted() || self.s.contact.too_many_points;
         // Sub-steps at the deepest split whose row refreshes did not converge although their
         // state is finite and their joints closed: kept (the time then stays right) and
         // reported in the diagnostics.
@@ -75,7 +77,7 @@ impl Step<'_> {
         }
         self.s.diagnostics.substeps = substeps;
         self.s.diagnostics.unconverged = unconverged;
-        let result = if accepted && self.state_finite() {
+        let result = if accepted && self.state_finite() && !self.s.contact.too_many_points {
             Ok(())
         } else {
             let failure = self.failure(substeps, last_diagnostics.constraint_norm_m, saved.2);
@@ -157,6 +159,9 @@ impl Step<'_> {
         let d = self.s.diagnostics;
         let cause = match self.first_non_finite() {
             Some(what) => FailureCause::NonFinite { what },
+            None if self.s.contact.too_many_points => FailureCause::TooManyContacts {
+                limit: self.contact.map_or(0, |m| m.max_points),
+            },
             None => FailureCause::NotConverged {
                 substeps,
                 velocity_residual: d.velocity_residual,

@@ -91,6 +91,9 @@ pub(crate) struct ContactScratch {
     sparse: SparseContacts,
     /// Detection's buffers.
     detection: geometry::DetectScratch,
+    /// Set when a detection of the step stopped at the model's `max_points`: the
+    /// step fails (cleared at the start of each step).
+    pub(crate) too_many_points: bool,
     /// The dense solve's and the solve through the joints' buffers.
     pub(super) lcp: lcp::LcpScratch,
     through_joints: through_joints::ThroughJointsScratch,
@@ -339,7 +342,9 @@ impl Step<'_> {
                 0.5 * margin + 2.0 * h * speed[a]
             }
         };
-        geometry::detect(model, &c.poses, prediction, reach, &mut c.detection, out);
+        if !geometry::detect(model, &c.poses, prediction, reach, &mut c.detection, out) {
+            c.too_many_points = true;
+        }
     }
 
     /// Stage 4b (contact only): the contact rows with friction, solved by the active-set
