@@ -12,6 +12,7 @@ mod settle;
 mod articulated_loops;
 mod articulated_vs_default;
 mod contact;
+mod contact_presence;
 mod convergence;
 mod convergence_free_body;
 mod deformable;

@@ -10,7 +10,9 @@
 //!   is √(μ₁ μ₂) (a frictionless plane makes every contact on it frictionless) and its
 //!   restitution the larger of the two.
 //! - Contact is on in a scene when it declares a `[contact]` table, a `[[plane]]` or a
-//!   `[[static]]`; scenes without them step exactly as before (their golden hashes hold).
+//!   `[[static]]`, or when one of its bodies sets `friction`, `restitution` or `collide`
+//!   (a body that names a contact field expects contact; none is silently off); scenes
+//!   without any of them step exactly as before (their golden hashes hold).
 //!
 //! # Detection
 //! Shapes are parry's (`Ball`, `Cuboid`, `Capsule`, `Cylinder`, `HalfSpace`; a cylinder or a
