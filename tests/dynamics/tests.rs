@@ -22,6 +22,7 @@ mod forces;
 mod free_rotation;
 mod function_length;
 mod golden;
+mod incline_friction;
 mod lever;
 mod mobile_scale;
 mod solver;
