@@ -91,8 +91,9 @@
 //!
 //! With contact (a scene with `[contact]`, `[[plane]]` or `[[static]]`) three stages join:
 //! **impacts** before stage 1, the **contact rows** after stage 4 and the **projection and
-//! report** after stage 5 (see `contact_rows` and [`crate::contact`]); without contact
-//! they return at once and the step is exactly the one above.
+//! report** after stage 5 (see `contact_rows` and [`crate::contact`]); joint limits take
+//! part in the first two (`contact::limits`). Without contact and limits they return at once
+//! and the step is exactly the one above.
 //!
 //! Soft elements (springs, stylus) are solved with the joints as soft constraints: elastic
 //! impulse −h k (eₙ + eₙ₊₁)/2 (implicit midpoint: unconditionally stable, no numerical

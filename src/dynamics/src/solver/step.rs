@@ -40,7 +40,8 @@ impl Step<'_> {
         // The last step's final prediction is where the bodies are (see `end_geometry_at`).
         let reuse_end = self.s.joint.end_geometry_at == self.s.versions.prediction
             && self.s.linear.is_coupled()
-            && self.contact.is_none();
+            && self.contact.is_none()
+            && !self.has_limits();
         // (Each contact stage returns at once without contact: see `contact_rows`.)
         self.contact_impacts();
         self.free_motion(reuse_end);
