@@ -247,6 +247,20 @@ fn the_csv_reports_each_limited_coordinate_after_the_reactions() {
     let scene = Scene::parse(&slider_scene(0.01, "limits_m = [-0.1, 0.2]"), "l.toml").unwrap();
     let sim = SceneSimulation::build(&scene, Method::Default).unwrap();
     assert_eq!(csv_header(&sim).last().unwrap(), "rail_limit_n");
+    // A row holds the step's limit torque in the last column, as the simulation reports it.
+    let scene = Scene::parse(&hinge_scene(0.01, "limits_rad = [-0.5, 1.0]"), "l.toml").unwrap();
+    let mut sim = SceneSimulation::build(&scene, Method::Default).unwrap();
+    let mut out = ar_io::csv_write::CsvWriter::new(Vec::new());
+    for _ in 0..100 {
+        sim.step(&Default::default()).unwrap();
+    }
+    ar_dynamics::drive::csv::csv_row(&sim, &mut out).unwrap();
+    let text = String::from_utf8(out.into_inner().unwrap()).unwrap();
+    let last: f64 = text.trim_end().rsplit(',').next().unwrap().parse().unwrap();
+    let torque = sim.as_default().unwrap().joint_limit_forces()[0][0];
+    assert!(torque < -2.0, "{torque}");
+    assert_eq!(last.to_bits(), torque.to_bits());
+    assert_eq!(text.trim_end().split(',').count(), csv_header(&sim).len());
     // Without limits: no column, and no limit forces.
     let scene = Scene::parse(&hinge_scene(0.01, ""), "l.toml").unwrap();
     let mut sim = SceneSimulation::build(&scene, Method::Default).unwrap();
@@ -351,4 +365,51 @@ fn the_articulated_method_refuses_scene_limits_by_name() {
         e.contains("pivot") && e.contains("limits_rad") && e.contains("default method"),
         "{e}"
     );
+}
+
+#[test]
+fn a_limited_pendulum_beside_a_ball_on_the_desk_keeps_both_right() {
+    // The desk's contacts come first in the contact solve and the limit rows after them.
+    let ball = "[[plane]]\nname = \"desk\"\nnormal = [0.0, 0.0, 1.0]\npoint_in_world_m = [0.0, 0.0, -1.0]\n\
+        [[body]]\nname = \"ball\"\nmass_kg = 1.0\ninertia_kg_m2 = [0.001, 0.001, 0.001]\n\
+        position_m = [2.0, 0.0, -0.95]\nshape = { kind = \"sphere\", radius_m = 0.05 }\n";
+    let text = format!("{}{ball}", hinge_scene(0.01, "limits_rad = [-0.5, 1.0]"));
+    let (trace, sim) = run(&text, 200, 0, pendulum);
+    let overshoot = trace.iter().map(|s| s.q - HI_RAD).fold(f64::MIN, f64::max);
+    let last = trace.last().unwrap();
+    assert!(!sim.contact_report().is_empty());
+    assert!(
+        overshoot <= 1e-7 && (last.q - HI_RAD).abs() <= 1e-7,
+        "{overshoot:e}"
+    );
+    let rel = (last.force + gravity_torque(HI_RAD)).abs() / gravity_torque(HI_RAD);
+    assert!(rel <= 1e-3, "{rel:e}");
+    let b = &sim.bodies()[sim.body_id("ball").unwrap()];
+    assert!(b.linear_velocity_in_world.norm() < 1e-9 && sim.max_penetration_m() < 1e-7);
+}
+
+#[test]
+fn a_slot_takes_both_limits_and_reports_both() {
+    let text = slider_scene(0.01, "limits_m = [-0.1, 0.2]\nlimits_rad = [-0.3, 0.3]")
+        .replace("kind = \"prismatic\"", "kind = \"slot\"")
+        .replace(
+            "axis_in_world = [",
+            "hinge_axis_in_world = [0.0, 1.0, 0.0]\naxis_in_world = [",
+        );
+    let scene = Scene::parse(&text, "slot.toml").unwrap();
+    let mut sim = SceneSimulation::build(&scene, Method::Default).unwrap();
+    let header = csv_header(&sim);
+    assert_eq!(
+        &header[header.len() - 2..],
+        ["rail_limit_n_m", "rail_limit_n"]
+    );
+    for _ in 0..100 {
+        sim.step(&Default::default()).unwrap();
+    }
+    // The block slid down to its end and rests there (its centre on the axis: no turn).
+    let (d, v) = slider(sim.as_default().unwrap());
+    assert!((d - HI_M).abs() <= 1e-7 && v.abs() <= 1e-6, "{d} {v}");
+    let [torque, force] = sim.as_default().unwrap().joint_limit_forces()[0];
+    let static_force = M_SLIDER * G * 30f64.to_radians().sin();
+    assert!(torque.abs() < 1e-9 && (force + static_force).abs() <= 1e-6 * static_force);
 }
