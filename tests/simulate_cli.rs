@@ -391,3 +391,43 @@ fn no_progress_bar_in_a_pipe() {
         "{stdout}"
     );
 }
+
+/// A hinge pendulum with `limits_rad` (issue 42): the CSV's last column is the limit's torque,
+/// which at rest on the upper limit holds gravity's moment m g L cos(hi) about the pivot
+/// (closed form, to the O(h²) the manual gives for a hinge limit).
+#[test]
+fn a_limited_hinge_reports_its_limit_torque_in_the_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("limited.toml");
+    std::fs::write(
+        &scene,
+        "gravity_m_per_s2 = [0.0, 0.0, -9.81]\n[solver]\ndt_secs = 0.01\n\
+         [[body]]\nname = \"bob\"\nmass_kg = 1.0\ninertia_kg_m2 = [0.01, 0.01, 0.01]\n\
+         position_m = [0.5, 0.0, 0.0]\nshape = { kind = \"sphere\", radius_m = 0.05 }\n\
+         [[joint]]\nname = \"pivot\"\nkind = \"hinge\"\nbody1 = \"ground\"\nbody2 = \"bob\"\n\
+         anchor_in_world_m = [0.0, 0.0, 0.0]\naxis_in_world = [0.0, 1.0, 0.0]\n\
+         limits_rad = [-0.5, 1.0]\n",
+    )
+    .unwrap();
+    let csv = dir.path().join("out.csv");
+    ok(&[
+        "simulate",
+        scene.to_str().unwrap(),
+        "--duration",
+        "1",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let (header, rows) = read_csv(&csv);
+    assert_eq!(header.last().unwrap(), "pivot_limit_n_m");
+    assert_eq!(header[header.len() - 2], "pivot_tz");
+    let torque: f64 = rows.last().unwrap().last().unwrap().parse().unwrap();
+    let (m_kg, l_m) = (1.0, 0.5);
+    let at_rest = -m_kg * 9.81 * l_m * 1.0f64.cos();
+    assert!(
+        (torque - at_rest).abs() <= 1e-3 * at_rest.abs(),
+        "{torque} {at_rest}"
+    );
+    // Before the swing reaches the limit the column is 0.
+    assert_eq!(rows[0].last().unwrap(), "0");
+}

@@ -49,6 +49,9 @@ t_s has 9 decimals, i.e. rounded to 1 ns, as the solver's clock is n·h accumula
   then per joint, in scene order, the reaction on the joint's second body:
   <joint>_fx,_fy,_fz  force (N)
   <joint>_tx,_ty,_tz  moment about the joint's anchor (N·m)
+  then per joint with limits (limits_rad, limits_m), in scene order:
+  <joint>_limit_n_m   limit torque about the hinge axis on the second body (N·m)
+  <joint>_limit_n     limit force along the slide axis on the second body (N)
 
 --poses OUT.csv, one row per dynamic body (scene order) every --poses-every steps, world frame:
   t_s                 simulated time at the end of the step (s)

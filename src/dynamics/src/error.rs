@@ -89,6 +89,16 @@ pub enum SimError {
         /// What is wrong.
         reason: String,
     },
+    /// A joint's limits are unusable (see [`crate::model::limit`]).
+    #[error("joint `{name}`: `{field}` {reason}")]
+    BadJointLimit {
+        /// The joint.
+        name: String,
+        /// The field: `limits_rad`, `limits_m` or `limit_restitution`.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
     /// A rigid group cannot be made (see [`crate::deformable::rigid_group`]).
     #[error("rigid group `{name}`: {reason}")]
     BadRigidGroup {

@@ -44,6 +44,14 @@ pub fn scene_model(scene: &Scene) -> Result<Model, ArticulatedError> {
                 .into(),
         ));
     }
+    if let Some(j) = scene.joints.iter().find(|j| j.limits.any()) {
+        return Err(ArticulatedError::Unsupported(format!(
+            "joint `{}` has limits (`limits_rad`/`limits_m`), which this method does not take \
+             from a scene file: its limits are exponential, set with \
+             `ArticulatedSim::set_joint_limit`; run it with the default method",
+            j.name
+        )));
+    }
     if !scene.rigid_groups.is_empty() {
         return Err(ArticulatedError::Unsupported(
             "it has rigid groups of deformable elements, which this method does not model; \

@@ -10,7 +10,9 @@
 //!   is √(μ₁ μ₂) (a frictionless plane makes every contact on it frictionless) and its
 //!   restitution the larger of the two.
 //! - Contact is on in a scene when it declares a `[contact]` table, a `[[plane]]` or a
-//!   `[[static]]`; scenes without them step exactly as before (their golden hashes hold).
+//!   `[[static]]`, or when one of its bodies sets `friction`, `restitution` or `collide`
+//!   (a body that names a contact field expects contact; none is silently off); scenes
+//!   without any of them step exactly as before (their golden hashes hold).
 //!
 //! # Detection
 //! Shapes are parry's (`Ball`, `Cuboid`, `Capsule`, `Cylinder`, `HalfSpace`; a cylinder or a
@@ -60,6 +62,9 @@ pub const DEFAULT_FRICTION: f64 = 0.5;
 pub const DEFAULT_RESTITUTION: f64 = 0.0;
 /// Default contact margin (m): contacts are rows this far before they touch.
 pub const DEFAULT_MARGIN_M: f64 = 1.0e-3;
+/// Default normal approach speed above which a contact (or a joint limit) is an impact with
+/// restitution (m/s, or rad/s for an angle limit).
+pub const DEFAULT_IMPACT_SPEED_M_PER_S: f64 = 1.0e-3;
 /// Without joints, the contact rows of a step with at most this many contacts are solved by
 /// Alg. 3's dense active set, and with more (or with the pushing tip in one of them) by
 /// sparse projected Gauss–Seidel ([`sparse_pgs`]).
@@ -182,7 +187,7 @@ impl ContactModel {
             excluded_pairs: Vec::new(),
             margin_m,
             method,
-            impact_speed_m_per_s: 1.0e-3,
+            impact_speed_m_per_s: DEFAULT_IMPACT_SPEED_M_PER_S,
             stylus_tip_radius_m: None,
             tip_body: None,
             max_points: geometry::MAX_CONTACT_POINTS,

@@ -50,6 +50,15 @@ pub fn csv_header(sim: &SceneSimulation) -> Vec<String> {
             columns.push(format!("{}_{column}", j.name));
         }
     }
+    // The limited joints' limit forces last, so that a scene without limits keeps its columns.
+    for j in sim.joints() {
+        if j.limits.angle_rad.is_some() {
+            columns.push(format!("{}_limit_n_m", j.name));
+        }
+        if j.limits.travel_m.is_some() {
+            columns.push(format!("{}_limit_n", j.name));
+        }
+    }
     columns
 }
 
@@ -81,7 +90,9 @@ pub fn main_csv_fields<'a, W: Write>(
 /// number uses Rust's shortest round-trip formatting, so equal rows mean bit-identical values.
 /// The stylus columns hold the tip the solver uses (NaN when none was ever set); the grab
 /// columns the first grab point's world position (NaN if the scene has none); per joint, the
-/// reaction force (N) and moment (N·m) on its second body, world axes (default method).
+/// reaction force (N) and moment (N·m) on its second body, world axes (default method); then
+/// per limited joint its limit torque (`_limit_n_m`, N·m) and force (`_limit_n`, N) on its
+/// second body along its coordinate (see [`crate::Simulation::joint_limit_forces`]).
 pub fn csv_row<W: Write>(sim: &SceneSimulation, out: &mut CsvWriter<W>) -> io::Result<()> {
     let d = sim.diagnostics();
     let tip: [f64; 3] = sim
@@ -91,13 +102,22 @@ pub fn csv_row<W: Write>(sim: &SceneSimulation, out: &mut CsvWriter<W>) -> io::R
         .grab_point_in_world(0)
         .map_or([f64::NAN; 3], |p| p.coords.into());
     let mut row = main_csv_fields(out.row(), d, tip, grab);
-    let reactions = match sim.method() {
-        MethodSim::Default(sim) => sim.joint_reactions(),
-        MethodSim::Articulated(_) => &[],
+    let MethodSim::Default(sim) = sim.method() else {
+        return row.end();
     };
-    for r in reactions {
+    for r in sim.joint_reactions() {
         let (f, m) = (r.force_in_world, r.torque_in_world);
         row = row.values([f.x, f.y, f.z, m.x, m.y, m.z]);
+    }
+    let forces = sim.joint_limit_forces();
+    for (i, j) in sim.joints().iter().enumerate() {
+        let [torque, force] = forces.get(i).copied().unwrap_or([f64::NAN; 2]);
+        if j.limits.angle_rad.is_some() {
+            row = row.value(torque);
+        }
+        if j.limits.travel_m.is_some() {
+            row = row.value(force);
+        }
     }
     row.end()
 }

@@ -22,6 +22,7 @@
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 
 use super::body::{Body, BodyId, Pose};
+use super::limit::JointLimits;
 use crate::linalg::block::{BlockVector, MAX_ROWS};
 
 /// The kind of a joint (see the module table).
@@ -90,6 +91,11 @@ pub struct Joint {
     hinge_axis_in_body1: Vector3<f64>,
     hinge_perp_in_body2: [Vector3<f64>; 2],
     body1_from_body2_rotation: UnitQuaternion<f64>,
+    /// Body 2's first hinge perpendicular as body 1 saw it in the initial pose: the angle of
+    /// a limit is measured from it ([`super::limit`]).
+    hinge_reference_in_body1: Vector3<f64>,
+    /// The joint's limits (default method; none unless the scene sets them).
+    pub limits: JointLimits,
 }
 
 /// Two unit vectors perpendicular to `axis` and to each other.
@@ -141,6 +147,8 @@ impl Joint {
             hinge_axis_in_body1: q1.inverse_transform_vector(&hinge_axis),
             hinge_perp_in_body2: hinge_perp.map(|b| q2.inverse_transform_vector(&b)),
             body1_from_body2_rotation: q1.inverse() * q2,
+            hinge_reference_in_body1: q1.inverse_transform_vector(&hinge_perp[0]),
+            limits: JointLimits::default(),
         }
     }
 
@@ -163,6 +171,12 @@ impl Joint {
     /// are (meaningful for prismatic and slot joints).
     pub(crate) fn slide_perp_in_body1(&self) -> &[Vector3<f64>; 2] {
         &self.slide_perp_in_body1
+    }
+
+    /// Body 2's first hinge perpendicular in the initial pose, fixed in body 1 (the zero of
+    /// a limited angle).
+    pub(crate) fn hinge_reference_in_body1(&self) -> &Vector3<f64> {
+        &self.hinge_reference_in_body1
     }
 
     /// The two unit vectors ⊥ the hinge axis, fixed in body 2, whose angular rows ψ = a₁·u

@@ -5,6 +5,7 @@ pub mod body;
 pub mod force;
 pub mod grab;
 pub mod joint;
+pub mod limit;
 pub mod shape;
 pub mod spring;
 pub mod stylus;
@@ -72,6 +73,13 @@ impl Model {
         for j in &joints {
             check("joint", &j.name, j.body1)?;
             check("joint", &j.name, j.body2)?;
+            if let Some((field, reason)) = j.limits.problem(j.kind) {
+                return Err(SimError::BadJointLimit {
+                    name: j.name.clone(),
+                    field,
+                    reason,
+                });
+            }
         }
         for s in &springs {
             check("spring", &s.name, s.body1)?;

@@ -1,7 +1,8 @@
 //! Contact in scene files: body materials, `[[plane]]`, `[[static]]` and `[contact]`.
 //!
 //! ```toml
-//! [contact]                     # optional; contact is on with it, a plane or a static
+//! [contact]                     # optional; contact is on with it, a plane, a static, or a
+//!                               # body that sets friction, restitution or collide
 //! margin_m = 0.001              # rows exist this far before touching (default 1e-3)
 //! inequality_method = "right"   # right | platt | tendency (Jonquet et al. Alg. 3, 1, 2)
 //! stylus_tip_radius_m = 0.003   # the stylus tip pushes: a kinematic sphere (default: off)
@@ -103,7 +104,13 @@ pub(super) fn contact_model(
     file: &SceneFile,
     bodies: &[Body],
 ) -> Result<Option<ContactModel>, SceneError> {
-    if file.contact.is_none() && file.planes.is_empty() && file.statics.is_empty() {
+    // A body that sets a contact field asks for contact: without this a cradle written
+    // without `[contact]` ran with no contact at all, its balls passing through each other.
+    let asked = file
+        .bodies
+        .iter()
+        .any(|d| d.friction.is_some() || d.restitution.is_some() || d.collide.is_some());
+    if file.contact.is_none() && file.planes.is_empty() && file.statics.is_empty() && !asked {
         return Ok(None);
     }
     let mut model = contact_settings(ck, file.contact.as_ref())?;

@@ -118,6 +118,14 @@ pub(super) struct JointDef {
     pub(super) axis_in_world: Option<Spanned<[f64; 3]>>,
     #[serde(default, deserialize_with = "super::array3::opt_spanned")]
     pub(super) hinge_axis_in_world: Option<Spanned<[f64; 3]>>,
+    /// `[lo, hi]` of the angle (rad) and of the travel (m), and the limits' restitution (see
+    /// `crate::model::limit`).
+    #[serde(default)]
+    pub(super) limits_rad: Option<Spanned<Vec<f64>>>,
+    #[serde(default)]
+    pub(super) limits_m: Option<Spanned<Vec<f64>>>,
+    #[serde(default)]
+    pub(super) limit_restitution: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]

@@ -11,6 +11,7 @@ use super::ANCHOR_TOLERANCE_M;
 use crate::error::SceneError;
 use crate::model::body::{Body, GROUND};
 use crate::model::joint::{Joint, JointKind};
+use crate::model::limit::JointLimits;
 
 /// The `[[joint]]` tables.
 pub(super) fn joints(
@@ -42,19 +43,59 @@ pub(super) fn joints(
             KindDef::Fixed => JointKind::Fixed,
         };
         let (axis, hinge_axis) = axes(ck, j, &f, kind)?;
-        joints.push(Joint::new(
-            name.clone(),
-            kind,
-            bodies,
-            b1,
-            b2,
-            a1,
-            a2,
-            axis,
-            hinge_axis,
-        ));
+        let mut joint = Joint::new(name.clone(), kind, bodies, b1, b2, a1, a2, axis, hinge_axis);
+        joint.limits = limits(ck, j, &f, kind)?;
+        joints.push(joint);
     }
     Ok(joints)
+}
+
+/// The joint's `limits_rad`, `limits_m` and `limit_restitution` (see
+/// [`crate::model::limit`]), checked: two finite numbers lo ≤ 0 ≤ hi on a joint that has the
+/// coordinate, a restitution in [0, 1] only with limits.
+fn limits(
+    ck: &Checker,
+    j: &JointDef,
+    f: &dyn Fn(&str) -> String,
+    kind: JointKind,
+) -> Result<JointLimits, SceneError> {
+    let pair = |v: &Option<toml::Spanned<Vec<f64>>>, field: &str| match v {
+        None => Ok(None),
+        Some(v) => match v.get_ref().as_slice() {
+            &[lo, hi] => Ok(Some([lo, hi])),
+            other => Err(ck.err(
+                v.span(),
+                f(field),
+                format!("expected [lo, hi], two numbers, found {}", other.len()),
+            )),
+        },
+    };
+    let mut limits = JointLimits {
+        angle_rad: pair(&j.limits_rad, "limits_rad")?,
+        travel_m: pair(&j.limits_m, "limits_m")?,
+        restitution: 0.0,
+    };
+    if let Some(e) = &j.limit_restitution {
+        if !limits.any() {
+            return Err(ck.err(
+                e.span(),
+                f("limit_restitution"),
+                "a restitution without `limits_rad` or `limits_m` has nothing to act on",
+            ));
+        }
+        limits.restitution = *e.get_ref();
+    }
+    match limits.problem(kind) {
+        None => Ok(limits),
+        Some((field, why)) => {
+            let span = match field {
+                "limits_rad" => j.limits_rad.as_ref().map(toml::Spanned::span),
+                "limits_m" => j.limits_m.as_ref().map(toml::Spanned::span),
+                _ => j.limit_restitution.as_ref().map(toml::Spanned::span),
+            };
+            Err(ck.err(span.unwrap_or_else(|| j.kind.span()), f(field), why))
+        }
+    }
 }
 
 /// The joint's anchor in each body's frame: from `anchor_in_world_m`, or both given in the

@@ -57,6 +57,14 @@ impl Simulation {
         &self.solver.contact.report
     }
 
+    /// Per joint, the limit torque about its hinge axis (N·m) and force along its slide axis
+    /// (N) on its second body in the last step (the limits' impulses / h, impacts included;
+    /// positive pushes the coordinate up, see [`crate::model::limit`]); empty when no joint
+    /// has limits.
+    pub fn joint_limit_forces(&self) -> &[[f64; 2]] {
+        &self.solver.contact.limit_force
+    }
+
     /// The largest penetration at the end of the last step (m, ≥ 0).
     pub fn max_penetration_m(&self) -> f64 {
         self.solver.contact.max_penetration_m

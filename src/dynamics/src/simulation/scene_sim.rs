@@ -113,8 +113,9 @@ pub enum BuildError {
     /// The scene file is bad, or the default method cannot build it.
     #[error(transparent)]
     Scene(#[from] SceneError),
-    /// The articulated method cannot run this scene (contacts, an unsupported joint).
-    #[error("{0}")]
+    /// The articulated method cannot run this scene (contacts, limits, an unsupported
+    /// joint). Transparent: with `{0}` and a source, `{:#}` printed the message twice.
+    #[error(transparent)]
     Articulated(#[from] ArticulatedError),
     /// The scene's `[wind]` table does not make a wind.
     #[error("scene {path}: [wind]: {cause}")]

@@ -83,7 +83,8 @@
 //!    comment).
 //! 6. **Position correction** (only if needed): if ‖ψ‖ > `position_tolerance_m`, nonlinear
 //!    Gauss–Seidel projection sweeps move the poses (not the velocities) along M⁻¹Jᵀ until
-//!    ‖ψ‖ is under the tolerance or `max_position_iterations` is reached. With the default
+//!    ‖ψ‖ is under the tolerance or `max_position_iterations` is reached; with joint limits,
+//!    each sweep also projects the ends past their limits (`contact::limits`). With the default
 //!    parameters the velocity stage already holds ‖ψ‖ ≈ 1e-8 m and this pass does not run in
 //!    the acceptance runs; it is the safety net that keeps ‖ψ‖ < 1e-6 m when a cap is hit.
 //! 7. **Reactions and diagnostics**: reactions are the accumulated impulses / h (Eq. 24–26)
@@ -91,8 +92,9 @@
 //!
 //! With contact (a scene with `[contact]`, `[[plane]]` or `[[static]]`) three stages join:
 //! **impacts** before stage 1, the **contact rows** after stage 4 and the **projection and
-//! report** after stage 5 (see `contact_rows` and [`crate::contact`]); without contact
-//! they return at once and the step is exactly the one above.
+//! report** after stage 5 (see `contact_rows` and [`crate::contact`]); joint limits take
+//! part in the first two (`contact::limits`). Without contact and limits they return at once
+//! and the step is exactly the one above.
 //!
 //! Soft elements (springs, stylus) are solved with the joints as soft constraints: elastic
 //! impulse −h k (eₙ + eₙ₊₁)/2 (implicit midpoint: unconditionally stable, no numerical

@@ -4,6 +4,7 @@
 
 use nalgebra::{Matrix3, Vector3};
 
+use super::contact::limits::LIMIT_TOLERANCE;
 use super::stamp::Stamp;
 use super::{squared_norm, LinearSolve, Step};
 use crate::linalg::block::MAX_ROWS;
@@ -40,7 +41,8 @@ impl Step<'_> {
         // The last step's final prediction is where the bodies are (see `end_geometry_at`).
         let reuse_end = self.s.joint.end_geometry_at == self.s.versions.prediction
             && self.s.linear.is_coupled()
-            && self.contact.is_none();
+            && self.contact.is_none()
+            && !self.has_limits();
         // (Each contact stage returns at once without contact: see `contact_rows`.)
         self.contact_impacts();
         self.free_motion(reuse_end);
@@ -228,13 +230,22 @@ impl Step<'_> {
             super::energy::constraint_norm_m(self.bodies, self.joints)
         };
         let mut position_iterations = 0;
-        while norm > self.ctx.position_tolerance_m
+        // Joint limits are projected in the same sweeps (0 without limits: the loop is the
+        // joints' alone).
+        let limited = self.has_limits();
+        let mut past_limit = self.limit_violation();
+        while (norm > self.ctx.position_tolerance_m || past_limit > LIMIT_TOLERANCE)
             && position_iterations < self.ctx.max_position_iterations
         {
             position_iterations += 1;
             self.ensure_joint_factors();
             for i in 0..self.joints.len() {
                 self.project_joint(i);
+            }
+            // (The joints' projection may itself push a joint past its limit.)
+            if limited {
+                self.project_limits();
+                past_limit = self.limit_violation();
             }
             norm = super::energy::constraint_norm_m(self.bodies, self.joints);
         }

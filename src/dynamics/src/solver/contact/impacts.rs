@@ -9,16 +9,21 @@ use nalgebra::{Vector2, Vector3};
 use super::{add_velocity_change, joint_rows_at, row_velocities, rows_of, tip_work, RowVelocities};
 use crate::contact::lcp;
 use crate::contact::lcp::{ContactRows, Row};
-use crate::contact::ContactPoint;
+use crate::contact::{ContactPoint, DEFAULT_IMPACT_SPEED_M_PER_S};
 use crate::solver::Step;
 
 impl Step<'_> {
     /// Stage 0 (contact only): detection at the start poses and the impact sweeps.
     pub(in crate::solver) fn contact_impacts(&mut self) {
-        let Some(model) = self.contact_model() else {
+        let limited = self.has_limits();
+        if limited {
+            self.reset_limit_impulses();
+        }
+        let model = self.contact;
+        if model.is_none() && !limited {
             return;
-        };
-        let v_imp = model.impact_speed_m_per_s;
+        }
+        let v_imp = model.map_or(DEFAULT_IMPACT_SPEED_M_PER_S, |m| m.impact_speed_m_per_s);
         let h = self.ctx.h;
         self.contact_masses();
         self.detect_contacts(false);
@@ -40,11 +45,13 @@ impl Step<'_> {
     ) {
         let RowVelocities { v, w } = now;
         let (tip, v_tip) = self.tip_motion();
+        let limited = self.has_limits();
         let c = &mut self.s.contact;
         let n = c.points.len();
         c.impact.clear();
         c.impact.resize(n, [0.0; 3]);
-        if n == 0 {
+        c.limits.clear();
+        if n == 0 && !limited {
             return;
         }
         rows.clear();
@@ -74,14 +81,15 @@ impl Step<'_> {
         w: &[Vector3<f64>],
         rows: &[[Row; 3]],
     ) -> bool {
-        let c = &mut self.s.contact;
         let impacting = |k: usize, p: &ContactPoint| {
             let u = row_velocities(&rows[k], v, w);
             u[0] < -v_imp && p.gap_m + h * u[0] < 0.0
         };
-        if !c.points.iter().enumerate().any(|(k, p)| impacting(k, p)) {
-            return false;
+        if self.has_limits() {
+            self.gather_limit_ends(h, (v, w), (v, w));
         }
+        let c = &mut self.s.contact;
+        let contacts_impact = c.points.iter().enumerate().any(|(k, p)| impacting(k, p));
         c.rows.clear();
         for (k, p) in c.points.iter().enumerate() {
             let u0 = row_velocities(&rows[k], v, w);
@@ -98,18 +106,26 @@ impl Step<'_> {
                 slip_start: Vector2::new(u0[1], u0[2]),
             });
         }
+        let n = c.points.len();
+        let limits_impact = self.push_limit_impact_rows(v_imp, h, v, w);
+        if !contacts_impact && !limits_impact {
+            self.s.contact.limits.clear();
+            return false;
+        }
+        let c = &mut self.s.contact;
         c.bilateral.clear();
         joint_rows_at(self.joints, &c.poses, |mut b, _| {
             b.change = -b.row.velocity(v, w);
             c.bilateral.push(b);
         });
         c.solve_through_joints();
-        for (k, i) in c.impulses.iter().enumerate() {
+        for (k, i) in c.impulses.iter().enumerate().take(n) {
             if i.handled {
                 c.impact[k] = [i.normal, i.tangent.x, i.tangent.y];
             }
         }
         add_velocity_change(self.bodies, &c.delta);
+        self.take_limit_impulses(n);
         true
     }
 

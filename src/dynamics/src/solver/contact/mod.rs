@@ -20,6 +20,10 @@
 //! - **Report** (with the projection, in [`super::contact::projection`]): the contacts at the
 //!   end pose give the gaps and the largest penetration.
 //!
+//! Joint limits join the impacts and the contact rows as frictionless unilateral rows after
+//! the contacts' ([`limits`]); a scene with limits and no contact runs these two stages for
+//! them alone.
+//!
 //! With joints, the contact rows keep the joints' row velocities (their last midpoint rows,
 //! whose midpoint velocity is what makes joint impulses workless in this integrator); an
 //! impact's joint rows are those of the start poses with zero row velocity as the target
@@ -31,6 +35,7 @@
 //! in [`lcp::solve`]. The projection closes ψ and the gaps together.
 
 pub(super) mod impacts;
+pub(super) mod limits;
 pub(super) mod projection;
 pub(super) mod sparse;
 
@@ -42,7 +47,7 @@ use crate::contact::lcp;
 use crate::contact::lcp::{Bilateral, ContactImpulse, ContactRows, Insertion, InverseMass, Row};
 use crate::contact::{
     geometry, through_joints, ContactModel, ContactPoint, ContactReport, InequalityMethod,
-    DENSE_MAX_CONTACTS,
+    DEFAULT_IMPACT_SPEED_M_PER_S, DENSE_MAX_CONTACTS,
 };
 use crate::linalg::block::MAX_ROWS;
 use crate::model::body::{Body, Pose};
@@ -102,6 +107,13 @@ pub(crate) struct ContactScratch {
     pub(super) now: RowVelocities,
     start: RowVelocities,
     pub(super) impact_rows: Vec<[Row; 3]>,
+    /// The joint limits' ends in the current stage's solve (after the contacts' rows).
+    pub(super) limits: Vec<crate::model::limit::LimitEnd>,
+    /// Per joint, the limit impulses of the step so far (angle, travel; see [`limits`]).
+    pub(super) limit_impulse: Vec<[f64; 2]>,
+    /// Per joint, the limit torque (N·m) and force (N) of the last step; empty without
+    /// limits.
+    pub(crate) limit_force: Vec<[f64; 2]>,
 }
 
 impl ContactScratch {
@@ -350,20 +362,34 @@ impl Step<'_> {
     /// Stage 4b (contact only): the contact rows with friction, solved by the active-set
     /// method, applied to the velocities; then the prediction is renewed.
     pub(super) fn contact_solve(&mut self) {
-        let Some(model) = self.contact_model() else {
+        let limited = self.has_limits();
+        let model = self.contact;
+        if model.is_none() && !limited {
             return;
-        };
-        let method = model.method;
-        let v_imp = model.impact_speed_m_per_s;
+        }
+        let method = model.map_or(InequalityMethod::Right, |m| m.method);
+        let v_imp = model.map_or(DEFAULT_IMPACT_SPEED_M_PER_S, |m| m.impact_speed_m_per_s);
         let h = self.ctx.h;
         let mut now = std::mem::take(&mut self.s.contact.now);
         let mut start = std::mem::take(&mut self.s.contact.start);
         self.contact_velocities(false, &mut now);
         self.contact_velocities(true, &mut start);
-        self.solve_contact_rows(method, v_imp, h, &now, &start);
+        if limited {
+            self.gather_limit_ends(h, (&now.v, &now.w), (&start.v, &start.w));
+        }
+        // Limits alone, none near: nothing to solve (the step is that of a scene without).
+        let solve = model.is_some() || !self.s.contact.limits.is_empty();
+        if solve {
+            self.solve_contact_rows(method, v_imp, h, &now, &start);
+        }
         self.s.contact.now = now;
         self.s.contact.start = start;
-        self.predict_all();
+        if limited {
+            self.finish_limit_forces();
+        }
+        if solve {
+            self.predict_all();
+        }
     }
 
     /// The contact solve proper, from the velocities now and at the start of the step.
@@ -377,12 +403,14 @@ impl Step<'_> {
     ) {
         let (v_start, w_start) = (&start.v, &start.w);
         let (tip, v_tip) = self.tip_motion();
+        self.s.contact.build_rows(now, start, h, v_imp);
+        self.push_limit_rows(v_imp, h, now, start);
         let c = &mut self.s.contact;
-        c.build_rows(now, start, h, v_imp);
+        let n = c.points.len();
         let insertion = c.handled_set(method);
         // The joints' rows (their last midpoint rows) keep their velocities in the solve.
         c.bilateral.clear();
-        if !c.points.is_empty() {
+        if !c.points.is_empty() || !c.limits.is_empty() {
             for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
                 for row in &blk.rows[..j.rows()] {
                     c.bilateral.push(bilateral_of(j, row, 0.0));
@@ -390,11 +418,15 @@ impl Step<'_> {
             }
         }
         c.solve_rows(insertion, tip, &self.gravity_in_world, h);
-        // Apply, and book the work Σ λ ū of the contact impulses (the joints' stay closed); the
-        // part the moving tip does is the user's.
+        // Apply, and book the work Σ λ ū of the contact (and limit) impulses (the joints'
+        // stay closed); the part the moving tip does is the user's.
         let (work, user) = c.impulse_work(v_start, w_start, tip, &v_tip);
         self.s.ledger.dissipated_j -= work;
         self.s.ledger.user_work_j += user;
+        if !self.s.contact.limits.is_empty() {
+            self.take_limit_impulses(n);
+        }
+        let c = &mut self.s.contact;
         c.sparse.remember(&c.points, &c.impulses);
         add_velocity_change(self.bodies, &c.delta);
         if method != InequalityMethod::Right {
@@ -490,7 +522,10 @@ impl ContactScratch {
         h: f64,
     ) {
         let n = self.points.len();
-        if insertion == Insertion::Right && !self.bilateral.is_empty() {
+        // Limit rows are solved through the joints whatever the method: they bound the
+        // joints' own motions.
+        if (insertion == Insertion::Right || !self.limits.is_empty()) && !self.bilateral.is_empty()
+        {
             self.solve_through_joints();
         } else if insertion == Insertion::Right
             && (n > DENSE_MAX_CONTACTS || touches(tip, &self.points))
