@@ -7,6 +7,7 @@ pub mod calibrate;
 pub mod calibrate_camera;
 pub mod calibrate_tracker;
 pub mod demo;
+pub mod keep_better;
 pub mod numeric_arg;
 pub mod progress;
 pub mod record;
