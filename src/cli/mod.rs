@@ -5,6 +5,7 @@
 pub mod arm;
 pub mod calibrate;
 pub mod calibrate_camera;
+pub mod calibrate_tip;
 pub mod calibrate_tracker;
 pub mod demo;
 pub mod keep_better;
