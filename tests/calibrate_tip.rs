@@ -1,14 +1,31 @@
 //! `calibrate tip`: pivot calibration of the stylus tip with the simulated arm and user. Hidden
 //! tips 40–120 mm from the built-in tip, in several directions, are recovered within the arm's
 //! 0.2 mm and the pivot within 0.3 mm; a motion under 15° is refused with the reason; a better
-//! tip file at --out is kept unless --force; and `arm probe --tip` then reports the true tip's
-//! path.
+//! tip file at --out is kept unless --force; and `arm probe --tip` and the rig then report the
+//! true tip's path.
 
+use ar_calibration::intrinsics::CameraIntrinsics;
+use ar_drivers::arm::kinematics::{angles_to_counts, counts_to_angles, tip_in_arm};
 use ar_drivers::arm::sim::{pivot_script, PivotMotion, REST_POSE_RAD};
-use ar_drivers::arm::{DhParams, RawDhParams, SimArmConfig, SimulatedArm, TipCorrection};
-use nalgebra::{Point3, Vector3};
+use ar_drivers::arm::{
+    ArmConfig, DhParams, MaxValues, PortSpec, RawDhParams, SimArmConfig, SimArmControl,
+    SimulatedArm, TipCorrection,
+};
+use ar_dynamics::scene::resolve_scene;
+use ar_multibody::compositor::{Compositor, CompositorConfig};
+use ar_multibody::rig::devices::arm::DEFAULT_BUTTON_MASK;
+use ar_multibody::rig::devices::demo_world::demo_world_from_arm;
+use ar_multibody::rig::devices::fixed_view::{look_at, FixedViewCamera};
+use ar_multibody::rig::display::frame_control::{FrameControl, FrameDecision};
+use ar_multibody::rig::{
+    ArmLink, DisplayLoopConfig, Rig, RigArm, RigDevices, RigSimulation, SimSnapshot, SolverConfig,
+    StopFlag,
+};
+use kiss3d::event::WindowEvent;
+use nalgebra::{Isometry3, Point3, Vector3};
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::Duration;
 
 fn calibrate_tip(out: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
@@ -230,6 +247,145 @@ fn a_bad_tip_file_is_named_before_anything_connects() {
             stderr.contains(&format!("tip corrections {}", bad.display()))
                 && stderr.contains("d5_delta_m = 2 is not a plausible correction"),
             "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// Poses of the rig test: the rest pose and two with the wrist turned.
+const RIG_POSES: [[f64; 6]; 3] = [
+    REST_POSE_RAD,
+    [0.2, 0.6, -1.0, 0.4, 0.6, 0.0],
+    [-0.2, 0.8, -1.2, -0.3, 1.1, 0.0],
+];
+
+/// Holds the simulated arm still at each of [`RIG_POSES`] in turn and, once the rig's tip has
+/// stopped moving, notes the tip and the drawn arm's end (world frame).
+struct PoseWalker {
+    control: SimArmControl,
+    pose: Option<usize>,
+    last_tip: Option<Point3<f64>>,
+    still_frames: u32,
+    seen: Vec<(Point3<f64>, Point3<f64>)>,
+}
+
+impl FrameControl for PoseWalker {
+    fn before_frame(
+        &mut self,
+        _events: &[WindowEvent],
+        snapshot: Option<&SimSnapshot>,
+        _config: &mut DisplayLoopConfig,
+    ) -> FrameDecision {
+        let streaming = snapshot.is_some_and(|s| s.arm_status == Some(ArmLink::Streaming));
+        let tip = snapshot.and_then(|s| s.stylus_tip_in_world.zip(s.arm_linkage_in_world));
+        match (self.pose, tip) {
+            (None, _) if streaming => {
+                self.pose = Some(0);
+                self.control.set_joint_angles(RIG_POSES[0]);
+            }
+            (Some(k), Some((tip, linkage))) => {
+                let still = self.last_tip.is_some_and(|t| (t - tip).norm() < 1e-12);
+                self.still_frames = if still { self.still_frames + 1 } else { 0 };
+                self.last_tip = Some(tip);
+                if self.still_frames >= 5 && self.seen.len() == k {
+                    self.seen.push((tip, linkage[linkage.len() - 1]));
+                    if k + 1 < RIG_POSES.len() {
+                        self.pose = Some(k + 1);
+                        self.control.set_joint_angles(RIG_POSES[k + 1]);
+                        self.still_frames = 0;
+                    }
+                }
+            }
+            _ => {}
+        }
+        FrameDecision {
+            hud_lines: Vec::new(),
+            quit: self.seen.len() == RIG_POSES.len(),
+        }
+    }
+}
+
+#[test]
+fn the_rig_with_the_calibrated_tip_puts_the_stylus_on_the_true_tip() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tip_file = dir.path().join("tip.toml");
+    let true_tip = Vector3::new(-0.06, 0.06, -0.04);
+    let run = calibrate_tip(&tip_file, &["--true-tip-mm", "-60,60,-40"]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let tip = TipCorrection::load(&tip_file).expect("the calibrated tip");
+
+    let sim = RigSimulation::load(
+        &resolve_scene("ten_pendula"),
+        ar_multibody::rig::method::Method::Default,
+    )
+    .unwrap();
+    let world_from_arm: Isometry3<f64> = demo_world_from_arm(&sim.grab_points()[0].point_in_world);
+    let arm = SimulatedArm::spawn(SimArmConfig::default()).expect("pty for the simulated arm");
+    let arm_driver = RigArm::start(
+        ArmConfig {
+            port: PortSpec::Path(arm.port_path()),
+            tip,
+            ..ArmConfig::default()
+        },
+        DEFAULT_BUTTON_MASK,
+    )
+    .unwrap();
+    let intrinsics = CameraIntrinsics::ideal(320, 240, 300.0);
+    let camera_from_world =
+        look_at(Point3::new(0.0, -0.9, 0.4), Point3::new(0.0, 0.0, 0.3)).expect("a valid view");
+    let rig = Rig::start(
+        RigDevices {
+            camera: Box::new(FixedViewCamera::new(
+                &intrinsics,
+                camera_from_world,
+                0.08,
+                25.0,
+            )),
+            arm: Some(arm_driver),
+            mic: None,
+            simulation: sim,
+        },
+        SolverConfig {
+            world_from_arm,
+            ..SolverConfig::default()
+        },
+        StopFlag::new(),
+    )
+    .unwrap();
+    let mut walker = PoseWalker {
+        control: arm.control(),
+        pose: None,
+        last_tip: None,
+        still_frames: 0,
+        seen: Vec::new(),
+    };
+    let mut compositor = Compositor::headless(CompositorConfig::monitor(intrinsics)).unwrap();
+    rig.run_controlled(
+        &mut compositor,
+        None,
+        &DisplayLoopConfig {
+            max_duration: Some(Duration::from_secs(90)),
+            ..DisplayLoopConfig::default()
+        },
+        Some(&mut walker),
+    )
+    .unwrap();
+    assert_eq!(walker.seen.len(), RIG_POSES.len(), "every pose was seen");
+
+    // The true tip at each pose: the arm's encoder counts, the stylus with the hidden tip.
+    let dh = arm_dh();
+    let real = dh.with_tip(&TipCorrection::from_tip_in_stylus(&dh, &true_tip).unwrap());
+    let max = MaxValues::microscribe_3dx().encoder_max;
+    for (q, (tip, drawn_end)) in RIG_POSES.iter().zip(&walker.seen) {
+        let truth =
+            world_from_arm * tip_in_arm(&real, &counts_to_angles(&angles_to_counts(q, &max), &max));
+        assert!(
+            (tip - truth).norm() <= 2e-4,
+            "{q:?}: {} m off",
+            (tip - truth).norm()
+        );
+        assert!(
+            (drawn_end - tip).norm() < 1e-9,
+            "the drawn arm ends on the tip"
         );
     }
 }
