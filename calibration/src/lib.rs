@@ -10,6 +10,8 @@
 //!   [`pairs_csv`] (point pairs from CSV), [`pick_session`] (the guided procedure),
 //!   [`simulated_user`] (a user who touches the points for unattended runs), [`accuracy`]
 //!   (how far an estimate is from a known true transform).
+//! - [`pivot`]: pivot calibration of the stylus tip (tip offset and pivot point from a pivoting
+//!   motion, with the refusal of motions that do not determine them).
 
 pub mod accuracy;
 pub mod calibration_object;
@@ -20,6 +22,7 @@ pub mod intrinsics;
 pub mod linalg;
 pub mod pairs_csv;
 pub mod pick_session;
+pub mod pivot;
 pub mod point_set;
 pub mod rigid_fit;
 pub mod simulated_user;

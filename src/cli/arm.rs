@@ -69,6 +69,10 @@ pub struct ProbeArgs {
     /// Write the samples here as CSV, row by row as they arrive.
     #[arg(long, value_name = "OUT.csv")]
     pub csv: Option<PathBuf>,
+    /// The stylus tip from `calibrate tip` (default: the arm's built-in point tip): the x, y,
+    /// z columns are where this tip is.
+    #[arg(long, value_name = "TIP.toml")]
+    pub tip: Option<PathBuf>,
 }
 
 /// Runs the chosen arm tool.

@@ -9,6 +9,7 @@
 //!   requested point (0.2 mm hand noise) as if `HIDDEN.toml` (a tracker file) were the true
 //!   `world_from_arm`; prints how well the result reproduces it.
 
+use super::keep_better::{save_keeping_better, Existing, NewFit};
 use anyhow::{bail, Context};
 use ar_calibration::accuracy::transform_error;
 use ar_calibration::calibration_object::CalibrationObject;
@@ -19,7 +20,9 @@ use ar_calibration::pick_session::{
 };
 use ar_calibration::simulated_user::{SimulatedUser, SimulatedUserPicks, UserTiming};
 use ar_calibration::tracker_file::{ExistingCalibration, TrackerCalibration};
-use ar_drivers::arm::{ArmConfig, ArmStatus, ArmWorker, PortSpec, SimArmConfig, SimulatedArm};
+use ar_drivers::arm::{
+    ArmConfig, ArmParams, ArmStatus, ArmWorker, PortSpec, SimArmConfig, SimulatedArm, TipCorrection,
+};
 use clap::{ArgGroup, Args};
 use crossbeam_channel::RecvTimeoutError;
 use nalgebra::{Point3, Vector3};
@@ -29,7 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Either pedal counts (bit 0 right/single pedal, bit 1 left pedal).
-const PEDAL_MASK: u8 = 0x03;
+pub(super) const PEDAL_MASK: u8 = 0x03;
 
 /// A pick averages the tip over at most this much of the press: long enough to smooth a
 /// jittery hand, short enough that a slow release does not drag the point.
@@ -58,6 +61,10 @@ pub struct CalibrateTrackerArgs {
     /// this tracker file.
     #[arg(long, value_name = "HIDDEN.toml")]
     simulate_user: Option<PathBuf>,
+    /// The stylus tip from `calibrate tip` (default: the arm's built-in point tip): the
+    /// touched points are where this tip is.
+    #[arg(long, value_name = "TIP.toml", requires = "arm")]
+    tip: Option<PathBuf>,
     /// The calibration object to touch (default: the 80 mm cube of assets/calibration).
     #[arg(long, value_name = "FILE", conflicts_with = "pairs")]
     object: Option<PathBuf>,
@@ -99,6 +106,7 @@ pub fn run(args: CalibrateTrackerArgs) -> anyhow::Result<()> {
         ("--pairs", &args.pairs),
         ("--object", &args.object),
         ("--simulate-user", &args.simulate_user),
+        ("--tip", &args.tip),
     ]
     .into_iter()
     .filter_map(|(flag, path)| path.as_deref().map(|p| (flag, p)))
@@ -123,15 +131,31 @@ pub fn run(args: CalibrateTrackerArgs) -> anyhow::Result<()> {
     }
 }
 
-/// Starts the arm worker and waits for its handshake, reporting failed attempts.
-fn connect(port: PortSpec, cancelled: &AtomicBool) -> anyhow::Result<ArmWorker> {
-    port.check_present()?;
-    println!("connecting to the arm on {port} ...");
-    let worker = ArmWorker::spawn(ArmConfig {
-        port: port.clone(),
+/// The driver's settings for the guided procedure: the port and the stylus tip (`--tip`, or
+/// the arm's built-in point tip), read before anything connects so that a bad file is named
+/// first.
+fn arm_config(args: &CalibrateTrackerArgs, port: PortSpec) -> anyhow::Result<ArmConfig> {
+    let tip = match &args.tip {
+        Some(path) => TipCorrection::load(path)?,
+        None => TipCorrection::point(),
+    };
+    Ok(ArmConfig {
+        port,
+        tip,
         ..ArmConfig::default()
     })
-    .context("starting the arm worker thread")?;
+}
+
+/// Starts the arm worker on `config` and waits for its handshake, reporting failed attempts;
+/// gives the worker and the parameters the arm told (also `calibrate tip`'s way in).
+pub(super) fn connect(
+    config: ArmConfig,
+    cancelled: &AtomicBool,
+) -> anyhow::Result<(ArmWorker, Box<ArmParams>)> {
+    let port = config.port.clone();
+    port.check_present()?;
+    println!("connecting to the arm on {port} ...");
+    let worker = ArmWorker::spawn(config).context("starting the arm worker thread")?;
     let deadline = Instant::now() + CONNECT_TIMEOUT;
     let mut last_problem = String::from("no answer");
     loop {
@@ -149,9 +173,14 @@ fn connect(port: PortSpec, cancelled: &AtomicBool) -> anyhow::Result<ArmWorker> 
             .status()
             .recv_timeout(left.min(Duration::from_millis(200)))
         {
-            Ok(ArmStatus::Connected { identity, baud, .. }) => {
+            Ok(ArmStatus::Connected {
+                identity,
+                baud,
+                params,
+                ..
+            }) => {
                 println!("connected: {identity} at {baud} Bd");
-                return Ok(worker);
+                return Ok((worker, params));
             }
             Ok(ArmStatus::Disconnected { reason }) => {
                 log::info!("arm: {reason}");
@@ -287,7 +316,7 @@ fn run_guided(
     port: &str,
     cancelled: Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
-    let worker = connect(PortSpec::from_arg(port), &cancelled)?;
+    let (worker, _) = connect(arm_config(args, PortSpec::from_arg(port))?, &cancelled)?;
     introduce(object);
     let mut source = ArmPicks {
         worker: &worker,
@@ -327,7 +356,13 @@ fn run_simulated(
         sim.port_path().display(),
         hidden_path.display()
     );
-    let worker = connect(PortSpec::Path(sim.port_path()), &cancelled)?;
+    let (worker, _) = connect(
+        ArmConfig {
+            port: PortSpec::Path(sim.port_path()),
+            ..ArmConfig::default()
+        },
+        &cancelled,
+    )?;
     introduce(object);
     let user = SimulatedUser::spawn(hidden, args.seed, UserTiming::default(), control)
         .context("starting the simulated user")?;
@@ -367,7 +402,7 @@ fn run_simulated(
 /// Checks the fit ([`FitReport::check`]) and writes it atomically; a refused fit is not
 /// written (the old file stays) unless `force`, which writes it with a warning. A file
 /// already at `out` is replaced only by a fit at least as good, or with `force`: else the
-/// new fit goes beside it ([`aside_path`]) so that a session's touches are not lost, and the
+/// new fit goes beside it ([`super::keep_better`]) so that a session's touches are not lost, and the
 /// run fails naming both. Prints nothing on success but what it replaced (stderr), so that
 /// the file is on disk before any output can fail.
 fn save(report: &FitReport, points: usize, out: &Path, force: bool) -> anyhow::Result<()> {
@@ -387,56 +422,21 @@ fn save(report: &FitReport, points: usize, out: &Path, force: bool) -> anyhow::R
         fit: Some(report.chosen.name().to_owned()),
         points: Some(points),
     };
-    // Why the file at `out` stays, or what replacing it replaces.
-    let (kept_because, replaced) = match ExistingCalibration::at(out) {
-        ExistingCalibration::Nothing => (None, None),
-        ExistingCalibration::Calibration(old) if file.rms_mm > old.rms_mm && !force => (
-            Some(format!(
-                "it holds a better calibration (RMS {:.3} mm) than the new fit (RMS {:.3} mm \
-                 over {points} points)",
-                old.rms_mm, file.rms_mm
-            )),
-            None,
-        ),
-        ExistingCalibration::Calibration(old) => (
-            None,
-            Some(format!(
-                "replaced {}: RMS {:.3} mm before, {:.3} mm now",
-                out.display(),
-                old.rms_mm,
-                file.rms_mm
-            )),
-        ),
-        ExistingCalibration::Unreadable(e) if !force => {
-            (Some(format!("it is not a tracker calibration ({e})")), None)
-        }
-        ExistingCalibration::Unreadable(_) => (
-            None,
-            Some(format!(
-                "replaced {}, which was not a tracker calibration (--force)",
-                out.display()
-            )),
-        ),
+    let existing = match ExistingCalibration::at(out) {
+        ExistingCalibration::Nothing => Existing::Nothing,
+        ExistingCalibration::Calibration(old) => Existing::Calibration { rms_mm: old.rms_mm },
+        ExistingCalibration::Unreadable(e) => Existing::NotComparable {
+            what: "not a tracker calibration".into(),
+            detail: Some(e.to_string()),
+        },
     };
-    if let Some(why) = kept_because {
-        let aside = aside_path(out);
-        file.save(&aside)?;
-        bail!(
-            "{}: kept, {why}; the new fit is written to {} instead; --force replaces the file",
-            out.display(),
-            aside.display()
-        );
-    }
-    file.save(out)?;
-    if let Some(note) = replaced {
-        eprintln!("{note}");
-    }
-    Ok(())
-}
-
-/// Where a fit that may not replace `out` is written instead: `NAME.new.toml` beside it.
-fn aside_path(out: &Path) -> PathBuf {
-    out.with_extension("new.toml")
+    let fit = NewFit {
+        out,
+        rms_mm: file.rms_mm,
+        over: format!("over {points} points"),
+        force,
+    };
+    save_keeping_better(&fit, existing, |path| Ok(file.save(path)?))
 }
 
 fn wrote(report: &FitReport, points: usize, out: &Path) -> String {

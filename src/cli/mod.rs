@@ -5,9 +5,11 @@
 pub mod arm;
 pub mod calibrate;
 pub mod calibrate_camera;
+pub mod calibrate_tip;
 pub mod calibrate_tracker;
 pub mod demo;
 pub mod interrupt;
+pub mod keep_better;
 pub mod numeric_arg;
 pub mod progress;
 pub mod record;

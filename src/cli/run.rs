@@ -9,7 +9,7 @@ use super::demo::{headless_for_want_of_a_display, stop_on_ctrl_c};
 use anyhow::Context as _;
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_calibration::tracker_file::TrackerCalibration;
-use ar_drivers::arm::{ArmConfig, PortSpec};
+use ar_drivers::arm::{ArmConfig, PortSpec, TipCorrection};
 use ar_drivers::camera::{CameraSource, CaptureRequest, CaptureTarget, LiveReplay, OpenCvCamera};
 use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic, SyntheticSignal};
 use ar_multibody::compositor::frames::FrameWriter;
@@ -94,8 +94,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         Some(arm) => {
             // The file first: a bad one is reported before the driver's thread starts.
             let tracker_cal = TrackerCalibration::load(&arm.tracker_file)?;
+            let tip = match &arm.tip {
+                Some(path) => TipCorrection::load(path)?,
+                None => TipCorrection::point(),
+            };
             (
-                start_arm(arm)?,
+                start_arm(arm, tip)?,
                 tracker_cal.world_from_arm,
                 arm.grab_radius_mm * 1e-3,
             )
@@ -202,7 +206,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
 /// Starts the arm's driver; a port that is not there stops the run when the config says the
 /// arm is required, and otherwise is named at once and the run goes on without the arm.
-fn start_arm(arm: &ArmSection) -> anyhow::Result<Option<RigArm>> {
+fn start_arm(arm: &ArmSection, tip: TipCorrection) -> anyhow::Result<Option<RigArm>> {
     let port = PortSpec::from_arg(&arm.port);
     if let Err(e) = port.check_present() {
         if arm.required {
@@ -214,6 +218,7 @@ fn start_arm(arm: &ArmSection) -> anyhow::Result<Option<RigArm>> {
     let arm = RigArm::start(
         ArmConfig {
             port,
+            tip,
             ..ArmConfig::default()
         },
         arm.button_mask,

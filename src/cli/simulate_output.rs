@@ -37,8 +37,8 @@ t_s has 9 decimals, i.e. rounded to 1 ns, as the solver's clock is n·h accumula
   user_work_j         work done by the user through the stylus spring since the start (J)
   external_work_j     work of the wind and other external forces since the start (J)
   dissipated_j        energy taken out by dampers since the start (J)
-  energy_error_rel    drift / E_ref: the drift is E + dissipated − user work − external
-                      work − E(0) (J), E = kinetic + potential + elastic, and E_ref the
+  energy_error_rel    drift / E_ref: the drift is E + dissipated + fractured − user work −
+                      external work − E(0) (J), E = kinetic + potential + elastic, and E_ref the
                       largest so far of the peak kinetic energy, the ranges (max − min) of
                       the potential and elastic energy and |user work| + |external work|,
                       at least 1 nJ. The summary's figure is the run's largest |drift| over
@@ -46,6 +46,9 @@ t_s has 9 decimals, i.e. rounded to 1 ns, as the solver's clock is n·h accumula
   clipped             1 while the stylus is clipped, else 0
   stylus_x,_y,_z      the stylus tip the solver uses (m; NaN before a script sets one)
   grab_x,_y,_z        the scene's first grab point (m; NaN if it has none)
+  fractured_j         only in scenes with breakable connections (fracture_extension_m):
+                      the elastic energy the broken connections held when they broke,
+                      the balance's fracture line (J); the summary lists each break
   then per joint, in scene order, the reaction on the joint's second body:
   <joint>_fx,_fy,_fz  force (N)
   <joint>_tx,_ty,_tz  moment about the joint's anchor (N·m)

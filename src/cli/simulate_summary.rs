@@ -101,14 +101,9 @@ impl FinishedRun<'_> {
             > (DISSIPATION_REVERSED_NOTE_REL * s.energy_reference_j)
                 .max(DISSIPATION_REVERSED_FLOOR_J)
         {
-            writeln!(
-                out,
-                "warning: dissipation ran backwards in {} steps by {:.3e} J in all: dampers or contact impulses \
-                 gave energy to the motion (physically they only take it); the balance books it, but the \
-                 motion gained energy nothing supplied",
-                s.dissipation_reversed_steps, s.dissipation_reversed_j
-            )?;
+            self.write_dissipation_reversed(out, sim)?;
         }
+        write_fractures(out, sim)?;
         let per_step = |n: u64| n as f64 / s.steps.max(1) as f64;
         writeln!(
             out,
@@ -139,6 +134,60 @@ impl FinishedRun<'_> {
             writeln!(out)?;
         }
         Ok(())
+    }
+
+    /// The warning that the dissipated energy decreased, naming what in this run dissipates
+    /// (the only elements that could have given the energy back), or, when nothing does, the
+    /// solver's tolerance.
+    fn write_dissipation_reversed(
+        &self,
+        out: &mut impl Write,
+        sim: &ar_dynamics::Simulation,
+    ) -> io::Result<()> {
+        let s = self.summary;
+        let mut elements = Vec::new();
+        let damped = sim
+            .springs()
+            .iter()
+            .filter(|c| c.damping_n_s_per_m > 0.0)
+            .count();
+        match damped {
+            0 => {}
+            1 => elements.push("the damper of 1 connection".to_owned()),
+            n => elements.push(format!("the dampers of {n} connections")),
+        }
+        if self.scripted && self.args.stylus_damping > 0.0 {
+            elements.push("the stylus spring's damper".to_owned());
+        }
+        if sim.model().contact.is_some() {
+            elements.push("contact impulses".to_owned());
+        }
+        if !sim.model().rigid_groups.is_empty() {
+            elements.push("the rigid groups' merging".to_owned());
+        }
+        let (steps, joules) = (s.dissipation_reversed_steps, s.dissipation_reversed_j);
+        match elements.split_last() {
+            Some((last, [])) => writeln!(
+                out,
+                "warning: dissipation ran backwards in {steps} steps by {joules:.3e} J in all: \
+                 {last} gave energy to the motion (physically it only takes it); the balance \
+                 books it, but the motion gained energy nothing supplied"
+            ),
+            Some((last, rest)) => writeln!(
+                out,
+                "warning: dissipation ran backwards in {steps} steps by {joules:.3e} J in all: \
+                 {} or {last} gave energy to the motion (physically they only take it); the \
+                 balance books it, but the motion gained energy nothing supplied",
+                rest.join(", ")
+            ),
+            None => writeln!(
+                out,
+                "warning: the balance's dissipation line ran backwards in {steps} steps by \
+                 {joules:.3e} J in all, in a run where nothing dissipates: that is the solver's \
+                 tolerance (a spring's converged impulse differs from its elastic share by the \
+                 iteration's residual), not a physical element"
+            ),
+        }
     }
 
     fn print_articulated(
@@ -228,4 +277,54 @@ fn write_wind(out: &mut impl Write, (_, settings, _, max_force): &WindRun) -> io
         out,
         "wind               from ({x}, {y}, {z}) m along ({dx}, {dy}, {dz}); max total force {max_force:.4} N"
     )
+}
+
+/// Breaks listed in the summary; a cloth that tears may break hundreds of connections.
+const LISTED_FRACTURES: usize = 50;
+
+/// The summary's fracture lines in a scene with breakable connections: how many broke, and
+/// each break with its time, the connection (and the bodies it joined) and its load.
+fn write_fractures(out: &mut impl Write, sim: &ar_dynamics::Simulation) -> io::Result<()> {
+    let springs = sim.springs();
+    let breakable = springs
+        .iter()
+        .filter(|c| c.fracture_extension_m.is_some())
+        .count();
+    if breakable == 0 {
+        return Ok(());
+    }
+    let fractures = sim.fractures();
+    if fractures.is_empty() {
+        return writeln!(
+            out,
+            "fractures          none of the {breakable} breakable connections broke"
+        );
+    }
+    writeln!(
+        out,
+        "fractures          {} of the {breakable} breakable connections broke:",
+        fractures.len()
+    )?;
+    let bodies = sim.bodies();
+    for f in fractures.iter().take(LISTED_FRACTURES) {
+        let c = &springs[f.spring];
+        writeln!(
+            out,
+            "  t = {:.*} s  {} ({} – {}): tension {:.4} N, extension {:.4e} m (limit {:.4e} m), \
+             {:.4e} J released",
+            run_csv::TIME_DECIMALS,
+            f.time_secs,
+            c.name,
+            bodies[c.body1].name,
+            bodies[c.body2].name,
+            f.tension_n,
+            f.extension_m,
+            c.fracture_extension_m.unwrap_or(f64::NAN),
+            f.energy_j
+        )?;
+    }
+    if fractures.len() > LISTED_FRACTURES {
+        writeln!(out, "  … and {} more", fractures.len() - LISTED_FRACTURES)?;
+    }
+    Ok(())
 }

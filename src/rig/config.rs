@@ -59,6 +59,9 @@ pub struct ArmSection {
     pub port: String,
     /// The tracker file (`world_from_arm`) from `calibrate tracker`.
     pub tracker_file: PathBuf,
+    /// The stylus tip from `calibrate tip` (absent: the arm's built-in point tip).
+    #[serde(default)]
+    pub tip: Option<PathBuf>,
     /// Button bits that clip: 1 = right / single pedal, 2 = left pedal.
     #[serde(default = "default_button_mask")]
     pub button_mask: u8,
@@ -230,6 +233,9 @@ impl RigConfig {
         resolve(&mut cfg.camera.camera_file);
         if let Some(arm) = cfg.arm.as_mut() {
             resolve(&mut arm.tracker_file);
+            if let Some(tip) = arm.tip.as_mut() {
+                resolve(tip);
+            }
         }
         // A recording named by a relative path is found next to the config, like the files.
         let device = Path::new(&cfg.camera.device);
@@ -260,6 +266,13 @@ mod tests {
         assert_eq!((cfg.display.eye_width, cfg.display.eye_height), (800, 600));
         let arm = cfg.arm.unwrap();
         assert_eq!(arm.grab_radius_mm, 15.0);
+        assert_eq!(arm.tip, None, "the example uses the arm's own tip");
+        let with_tip = EXAMPLE.replace("# tip = \"tip.toml\"", "tip = \"tip.toml\"");
+        let cfg = RigConfig::parse(&with_tip, Path::new("/etc/rig/rig.toml")).unwrap();
+        assert_eq!(
+            cfg.arm.and_then(|a| a.tip),
+            Some(PathBuf::from("/etc/rig/tip.toml"))
+        );
         assert!(!arm.required);
         assert_eq!(
             cfg.camera.capture_target(),

@@ -31,7 +31,8 @@
 //!
 //! # Modules
 //! - [`codec`]: command bytes, data packets, the resynchronising parser.
-//! - [`params`]: identity, `C6`, `C0`/`D3` (wire and SI), tip corrections.
+//! - [`params`]: identity, `C6`, `C0`/`D3` (wire and SI).
+//! - [`tip`]: per-tip corrections (ball tip, pivot-calibrated tips) and their file.
 //! - [`kinematics`]: counts → angles, modified DH with β, roll/pitch/yaw.
 //! - [`ik`]: tip-position inverse kinematics.
 //! - [`plausibility`]: the filters that stand in for the missing checksum, and the counters.
@@ -47,6 +48,7 @@ pub mod params;
 pub mod plausibility;
 pub mod protocol;
 pub mod sim;
+pub mod tip;
 pub mod transport;
 pub mod worker;
 

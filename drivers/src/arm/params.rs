@@ -1,10 +1,12 @@
 //! What the arm tells about itself: identity strings, maximum values (`C6`) and kinematic
-//! parameters (`C0`, `D3`), in wire form and decoded to SI units; plus per-tip corrections.
+//! parameters (`C0`, `D3`), in wire form and decoded to SI units. Per-tip corrections are in
+//! [`super::tip`] (re-exported here).
+
+pub use super::tip::TipCorrection;
 
 use super::codec::{EXT_PARAMS_LEN, MAX_VALUES_LEN, PARAMS_LEN, PARAM_FORMAT_DH05};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
-use std::path::Path;
 
 /// Metres per thousandth of an inch (the unit of `A` and `D` in `C0`).
 pub const METRES_PER_MIL: f64 = 0.0254e-3;
@@ -402,80 +404,6 @@ pub struct ArmParams {
     pub dh: DhParams,
 }
 
-/// Per-tip corrections to the stylus link, e.g. from pivot calibration (metres).
-///
-/// A small TOML file:
-/// ```toml
-/// name = "ball"
-/// d5_delta_m = 0.0061468   # a ball tip adds 0.242 in to D5
-/// d4_delta_m = 0.0
-/// a5_delta_m = 0.0
-/// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TipCorrection {
-    /// A label for people.
-    #[serde(default)]
-    pub name: String,
-    /// Added to D5 (m).
-    #[serde(default)]
-    pub d5_delta_m: f64,
-    /// Added to D4 (m).
-    #[serde(default)]
-    pub d4_delta_m: f64,
-    /// Added to A5 (m).
-    #[serde(default)]
-    pub a5_delta_m: f64,
-}
-
-impl TipCorrection {
-    /// The point tip: no correction.
-    pub fn point() -> Self {
-        Self {
-            name: "point".into(),
-            ..Self::default()
-        }
-    }
-
-    /// The standard ball tip: +0.242 in on D5.
-    pub fn ball() -> Self {
-        Self {
-            name: "ball".into(),
-            d5_delta_m: 0.242 * 0.0254,
-            ..Self::default()
-        }
-    }
-
-    /// Reads a TOML tip-correction file.
-    pub fn load(path: &Path) -> Result<Self, ParamsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ParamsError::TipFileIo {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Self::parse(&text).map_err(|message| ParamsError::TipFileSyntax {
-            path: path.display().to_string(),
-            message,
-        })
-    }
-
-    /// Parses TOML text; the error names the line and field.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let tip: Self = toml::from_str(text).map_err(|e| e.to_string())?;
-        for (field, v) in [
-            ("d5_delta_m", tip.d5_delta_m),
-            ("d4_delta_m", tip.d4_delta_m),
-            ("a5_delta_m", tip.a5_delta_m),
-        ] {
-            if !v.is_finite() || v.abs() > 0.5 {
-                return Err(format!(
-                    "{field} = {v} is not a plausible correction (|x| ≤ 0.5 m)"
-                ));
-            }
-        }
-        Ok(tip)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,15 +468,5 @@ mod tests {
         raw.d[3] = i16::MAX;
         let e = raw.validate().expect_err("a 33-inch forearm");
         assert!(e.to_string().contains("D3 (bytes 31–32)"), "{e}");
-    }
-
-    #[test]
-    fn tip_file_errors_name_the_field() {
-        let e = TipCorrection::parse("d5_delta_m = \"x\"").expect_err("string");
-        assert!(e.contains("d5_delta_m"), "{e}");
-        let e = TipCorrection::parse("d6_delta_m = 0.1").expect_err("unknown");
-        assert!(e.contains("d6_delta_m"), "{e}");
-        let t = TipCorrection::parse("name = \"ball\"\nd5_delta_m = 0.0061468").expect("valid");
-        assert!((t.d5_delta_m - TipCorrection::ball().d5_delta_m).abs() < 1e-7);
     }
 }

@@ -164,12 +164,17 @@ pub(super) fn probe(args: ProbeArgs) -> anyhow::Result<()> {
             args.give_up_after
         );
     }
+    // The tip file first: a bad one is named before anything connects or is written.
+    let tip = match &args.tip {
+        Some(path) => TipCorrection::load(path)?,
+        None => TipCorrection::point(),
+    };
     install_stop_handlers()?;
     let mut rows = Rows::new(args.csv.as_ref())?;
     let outcome = if args.poll {
-        probe_polled(&args, &mut rows)
+        probe_polled(&args, &tip, &mut rows)
     } else {
-        probe_streamed(&args, &mut rows)
+        probe_streamed(&args, tip, &mut rows)
     };
     // Rows are kept whatever happened; the summary comes before the error, if any.
     rows.finish()?;
@@ -199,13 +204,14 @@ fn done(args: &ProbeArgs, rows: &Rows) -> bool {
 }
 
 /// Streams through the worker, which reconnects after silence or an unplug.
-fn probe_streamed(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
+fn probe_streamed(args: &ProbeArgs, tip: TipCorrection, rows: &mut Rows) -> ProbeOutcome {
     let port = PortSpec::from_arg(&args.port);
     if let Err(e) = port.check_present() {
         return (None, None, Some(e.into()));
     }
     let worker = match ArmWorker::spawn(ArmConfig {
         port,
+        tip,
         channel_capacity: 4096,
         ..ArmConfig::default()
     }) {
@@ -327,7 +333,7 @@ impl GiveUp<'_> {
 }
 
 /// One query per sample on one connection, filtered with the polling limits.
-fn probe_polled(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
+fn probe_polled(args: &ProbeArgs, tip: &TipCorrection, rows: &mut Rows) -> ProbeOutcome {
     const HANDSHAKE_BAUD: u32 = 9_600;
     const MAX_BAUD: u32 = 115_200;
     let mut params = None;
@@ -348,7 +354,7 @@ fn probe_polled(args: &ProbeArgs, rows: &mut Rows) -> ProbeOutcome {
             .autosync_rates(&[HANDSHAKE_BAUD, MAX_BAUD], Duration::from_secs(3))
             .with_context(|| format!("handshake on {path}"))?;
         let p = session
-            .identify(&TipCorrection::point())
+            .identify(tip)
             .with_context(|| format!("reading the arm's identity and parameters on {path}"))?;
         print!("{}", describe(&path, &p));
         let baud = session

@@ -6,6 +6,7 @@
 //! - [`control`]: the live feed (tip targets by inverse kinematics, joint angles, buttons).
 //! - [`faults`]: garbage, dropped bytes, truncated packets, bit flips, substituted bytes,
 //!   header-like noise, out-of-range counts, silence, hang-up.
+//! - [`pivot`]: a simulated user's pivot about a dimple (for `calibrate tip`).
 //! - `server`: the pty thread, pacing at the line rate.
 //!
 //! ```no_run
@@ -20,12 +21,14 @@ pub mod control;
 pub mod device;
 pub mod faults;
 pub mod motion;
+pub mod pivot;
 mod server;
 
 pub use control::SimArmControl;
 pub use device::{DeviceIdentity, PoseReading};
 pub use faults::Fault;
 pub use motion::{MotionError, MotionScript};
+pub use pivot::{pivot_script, PivotMotion, PivotScriptError};
 
 use crate::arm::params::DhParams;
 use crossbeam_channel::Sender;

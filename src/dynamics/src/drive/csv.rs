@@ -37,11 +37,33 @@ pub const MAIN_CSV_COLUMNS: [&str; 16] = [
     "grab_z",
 ];
 
-/// The CSV header of `simulate --csv` for this simulation: the main columns, and with the
-/// default method six reaction columns per joint. The columns are
-/// documented in `simulate --help` and the manual's `commands` page (`src/manual/commands.md`).
+/// The column after the main ones in a scene with breakable connections (a spring with a
+/// fracture extension): the elastic energy the broken connections held when they broke (J),
+/// the energy balance's fracture line. Absent otherwise, so that the files of scenes without
+/// fracture keep their bytes.
+pub const FRACTURED_COLUMN: &str = "fractured_j";
+
+/// Whether the run has breakable connections, and so the [`FRACTURED_COLUMN`]: the default
+/// method with a spring that has a fracture extension.
+pub fn has_breakable_connections(sim: &SceneSimulation) -> bool {
+    match sim.method() {
+        MethodSim::Default(sim) => sim
+            .springs()
+            .iter()
+            .any(|s| s.fracture_extension_m.is_some()),
+        MethodSim::Articulated(_) => false,
+    }
+}
+
+/// The CSV header of `simulate --csv` for this simulation: the main columns, with breakable
+/// connections [`FRACTURED_COLUMN`], and with the default method six reaction columns per
+/// joint. The columns are documented in `simulate --help` and the manual's `commands` page
+/// (`src/manual/commands.md`).
 pub fn csv_header(sim: &SceneSimulation) -> Vec<String> {
     let mut columns: Vec<String> = MAIN_CSV_COLUMNS.map(String::from).into();
+    if has_breakable_connections(sim) {
+        columns.push(FRACTURED_COLUMN.into());
+    }
     let MethodSim::Default(sim) = sim.method() else {
         return columns;
     };
@@ -89,10 +111,11 @@ pub fn main_csv_fields<'a, W: Write>(
 /// Writes the CSV row of the last step. `t_s` has [`TIME_DECIMALS`] decimals; every other
 /// number uses Rust's shortest round-trip formatting, so equal rows mean bit-identical values.
 /// The stylus columns hold the tip the solver uses (NaN when none was ever set); the grab
-/// columns the first grab point's world position (NaN if the scene has none); per joint, the
-/// reaction force (N) and moment (N·m) on its second body, world axes (default method); then
-/// per limited joint its limit torque (`_limit_n_m`, N·m) and force (`_limit_n`, N) on its
-/// second body along its coordinate (see [`crate::Simulation::joint_limit_forces`]).
+/// columns the first grab point's world position (NaN if the scene has none); with breakable
+/// connections, [`FRACTURED_COLUMN`]; per joint, the reaction force (N) and moment (N·m) on
+/// its second body, world axes (default method); then per limited joint its limit torque
+/// (`_limit_n_m`, N·m) and force (`_limit_n`, N) on its second body along its coordinate
+/// (see [`crate::Simulation::joint_limit_forces`]).
 pub fn csv_row<W: Write>(sim: &SceneSimulation, out: &mut CsvWriter<W>) -> io::Result<()> {
     let d = sim.diagnostics();
     let tip: [f64; 3] = sim
@@ -102,6 +125,9 @@ pub fn csv_row<W: Write>(sim: &SceneSimulation, out: &mut CsvWriter<W>) -> io::R
         .grab_point_in_world(0)
         .map_or([f64::NAN; 3], |p| p.coords.into());
     let mut row = main_csv_fields(out.row(), d, tip, grab);
+    if has_breakable_connections(sim) {
+        row = row.value(d.fractured_j);
+    }
     let MethodSim::Default(sim) = sim.method() else {
         return row.end();
     };
