@@ -244,9 +244,9 @@ fn steps_said(stderr: &str) -> usize {
         .unwrap_or_else(|| panic!("{stderr}"))
 }
 
-/// A signal in the middle of a long step: the watcher ends the run half a second later with
+/// A signal in the middle of a long step: the watcher ends the run 0.3 s later with
 /// the completed steps' rows whole (it waits for no step), exit 130 or 143 (the message then
-/// says "the step in progress did not end within 0.5 s"). The time is
+/// says "the step in progress did not end within 0.3 s"). The time is
 /// measured by the closing note's command on a quiet machine; here the bound only catches a
 /// run that waits for its step (seconds per step) or hangs.
 #[test]
@@ -271,7 +271,7 @@ fn a_signal_during_a_long_step_ends_the_run_with_whole_rows() {
         );
         // The signal may come during a step of the free fall (a quarter of a second) or of the
         // contact with the box (seconds): the run stops at the end of the step or the watcher
-        // half a second after the signal, whichever comes first.
+        // 0.3 s after the signal, whichever comes first.
         assert!(stderr.contains("rows so far kept in"), "{stderr}");
         assert!(waited < Duration::from_secs(5), "{waited:?}: {stderr}");
         assert_whole_rows(&csv, steps_said(&stderr));

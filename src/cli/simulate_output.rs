@@ -196,7 +196,7 @@ fn finish_taken(streams: &mut [Option<CsvStream>; 3]) -> String {
 
 /// How long after a first Ctrl-C or SIGTERM a step may still run before the watcher ends the
 /// process with the rows of the steps completed (a step of a large scene can take seconds).
-const STOP_GRACE: Duration = Duration::from_millis(500);
+const STOP_GRACE: Duration = Duration::from_millis(300);
 
 /// Where the run is, for the watcher's message: steps done and the simulated time (bits).
 #[derive(Default)]
@@ -236,7 +236,7 @@ impl RunWatch {
         let (at, files) = (position.clone(), streams.clone());
         interrupts.end_after(STOP_GRACE, move |signal, why| {
             let message = format!(
-                "interrupted by {} {} ({why}; the step in progress is not written)",
+                "interrupted by {} {} ({why}; rows are kept for the completed steps only)",
                 signal.name(),
                 at.describe()
             );

@@ -81,6 +81,26 @@ pub enum SimError {
     /// A step could not be taken (the simulation keeps the state before it).
     #[error("{0}")]
     StepFailed(Box<super::solver::StepFailure>),
+    /// Contact with this many joint rows would make the dense solve through the joints too
+    /// large (see [`crate::contact::through_joints::MAX_DENSE_BYTES`]).
+    #[error(
+        "contact with {joint_rows} joint rows over {bodies} bodies: the contact solve through \
+         the joints is dense and would need {} MB before any contact, over the limit of {} MB; \
+         leave contact off for this mechanism (no [contact], [[plane]] or [[static]], and no \
+         body that sets friction, restitution or collide) or make it smaller",
+        bytes / 1_000_000,
+        limit / 1_000_000
+    )]
+    ContactThroughJointsTooLarge {
+        /// Rows of all the joints.
+        joint_rows: usize,
+        /// Bodies, the ground and the stylus tip included.
+        bodies: usize,
+        /// What the solve's buffers would need without a contact (bytes).
+        bytes: usize,
+        /// The limit (bytes).
+        limit: usize,
+    },
     /// A contact material, plane or static shape is unusable.
     #[error("contact `{name}`: {reason}")]
     BadContact {

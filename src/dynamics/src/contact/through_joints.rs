@@ -46,6 +46,28 @@ pub const MAX_SWEEPS: usize = 500;
 /// Relative regularisation of K_b's diagonal (loops make joint rows redundant).
 const JOINT_REGULARISATION: f64 = 1.0e-12;
 
+/// The most the dense buffers of one solve may take (bytes): the bodies' coordinates times
+/// the joint and contact rows, K_b and W. Over it a scene is refused when it is built (its
+/// joints alone) or a step fails (its contacts too), instead of allocating without bound (a
+/// mobile of 4095 parts over a desk asked for 11 GB and an LU of 20,000 rows).
+pub const MAX_DENSE_BYTES: usize = 1 << 30;
+
+/// The bytes of one solve's dense buffers for `joint_rows` bilateral rows, `contacts`
+/// contacts (three rows each) and limit ends, over `bodies` bodies (saturating).
+pub fn dense_bytes(joint_rows: usize, contacts: usize, bodies: usize) -> usize {
+    let dofs = bodies.saturating_mul(6);
+    let rows = contacts.saturating_mul(3);
+    let doubles = [
+        joint_rows.saturating_mul(dofs).saturating_mul(2),
+        joint_rows.saturating_mul(joint_rows).saturating_mul(2),
+        rows.saturating_mul(dofs).saturating_mul(2),
+        rows.saturating_mul(rows),
+    ]
+    .into_iter()
+    .fold(0usize, usize::saturating_add);
+    doubles.saturating_mul(std::mem::size_of::<f64>())
+}
+
 /// What a solve did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SweepStats {

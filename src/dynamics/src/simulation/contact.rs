@@ -46,6 +46,8 @@ impl Simulation {
                 Material::default(),
             );
         }
+        let tip = usize::from(contact.stylus_tip_radius_m.is_some());
+        check_through_joints_size(&self.model.joints, self.model.bodies.len() + tip)?;
         self.model.contact = Some(contact);
         self.solver.contact = Default::default();
         Ok(())
@@ -69,6 +71,23 @@ impl Simulation {
     pub fn max_penetration_m(&self) -> f64 {
         self.solver.contact.max_penetration_m
     }
+}
+
+/// Refuses contact on a mechanism whose joints alone make the dense solve through the joints
+/// larger than it may be (`bodies` with the stylus tip's pseudo-body).
+fn check_through_joints_size(joints: &[crate::Joint], bodies: usize) -> Result<(), SimError> {
+    use crate::contact::through_joints::{dense_bytes, MAX_DENSE_BYTES};
+    let joint_rows = joints.iter().map(crate::Joint::rows).sum();
+    let bytes = dense_bytes(joint_rows, 0, bodies);
+    if bytes > MAX_DENSE_BYTES {
+        return Err(SimError::ContactThroughJointsTooLarge {
+            joint_rows,
+            bodies,
+            bytes,
+            limit: MAX_DENSE_BYTES,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -20,6 +20,15 @@ pub enum FailureCause {
         /// The contact model's `max_points`.
         limit: usize,
     },
+    /// The contact solve through the joints (dense) would need more memory than it may take.
+    ThroughJointsTooLarge {
+        /// Contacts and limit ends in the solve.
+        contacts: usize,
+        /// What its buffers would need (bytes).
+        bytes: usize,
+        /// [`crate::contact::through_joints::MAX_DENSE_BYTES`].
+        limit: usize,
+    },
     /// The step did not converge even when split into the most sub-steps.
     NotConverged {
         /// Sub-steps of the last attempt.
@@ -74,6 +83,18 @@ impl fmt::Display for StepFailure {
                 f,
                 "contact detection found more than {limit} contact points (the scene is flying \
                  apart, or far denser than a desk scene)"
+            )?,
+            FailureCause::ThroughJointsTooLarge {
+                contacts,
+                bytes,
+                limit,
+            } => write!(
+                f,
+                "the contact solve through the joints would need {} MB for {contacts} contacts \
+                 and limit ends, over the limit of {} MB (it is dense over every body of the \
+                 scene)",
+                bytes / 1_000_000,
+                limit / 1_000_000
             )?,
             FailureCause::NotConverged {
                 substeps,

@@ -61,11 +61,11 @@ impl Step<'_> {
             .saved_state
             .extend(self.bodies.iter().map(BodyState::of));
         let saved = (self.s.ledger, self.stylus_target, self.s.time_secs);
-        self.s.contact.too_many_points = false;
+        self.s.contact.overflow = None;
         self.advance();
         let mut substeps = 1;
-        // Splitting does not bring the points below the limit: fail at once.
-        let mut accepted = self.step_accepted() || self.s.contact.too_many_points;
+        // Splitting does not bring the contacts within their memory: fail at once.
+        let mut accepted = self.step_accepted() || self.s.contact.overflow.is_some();
         // Sub-steps at the deepest split whose row refreshes did not converge although their
         // state is finite and their joints closed: kept (the time then stays right) and
         // reported in the diagnostics.
@@ -77,7 +77,7 @@ impl Step<'_> {
         }
         self.s.diagnostics.substeps = substeps;
         self.s.diagnostics.unconverged = unconverged;
-        let result = if accepted && self.state_finite() && !self.s.contact.too_many_points {
+        let result = if accepted && self.state_finite() && self.s.contact.overflow.is_none() {
             Ok(())
         } else {
             let failure = self.failure(substeps, last_diagnostics.constraint_norm_m, saved.2);
@@ -157,12 +157,11 @@ impl Step<'_> {
     /// Describes the failed (sub-)step that the state now ends with.
     fn failure(&mut self, substeps: usize, last_finite_psi: f64, time_secs: f64) -> StepFailure {
         let d = self.s.diagnostics;
-        let cause = match self.first_non_finite() {
-            Some(what) => FailureCause::NonFinite { what },
-            None if self.s.contact.too_many_points => FailureCause::TooManyContacts {
-                limit: self.contact.map_or(0, |m| m.max_points),
-            },
-            None => FailureCause::NotConverged {
+        // A step whose contacts overflowed was abandoned where it stood: say that first.
+        let cause = match (self.s.contact.overflow.clone(), self.first_non_finite()) {
+            (Some(overflow), _) => overflow,
+            (None, Some(what)) => FailureCause::NonFinite { what },
+            (None, None) => FailureCause::NotConverged {
                 substeps,
                 velocity_residual: d.velocity_residual,
                 velocity_tolerance: self.ctx.velocity_tolerance,

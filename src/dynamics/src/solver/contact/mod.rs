@@ -42,7 +42,7 @@ pub(super) mod sparse;
 use nalgebra::{Vector2, Vector3};
 
 use super::contact::sparse::SparseContacts;
-use super::Step;
+use super::{FailureCause, Step};
 use crate::contact::lcp;
 use crate::contact::lcp::{Bilateral, ContactImpulse, ContactRows, Insertion, InverseMass, Row};
 use crate::contact::{
@@ -96,9 +96,10 @@ pub(crate) struct ContactScratch {
     sparse: SparseContacts,
     /// Detection's buffers.
     detection: geometry::DetectScratch,
-    /// Set when a detection of the step stopped at the model's `max_points`: the
-    /// step fails (cleared at the start of each step).
-    pub(crate) too_many_points: bool,
+    /// Why the step's contacts cannot be solved within their memory (detection stopped at
+    /// the model's `max_points`, or the solve through the joints would be too large): the
+    /// step fails with it (cleared at the start of each step).
+    pub(crate) overflow: Option<super::FailureCause>,
     /// The dense solve's and the solve through the joints' buffers.
     pub(super) lcp: lcp::LcpScratch,
     through_joints: through_joints::ThroughJointsScratch,
@@ -355,7 +356,9 @@ impl Step<'_> {
             }
         };
         if !geometry::detect(model, &c.poses, prediction, reach, &mut c.detection, out) {
-            c.too_many_points = true;
+            c.overflow = Some(FailureCause::TooManyContacts {
+                limit: model.max_points,
+            });
         }
     }
 
@@ -526,6 +529,25 @@ impl ContactScratch {
         // joints' own motions.
         if (insertion == Insertion::Right || !self.limits.is_empty()) && !self.bilateral.is_empty()
         {
+            let contacts = n + self.limits.len();
+            let bytes =
+                through_joints::dense_bytes(self.bilateral.len(), contacts, self.inv_mass.len());
+            if bytes > through_joints::MAX_DENSE_BYTES {
+                self.overflow = Some(FailureCause::ThroughJointsTooLarge {
+                    contacts,
+                    bytes,
+                    limit: through_joints::MAX_DENSE_BYTES,
+                });
+                // No impulses: the step is discarded (see `Step::run`).
+                self.impulses.clear();
+                self.impulses.resize(n, ContactImpulse::default());
+                let bodies = self.inv_mass.len();
+                for change in [&mut self.delta.v, &mut self.delta.w] {
+                    change.clear();
+                    change.resize(bodies, Vector3::zeros());
+                }
+                return;
+            }
             self.solve_through_joints();
         } else if insertion == Insertion::Right
             && (n > DENSE_MAX_CONTACTS || touches(tip, &self.points))
