@@ -2,21 +2,31 @@
 //! `ar_drivers::camera::CameraSource` (OpenCV capture or the synthetic camera) goes through
 //! the ArUco tracker for `camera_from_world`, is converted from BGR to RGB and undistorted
 //! (so the compositor can draw the overlay with the pinhole model).
+//!
+//! The source is read on a capture thread of its own ([`Capture`], "capture"), which keeps
+//! only the newest frame: tracking takes the newest frame whenever it is ready for one, and
+//! the frames it was too slow for are dropped as stale, so the sensor is never read late and
+//! the video shown is never older than one frame plus the tracking.
 
 use super::interfaces::{CameraTracker, DeviceError};
 use crate::compositor::undistort::Undistorter;
+use crate::rig::threads::capture::Capture;
 use crate::rig::threads::messages::{CameraUpdate, VideoFrame};
 use crate::tracking::{MarkerTracker, TrackerConfig};
 use ar_calibration::intrinsics::CameraIntrinsics;
-use ar_drivers::camera::CameraSource;
+use ar_drivers::camera::{CameraSource, Frame};
 use opencv::core::Mat;
 use opencv::imgproc;
 use opencv::prelude::*;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long [`CameraTracker::next_update`] waits for a frame before reporting a timeout.
+const FRAME_WAIT: Duration = Duration::from_millis(100);
 
 /// Camera + tracker + undistortion.
 pub struct TrackedCamera {
-    source: Box<dyn CameraSource>,
+    capture: Capture<Frame>,
     tracker: MarkerTracker,
     undistorter: Undistorter,
     intrinsics: CameraIntrinsics,
@@ -24,9 +34,10 @@ pub struct TrackedCamera {
 }
 
 impl TrackedCamera {
-    /// Wraps `source` (whose images have `intrinsics`) with a tracker configured by `config`.
+    /// Wraps `source` (whose images have `intrinsics`) with a tracker configured by `config`,
+    /// and starts reading it on the capture thread.
     pub fn new(
-        source: Box<dyn CameraSource>,
+        mut source: Box<dyn CameraSource>,
         intrinsics: &CameraIntrinsics,
         config: TrackerConfig,
     ) -> Result<Self, DeviceError> {
@@ -34,8 +45,15 @@ impl TrackedCamera {
             .map_err(|e| DeviceError::Fatal(format!("marker tracker: {e}")))?;
         let undistorter = Undistorter::new(intrinsics)
             .map_err(|e| DeviceError::Fatal(format!("undistortion maps: {e}")))?;
+        let describe = source.describe();
+        let capture = Capture::spawn("capture", move || match source.next_frame() {
+            Ok(Some(f)) => Ok(f),
+            Ok(None) => Err(DeviceError::Fatal(format!("{describe}: the stream ended"))),
+            Err(e) => Err(DeviceError::Disconnected(e.to_string())),
+        })
+        .map_err(|e| DeviceError::Fatal(e.to_string()))?;
         Ok(Self {
-            source,
+            capture,
             tracker,
             undistorter,
             intrinsics: intrinsics.clone(),
@@ -46,16 +64,7 @@ impl TrackedCamera {
 
 impl CameraTracker for TrackedCamera {
     fn next_update(&mut self) -> Result<CameraUpdate, DeviceError> {
-        let frame = match self.source.next_frame() {
-            Ok(Some(f)) => f,
-            Ok(None) => {
-                return Err(DeviceError::Fatal(format!(
-                    "{}: the stream ended",
-                    self.source.describe()
-                )))
-            }
-            Err(e) => return Err(DeviceError::Disconnected(e.to_string())),
-        };
+        let frame = self.capture.newest(FRAME_WAIT)?;
         let observation = self
             .tracker
             .process(&frame)
@@ -66,10 +75,8 @@ impl CameraTracker for TrackedCamera {
         let (w, h) = (self.rgb.cols() as u32, self.rgb.rows() as u32);
         if (w, h) != (self.intrinsics.image_width, self.intrinsics.image_height) {
             return Err(DeviceError::Fatal(format!(
-                "{} delivers {w}×{h} px frames but the camera file says {}×{} px",
-                self.source.describe(),
-                self.intrinsics.image_width,
-                self.intrinsics.image_height
+                "the camera delivers {w}×{h} px frames but the camera file says {}×{} px",
+                self.intrinsics.image_width, self.intrinsics.image_height
             )));
         }
         let bytes = self
@@ -89,5 +96,20 @@ impl CameraTracker for TrackedCamera {
             }),
             camera_from_world,
         })
+    }
+
+    fn capture_counts(&self) -> Option<Arc<crate::rig::threads::capture::CaptureCounts>> {
+        Some(self.capture.counts().clone())
+    }
+}
+
+impl Drop for TrackedCamera {
+    fn drop(&mut self) {
+        let c = self.capture.counts();
+        log::info!(
+            "camera: {} frames captured, {} dropped as stale (tracking took the newest)",
+            c.captured(),
+            c.dropped_stale()
+        );
     }
 }
