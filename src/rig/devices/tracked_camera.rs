@@ -113,3 +113,94 @@ impl Drop for TrackedCamera {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ar_drivers::camera::CameraError;
+    use crossbeam_channel::{unbounded, Receiver};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
+    /// A fake camera that delivers the frame numbers the test releases, each stamped
+    /// `seq` ms after `t0`, as plain grey 64×48 images; the stream ends when the gate closes.
+    struct GatedCamera {
+        gate: Receiver<u64>,
+        taken: Arc<AtomicU64>,
+        t0: Instant,
+    }
+
+    impl CameraSource for GatedCamera {
+        fn next_frame(&mut self) -> Result<Option<Frame>, CameraError> {
+            let Ok(seq) = self.gate.recv() else {
+                return Ok(None);
+            };
+            let image = Mat::new_rows_cols_with_default(
+                48,
+                64,
+                opencv::core::CV_8UC3,
+                opencv::core::Scalar::all(128.0),
+            )
+            .unwrap();
+            self.taken.fetch_add(1, Ordering::AcqRel);
+            Ok(Some(Frame {
+                t: self.t0 + Duration::from_millis(seq),
+                seq,
+                image,
+                camera_from_world_truth: None,
+            }))
+        }
+
+        fn describe(&self) -> String {
+            "gated test camera".into()
+        }
+    }
+
+    /// Tracking that takes nothing while 30 frames are captured does not hold the capture
+    /// back, and then tracks the newest: the frame shown is the 30th, not the first, so its
+    /// age does not grow with the consumer's delay.
+    #[test]
+    fn a_slow_tracker_gets_the_newest_frame_and_capture_never_waits_for_it() {
+        let (gate, gate_rx) = unbounded();
+        let taken = Arc::new(AtomicU64::new(0));
+        let t0 = Instant::now();
+        let source = GatedCamera {
+            gate: gate_rx,
+            taken: taken.clone(),
+            t0,
+        };
+        let intrinsics = CameraIntrinsics::ideal(64, 48, 60.0);
+        let mut camera =
+            TrackedCamera::new(Box::new(source), &intrinsics, TrackerConfig::default()).unwrap();
+        for seq in 0..30 {
+            gate.send(seq).unwrap();
+        }
+        // A failure guard only: the capture thread takes all 30 without anyone tracking.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while taken.load(Ordering::Acquire) < 30 {
+            assert!(Instant::now() < deadline, "the capture thread blocked");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let update = camera.next_update().unwrap();
+        assert_eq!(update.captured_at, t0 + Duration::from_millis(29));
+        assert_eq!((update.frame.width, update.frame.height), (64, 48));
+        assert!(update.camera_from_world.is_none());
+        let counts = camera.capture_counts().unwrap();
+        assert_eq!(
+            (counts.captured(), counts.dropped_stale(), counts.taken()),
+            (30, 29, 1)
+        );
+        // The end of the stream reaches the tracker as the fatal error it was.
+        drop(gate);
+        let err = loop {
+            match camera.next_update() {
+                Err(DeviceError::Timeout) => {}
+                other => break other.unwrap_err(),
+            }
+        };
+        assert_eq!(
+            err,
+            DeviceError::Fatal("gated test camera: the stream ended".into())
+        );
+    }
+}
