@@ -36,7 +36,9 @@ pub enum DisplayArg {
 pub struct DemoArgs {
     /// Scene name (a file in assets/scenes/) or path to a scene file. In a scene whose stylus
     /// tip pushes (`[contact] stylus_tip_radius_m`, e.g. `push`) the scripted user first pushes
-    /// the grab point's body with the tip, button up, then clips and drags it.
+    /// the grab point's body with the tip, button up, then clips and drags it. In a scene
+    /// without a grab point (e.g. `pile`) the user holds the stylus still and the demo shows
+    /// the scene moving on its own.
     #[arg(long, default_value = "ten_pendula")]
     pub scene: String,
     /// monitor (one view in a window) or hmd (two eye views side by side, full screen).

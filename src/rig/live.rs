@@ -4,13 +4,14 @@
 
 use super::devices::view_tee::ViewTee;
 use super::devices::{CameraTracker, MicDevice, RigArm};
-use super::display::display_summary::DisplaySummary;
+use super::display::display_summary::{CaptureSummary, DisplaySummary};
 use super::display::frame_content::{build_overlay, hud_stats, ArrowScale};
 use super::display::frame_control::FrameControl;
 use super::display::latency::LatencyStats;
 use super::display::memory::{rss_bytes, MemorySummary};
 use super::record::session_log::SessionRecorder;
 use super::simulation::RigSimulation;
+use super::threads::capture::CaptureCounts;
 use super::threads::device_worker::{spawn_camera, spawn_mic};
 use super::threads::event_log::EventLog;
 use super::threads::messages::{CameraUpdate, SimSnapshot};
@@ -137,6 +138,8 @@ pub struct Rig {
     devices: Vec<Worker<()>>,
     /// The arm driver's worker: its thread ("arm") feeds the solver thread directly.
     arm: Option<RigArm>,
+    /// The camera's capture thread's counts, for a camera read on one.
+    capture_counts: Option<Arc<CaptureCounts>>,
 }
 
 impl Rig {
@@ -174,6 +177,7 @@ impl Rig {
         let (camera_tx, camera_rx) = latest_channel(1);
         let (snapshot_tx, snapshot_rx) = latest_channel(1);
         let mut workers = Vec::new();
+        let capture_counts = devices.camera.capture_counts();
         // The solver gets the camera's pose too, for a wind that blows from where the user looks.
         let (view_tx, view_rx) = latest_channel(1);
         workers.push(spawn_camera(
@@ -212,6 +216,7 @@ impl Rig {
             solver: Some(solver),
             devices: workers,
             arm: devices.arm,
+            capture_counts,
         })
     }
 
@@ -370,6 +375,8 @@ impl Rig {
         // The frame control may change what frames show as the run goes.
         let mut config = config.clone();
         let start = Instant::now();
+        // The capture thread started with the camera, before the loop: count from here.
+        let capture_at_start = self.capture_counts.as_deref().map(CaptureSummary::of);
         let mut next_frame = start;
         let mut latest_camera: Option<CameraUpdate> = None;
         // When the loop last received a camera update (not its capture time, which a lagging
@@ -563,6 +570,9 @@ impl Rig {
             render,
             video_age,
             camera_updates,
+            capture: (self.capture_counts.as_deref().map(CaptureSummary::of))
+                .zip(capture_at_start)
+                .map(|(end, start)| end.since(&start)),
             events,
             frames_dir: None,
             memory,

@@ -11,6 +11,10 @@
 //! scripted user first pushes the grab point's body with the tip, button up, then clips to it
 //! where the push left it and drags as in every scene ([`super::push_gesture`]).
 //!
+//! In a scene without a grab point (`pile`, `billiard`, …) the scripted user holds the stylus
+//! still beside the scene and the demo says so in one line: it shows the scene moving on its
+//! own ([`super::watch_gesture`]).
+//!
 //! [`Rig`]: crate::rig::Rig
 
 use super::arm::{RigArm, DEFAULT_BUTTON_MASK};
@@ -20,6 +24,7 @@ use super::mic_level::DeferredMic;
 use super::push_gesture::{demo_push, pushed_by_m};
 use super::scripted_user::{spawn_scripted_user_with_progress, UserScript};
 use super::tracked_camera::TrackedCamera;
+use super::watch_gesture::{scene_centre_in_world, watch_note, watch_script};
 use crate::compositor::arrows::MAX_ARROW_M;
 use crate::compositor::hud::{hud_line_top_px, HUD_DIAGNOSTIC_LINES, HUD_LINES};
 use crate::compositor::Overlay;
@@ -49,7 +54,7 @@ pub enum DemoError {
     /// A piece the demo needs is not available in this build.
     #[error("the demo needs {0}, which this build does not have yet")]
     Missing(&'static str),
-    /// The scene could not be loaded or has no grab point.
+    /// The scene could not be loaded, has nothing to show, or cannot be framed.
     #[error("scene {scene}: {message}")]
     Scene {
         /// The scene name or path.
@@ -174,15 +179,11 @@ impl DemoWorld {
             message: e.0,
         })?;
         let has_wind = wind_log.is_some();
-        let grab = simulation
-            .grab_points()
-            .first()
-            .map(|g| g.point_in_world)
-            .ok_or_else(|| DemoError::Scene {
-                scene: options.scene.clone(),
-                message: "has no grab point for the stylus".into(),
-            })?;
-        let world_from_arm = demo_world_from_arm(&grab);
+        let anchor = demo_anchor(&simulation).ok_or_else(|| DemoError::Scene {
+            scene: options.scene.clone(),
+            message: "has no moving body to show".into(),
+        })?;
+        let world_from_arm = demo_world_from_arm(&anchor.point_in_world);
         let view = demo_view(
             &simulation,
             options.show_diagnostics,
@@ -190,7 +191,7 @@ impl DemoWorld {
         )
         .ok_or_else(|| DemoError::Scene {
             scene: options.scene.clone(),
-            message: "the demo's camera cannot frame it (no grab point, or too large)".into(),
+            message: "the demo's camera cannot frame it (too large)".into(),
         })?;
         let (camera, intrinsics, camera_kind) = synthetic_camera(&view)?;
         let arm = SimulatedArm::spawn(SimArmConfig::default()).map_err(|e| DemoError::Device {
@@ -208,11 +209,13 @@ impl DemoWorld {
             device: "arm driver",
             message: e.to_string(),
         })?;
-        let script = demo_script(&simulation, grab);
+        let script = anchor.script(&simulation);
         let gesture_s = script.duration_s();
         let breaths = demo_breaths(gesture_s);
         let mut notes = Vec::new();
-        if let Some(r) = simulation.stylus_tip_radius_m() {
+        if !anchor.grab {
+            notes.push(watch_note(&options.scene));
+        } else if let Some(r) = simulation.stylus_tip_radius_m() {
             notes.push(match &script.push {
                 Some(_) => format!(
                     "stylus tip: a {:.0} mm sphere that pushes; the user pushes the grab \
@@ -318,6 +321,44 @@ pub fn demo_script(sim: &RigSimulation, grab_in_world: Point3<f64>) -> UserScrip
     }
 }
 
+/// What the demo's user goes for in a scene: its first grab point, or, in a scene without
+/// one, the centre of its moving bodies ([`scene_centre_in_world`]), where the user only
+/// watches ([`super::watch_gesture`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DemoAnchor {
+    /// The grab point or the bodies' centre, world frame; the arm stands by it
+    /// ([`demo_world_from_arm`]).
+    pub point_in_world: Point3<f64>,
+    /// True for a grab point.
+    pub grab: bool,
+}
+
+impl DemoAnchor {
+    /// The scripted user's gesture on `sim` for this anchor.
+    pub fn script(&self, sim: &RigSimulation) -> UserScript {
+        if self.grab {
+            demo_script(sim, self.point_in_world)
+        } else {
+            let p = self.point_in_world;
+            watch_script(p, demo_world_from_arm(&p))
+        }
+    }
+}
+
+/// The demo's anchor in `sim`; `None` for a scene with no grab point and no moving body.
+pub fn demo_anchor(sim: &RigSimulation) -> Option<DemoAnchor> {
+    match sim.grab_points().first() {
+        Some(g) => Some(DemoAnchor {
+            point_in_world: g.point_in_world,
+            grab: true,
+        }),
+        None => scene_centre_in_world(sim).map(|point_in_world| DemoAnchor {
+            point_in_world,
+            grab: false,
+        }),
+    }
+}
+
 /// The demo camera's intrinsics: 640×480, f = 600 px.
 pub fn demo_intrinsics() -> CameraIntrinsics {
     CameraIntrinsics::ideal(640, 480, 600.0)
@@ -357,20 +398,25 @@ pub fn demo_region(intrinsics: &CameraIntrinsics, show_diagnostics: bool) -> Ima
 
 /// What the demo draws of a scene at the start and at the end of the drag (the bodies where
 /// they start, the supports, the arm's stand and links at the grab point and at the end of the
-/// drag, the stylus path), plus the marker, and with `show_reactions` the room the longest
-/// reaction arrow ([`MAX_ARROW_M`]) may take round each joint: the points the demo's camera
-/// frames.
+/// drag, the stylus path; in a scene without a grab point, the arm at the stylus's rest),
+/// plus the marker, and with `show_reactions` the room the longest reaction arrow
+/// ([`MAX_ARROW_M`]) may take round each joint: the points the demo's camera frames.
 pub fn demo_frame_points(sim: &RigSimulation, show_reactions: bool) -> Option<Vec<Point3<f64>>> {
-    let grab = sim.grab_points().first()?.point_in_world;
-    let script = demo_script(sim, grab);
-    // Where the tip goes: the push's start and end (if it pushes), the clip and the drag's end.
+    let anchor = demo_anchor(sim)?;
+    let script = anchor.script(sim);
+    // Where the tip goes: the push's start and end (if it pushes), the clip and the drag's end;
+    // where it rests when the user only watches.
     let mut tips = Vec::new();
-    let mut clip = grab;
-    if let Some(p) = &script.push {
-        tips.extend([p.start_in_world, p.start_in_world + p.travel_in_world]);
-        clip += p.grab_moves_by_in_world;
+    if anchor.grab {
+        let mut clip = anchor.point_in_world;
+        if let Some(p) = &script.push {
+            tips.extend([p.start_in_world, p.start_in_world + p.travel_in_world]);
+            clip += p.grab_moves_by_in_world;
+        }
+        tips.extend([clip, clip + script.drag_in_world]);
+    } else {
+        tips.push(script.at(0.0).0);
     }
-    tips.extend([clip, clip + script.drag_in_world]);
     let world_from_arm = script.world_from_arm;
     let mut overlay = Overlay::default();
     overlay.push_supports(&sim.supports());
@@ -405,7 +451,7 @@ pub fn demo_frame_points(sim: &RigSimulation, show_reactions: bool) -> Option<Ve
 }
 
 /// The demo's view of a scene: the closest camera from [`DEMO_VIEW_TOWARD_EYE`] that frames
-/// [`demo_frame_points`] in [`demo_region`]; `None` for a scene without a grab point or too
+/// [`demo_frame_points`] in [`demo_region`]; `None` for a scene without a moving body or too
 /// large to frame.
 pub fn demo_view(
     sim: &RigSimulation,

@@ -5,7 +5,9 @@
 //! port or simulated arm alike, and the solver thread reads the driver's channels
 //! ([`super::arm`]).
 
+use crate::rig::threads::capture::CaptureCounts;
 use crate::rig::threads::messages::{CameraUpdate, MicLevel};
+use std::sync::Arc;
 
 /// Why a device call failed, and whether retrying can help.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -25,6 +27,12 @@ pub enum DeviceError {
 pub trait CameraTracker: Send {
     /// Blocks for the next frame (at the camera's rate).
     fn next_update(&mut self) -> Result<CameraUpdate, DeviceError>;
+
+    /// The counts of the capture thread, for a camera read on one
+    /// ([`crate::rig::threads::capture`]); the run summary reports them.
+    fn capture_counts(&self) -> Option<Arc<CaptureCounts>> {
+        None
+    }
 }
 
 /// The microphone: block levels.

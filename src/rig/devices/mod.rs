@@ -12,6 +12,7 @@
 //! - [`demo_world`]: the demo's simulated devices and scripted user.
 //! - [`scripted_user`]: the demo's user, moving the simulated arm.
 //! - [`push_gesture`]: the demo's push with the stylus tip, in a scene whose tip pushes.
+//! - [`watch_gesture`]: the demo's user in a scene without a grab point, who only watches.
 
 pub mod arm;
 pub mod demo_world;
@@ -23,6 +24,7 @@ pub mod scripted_user;
 pub mod tracked_camera;
 pub mod view_camera;
 pub mod view_tee;
+pub mod watch_gesture;
 
 pub use arm::RigArm;
 pub use interfaces::{CameraTracker, DeviceError, MicDevice};

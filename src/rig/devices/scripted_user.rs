@@ -37,6 +37,9 @@ pub struct UserScript {
     pub world_from_arm: Isometry3<f64>,
     /// A push with the tip before the clip, if the scene's tip pushes.
     pub push: Option<PushStroke>,
+    /// The user reaches, clips and drags; `false`: the stylus stays at rest for `wait_s`
+    /// and the user only watches (a scene without a grab point, [`super::watch_gesture`]).
+    pub clips: bool,
 }
 
 /// A push with the stylus tip, button up: from the rest position over to `start_in_world`
@@ -96,11 +99,12 @@ impl UserScript {
             back_off_s: 0.8,
             world_from_arm,
             push: None,
+            clips: true,
         }
     }
 
     /// The gesture's keys, in time order: wait at rest, (push,) reach the grab point, press,
-    /// drag, hold, release, back off.
+    /// drag, hold, release, back off (only the wait when the user does not clip).
     pub fn keys(&self) -> Vec<Key> {
         let mut keys = Vec::with_capacity(16);
         let mut t = 0.0;
@@ -116,6 +120,9 @@ impl UserScript {
         let rest = self.grab_in_world + self.rest_offset_in_world;
         key(0.0, rest, false, false);
         key(self.wait_s, rest, false, false);
+        if !self.clips {
+            return keys;
+        }
         let mut grab = self.grab_in_world;
         if let Some(p) = &self.push {
             let up = Vector3::new(0.0, 0.0, p.clearance_m);
@@ -163,7 +170,9 @@ impl UserScript {
     /// gesture pushes.
     pub fn push_end_s(&self) -> Option<f64> {
         // Keys: rest, rest after the wait, over the start, the start, the push's end.
-        self.push.as_ref().map(|_| self.keys()[4].at_s)
+        self.push
+            .as_ref()
+            .and_then(|_| self.keys().get(4).map(|k| k.at_s))
     }
 
     /// Total length of the gesture, seconds.

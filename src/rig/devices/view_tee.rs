@@ -30,6 +30,12 @@ impl CameraTracker for ViewTee {
         }
         Ok(update)
     }
+
+    fn capture_counts(
+        &self,
+    ) -> Option<std::sync::Arc<crate::rig::threads::capture::CaptureCounts>> {
+        self.camera.capture_counts()
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use super::latency::LatencyStats;
 use super::memory::MemorySummary;
 use crate::rig::live::StopReason;
+use crate::rig::threads::capture::CaptureCounts;
 use crate::rig::threads::event_log::EventLog;
 use std::path::PathBuf;
 
@@ -26,6 +27,8 @@ pub struct DisplaySummary {
     pub video_age: LatencyStats,
     /// Camera updates (video frame + marker pose) the display loop received.
     pub camera_updates: u64,
+    /// The camera's capture thread over the run, for a camera read on one.
+    pub capture: Option<CaptureSummary>,
     /// Messages the workers reported (clips, releases, reconnects, slowdowns).
     pub events: EventLog<String>,
     /// Frames written to this folder, if any.
@@ -41,6 +44,37 @@ pub struct DisplaySummary {
     pub workers_lost: Vec<String>,
     /// The HUD's lines on the last frame (what the user saw last, e.g. "solver failed: …").
     pub last_hud_lines: Vec<String>,
+}
+
+/// What the camera's capture thread did over the run ([`crate::rig::threads::capture`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CaptureSummary {
+    /// Frames read from the camera.
+    pub captured: u64,
+    /// Frames tracked (the newest whenever tracking was ready).
+    pub tracked: u64,
+    /// Frames dropped unread as stale: a newer one had come before tracking was ready.
+    pub dropped_stale: u64,
+}
+
+impl CaptureSummary {
+    /// The counts of a capture thread now.
+    pub fn of(c: &CaptureCounts) -> Self {
+        Self {
+            captured: c.captured(),
+            tracked: c.taken(),
+            dropped_stale: c.dropped_stale(),
+        }
+    }
+
+    /// What was counted between `start` and `self`.
+    pub fn since(&self, start: &Self) -> Self {
+        Self {
+            captured: self.captured - start.captured,
+            tracked: self.tracked - start.tracked,
+            dropped_stale: self.dropped_stale - start.dropped_stale,
+        }
+    }
 }
 
 impl DisplaySummary {

@@ -1,6 +1,7 @@
 //! The run summary printed by `demo` and `run`: what the interaction did (clip, drag, release,
 //! free swing, tip error), the solver's health, latency, frame output and memory.
 
+use super::display_summary::DisplaySummary;
 use super::memory::{SETTLED_AFTER, WARMUP_FRAMES};
 use crate::rig::live::RunSummary;
 use crate::rig::threads::solver_worker::SolverSummary;
@@ -85,6 +86,38 @@ pub fn pushed_before_clip_m(s: &SolverSummary, clip_s: Option<f64>) -> Option<f6
     Some((last - first).norm())
 }
 
+/// The summary's camera line: the camera's frame rate (captured and tracked, with the stale
+/// frames dropped, for a camera read on a capture thread), the updates the display showed,
+/// and the shown frame's age from its capture to the frame presented.
+pub fn camera_line(d: &DisplaySummary) -> String {
+    let per_s = |n: u64| {
+        if d.wall_s > 0.0 {
+            n as f64 / d.wall_s
+        } else {
+            0.0
+        }
+    };
+    let rate = match d.capture {
+        Some(c) => format!(
+            "{} frames captured ({:.1} per second), {} tracked ({:.1} per second), {} dropped \
+             as stale; ",
+            c.captured,
+            per_s(c.captured),
+            c.tracked,
+            per_s(c.tracked),
+            c.dropped_stale
+        ),
+        None => String::new(),
+    };
+    format!(
+        "camera: {rate}{} updates shown ({:.1} per second); shown frame age, capture → \
+         presented: {}",
+        d.camera_updates,
+        per_s(d.camera_updates),
+        d.video_age.describe()
+    )
+}
+
 /// The human-readable summary of a run.
 pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
     let d = &summary.display;
@@ -124,17 +157,7 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
         "  of which render time per frame: {}",
         d.render.describe()
     );
-    let _ = writeln!(
-        out,
-        "camera: {} updates received ({:.1} per second); shown video frame age at present: {}",
-        d.camera_updates,
-        if d.wall_s > 0.0 {
-            d.camera_updates as f64 / d.wall_s
-        } else {
-            0.0
-        },
-        d.video_age.describe()
-    );
+    let _ = writeln!(out, "{}", camera_line(d));
     let _ = writeln!(
         out,
         "solver: {} steps of {} ms, real-time factor {:.3}, {} steps dropped, max |psi| {:.3e} m, max |energy error| {:.3} %",
@@ -245,7 +268,7 @@ pub fn describe(summary: &RunSummary, frame_period_ms: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rig::display::display_summary::DisplaySummary;
+    use crate::rig::display::display_summary::CaptureSummary;
     use crate::rig::display::latency::LatencyStats;
     use crate::rig::live::StopReason;
 
@@ -260,6 +283,7 @@ mod tests {
             render: LatencyStats::default(),
             video_age: LatencyStats::default(),
             camera_updates: 10,
+            capture: None,
             events: Default::default(),
             frames_dir: None,
             memory: None,
@@ -289,6 +313,33 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("target < 80 ms"), "{text}");
+    }
+
+    /// The camera line gives the camera's rate and the shown frame's age (mean, p95, max).
+    #[test]
+    fn the_summary_reports_the_camera_rate_and_the_shown_frame_age() {
+        let mut d = display(StopReason::Done, Vec::new());
+        d.wall_s = 2.0;
+        d.capture = Some(CaptureSummary {
+            captured: 50,
+            tracked: 40,
+            dropped_stale: 10,
+        });
+        for ms in 1..=20 {
+            d.video_age.push_ms(f64::from(ms) * 5.0);
+        }
+        let summary = RunSummary {
+            display: d,
+            solver: SolverSummary::default(),
+        };
+        let text = describe(&summary, 40.0);
+        let line = text.lines().find(|l| l.starts_with("camera: ")).unwrap();
+        assert_eq!(
+            line,
+            "camera: 50 frames captured (25.0 per second), 40 tracked (20.0 per second), 10 \
+             dropped as stale; 10 updates shown (5.0 per second); shown frame age, capture → \
+             presented: mean 52.5 ms, median 50.0 ms, p95 95.0 ms, max 100.0 ms (20 frames)"
+        );
     }
 
     #[test]
