@@ -131,6 +131,9 @@ impl Simulation {
         s.probes = Vec::with_capacity(n + 1);
         s.woken = Vec::with_capacity(n);
         s.islands.reset(n);
+        // Detection's copy of the flags, sized now: a step allocates nothing.
+        self.solver.contact.set_asleep(&s.asleep);
+        self.solver.contact.clear_asleep();
         if let Some(model) = self.model.contact.as_ref() {
             for k in model.colliders.iter().filter(|k| k.body < n) {
                 let reach =
