@@ -1,7 +1,7 @@
 //! Islands and sleeping (issue 42, second bullet): a box dropped on the desk falls asleep
 //! exactly [`TIME_TO_SLEEP_SECS`] after it last moved and then holds its pose bit for bit;
 //! a sphere dropped on one of four sleeping stacks wakes that stack only; the stylus clipped
-//! to a sleeping box wakes it; a swinging pendulum never sleeps; `sleep = false` turns it
+//! to a sleeping box wakes it, and so does a load; a swinging pendulum never sleeps; `sleep = false` turns it
 //! off; the same run twice is bit-identical.
 
 use ar_dynamics::model::stylus::StylusAttachment;
@@ -252,4 +252,22 @@ fn sleeping_runs_are_bit_identical() {
         out
     };
     assert_eq!(run(), run());
+}
+
+/// A load (the wind's path: `apply_external_force`) on a sleeping box wakes it; 0.5 N
+/// exceeds its friction μ m g = 0.147 N, so it slides off at once.
+#[test]
+fn a_load_wakes_a_sleeping_box() {
+    let mut sim = dropped_box("");
+    let b = sim.body_id("box").unwrap();
+    for _ in 0..300 {
+        sim.step().unwrap();
+    }
+    assert!(sim.is_asleep(b));
+    let centre = Point3::from(sim.bodies()[b].position_in_world);
+    sim.apply_external_force(b, Vector3::new(0.5, 0.0, 0.0), centre);
+    sim.step().unwrap();
+    assert!(!sim.is_asleep(b), "the load woke it");
+    assert!(sim.bodies()[b].linear_velocity_in_world.x > 0.0);
+    assert_eq!(sim.sleeping_bodies(), 0);
 }
