@@ -48,6 +48,8 @@ impl Simulation {
         }
         self.model.contact = Some(contact);
         self.solver.contact = Default::default();
+        // New colliders, new reaches: every body awake, the sleep state sized again.
+        self.sleep = Default::default();
         Ok(())
     }
 
