@@ -240,7 +240,7 @@ fn golden_ten_pendula_drag_gauss_seidel() {
 }
 
 /// The pile (288 spheres and cubes dropped into a bin) with sleeping on, as it ships: it
-/// settles, and from about 4 s its one island sleeps, every body holding its pose exactly
+/// settles, and from 3.99 s its one island sleeps, every body holding its pose exactly
 /// (so the hash also pins when it fell asleep). ~12 s in the test build.
 #[test]
 fn golden_pile_sleeping() {
