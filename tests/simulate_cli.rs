@@ -431,3 +431,19 @@ fn a_limited_hinge_reports_its_limit_torque_in_the_csv() {
     // Before the swing reaches the limit the column is 0.
     assert_eq!(rows[0].last().unwrap(), "0");
 }
+
+/// The summary counts the sleeping bodies (contact scenes with `sleep`, the default): on the
+/// incline the box that sticks is still from its first step and sleeps from 0.5 s, the box
+/// that slides never does.
+#[test]
+fn the_summary_counts_sleeping_bodies() {
+    let stdout = ok(&["simulate", "incline", "--duration", "1"]);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("sleeping"))
+        .unwrap_or_else(|| panic!("a sleeping line in:\n{stdout}"));
+    assert_eq!(
+        line,
+        "sleeping           1 bodies at the end, 1 at most at once"
+    );
+}

@@ -128,6 +128,14 @@ impl FinishedRun<'_> {
                 c.max_points,
                 c.point_steps as f64 / s.steps.max(1) as f64
             )?;
+            if contact.sleep {
+                writeln!(
+                    out,
+                    "sleeping           {} bodies at the end, {} at most at once",
+                    sim.sleeping_bodies(),
+                    sim.most_asleep()
+                )?;
+            }
         }
         if let Some(wind) = self.wind {
             write_wind(out, wind)?;

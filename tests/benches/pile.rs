@@ -469,6 +469,8 @@ fn main() {
     if smoke {
         keep_bodies(&mut scene, SMOKE_BODIES);
     }
+    // Sleeping off in both engines, as documented above (ours ships with it on).
+    scene.contact.as_mut().expect("the pile has contact").sleep = false;
     let model = scene.contact.as_ref().expect("the pile has contact");
     let check = Arc::new(Check::new(model));
     let h = scene.params.dt_secs;

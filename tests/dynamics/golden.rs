@@ -85,6 +85,8 @@ struct Golden {
     state: u64,
     csv: u64,
     steps: usize,
+    /// Bodies asleep after the last step.
+    asleep: usize,
 }
 
 /// Runs a shipped scene with an optional stylus script and wind schedule, as `simulate` does.
@@ -118,6 +120,7 @@ fn golden_run(
     let mut out = CsvWriter::new(Vec::new());
     out.write_fields(run_csv::csv_header(&sim)).unwrap();
     let mut steps = 0;
+    let mut asleep = 0;
     run_scripted(
         &mut sim,
         script.as_ref(),
@@ -126,7 +129,9 @@ fn golden_run(
         |t| schedule.as_ref().map_or(0.0, |s| s.level_at(t)),
         |sim| {
             steps += 1;
-            hash_state(sim.as_default().expect("the default method"), &mut state);
+            let default = sim.as_default().expect("the default method");
+            asleep = default.sleeping_bodies();
+            hash_state(default, &mut state);
             run_csv::csv_row(sim, &mut out).unwrap();
         },
     )
@@ -140,6 +145,7 @@ fn golden_run(
         state: state.0,
         csv: csv.0,
         steps,
+        asleep,
     }
 }
 
@@ -230,5 +236,27 @@ fn golden_ten_pendula_drag_gauss_seidel() {
         1400,
         0xe3bd275c68c5e915,
         0x9ed3a1f926c8d564,
+    );
+}
+
+/// The pile (288 spheres and cubes dropped into a bin) with sleeping on, as it ships: it
+/// settles, and from 3.99 s its one island sleeps, every body holding its pose exactly
+/// (so the hash also pins when it fell asleep). ~12 s in the test build.
+#[test]
+fn golden_pile_sleeping() {
+    let got = golden_run(
+        "assets/scenes/pile.toml",
+        None,
+        None,
+        5.0,
+        SolverMethod::Direct,
+    );
+    assert_eq!(got.asleep, 288, "the whole pile sleeps at 5 s");
+    check(
+        "pile sleeping",
+        got,
+        500,
+        0xbebafb1d485eb149,
+        0x5a3fc4dbf61f035f,
     );
 }

@@ -369,8 +369,9 @@ fn the_articulated_method_refuses_scene_limits_by_name() {
 
 #[test]
 fn a_limited_pendulum_beside_a_ball_on_the_desk_keeps_both_right() {
-    // The desk's contacts come first in the contact solve and the limit rows after them.
-    let ball = "[[plane]]\nname = \"desk\"\nnormal = [0.0, 0.0, 1.0]\npoint_in_world_m = [0.0, 0.0, -1.0]\n\
+    // The desk's contacts come first in the contact solve and the limit rows after them
+    // (the ball must not fall asleep: its contacts would then leave the solve).
+    let ball = "[contact]\nsleep = false\n[[plane]]\nname = \"desk\"\nnormal = [0.0, 0.0, 1.0]\npoint_in_world_m = [0.0, 0.0, -1.0]\n\
         [[body]]\nname = \"ball\"\nmass_kg = 1.0\ninertia_kg_m2 = [0.001, 0.001, 0.001]\n\
         position_m = [2.0, 0.0, -0.95]\nshape = { kind = \"sphere\", radius_m = 0.05 }\n";
     let text = format!("{}{ball}", hinge_scene(0.01, "limits_rad = [-0.5, 1.0]"));

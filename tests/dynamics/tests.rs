@@ -26,6 +26,7 @@ mod incline_friction;
 mod joint_limits;
 mod lever;
 mod mobile_scale;
+mod sleeping;
 mod solver;
 mod solver_failures;
 mod wind;

@@ -76,6 +76,7 @@ pub use model::Model;
 pub use scene::Scene;
 pub use simulation::{
     Method, MethodSim, PointLoad, SceneSimulation, Simulation, StepError, StepInput,
+    SLEEP_SPEED_M_PER_S, TIME_TO_SLEEP_SECS,
 };
 pub use solver::{
     ElementResidual, FailureCause, JointReaction, SolverMethod, SolverParams, StepFailure,

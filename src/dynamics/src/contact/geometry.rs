@@ -10,8 +10,8 @@ use parry3d_f64::shape::Shape as ParryShape;
 use parry3d_f64::shape::{Ball, Capsule, Cuboid, Cylinder, HalfSpace};
 
 use super::{ContactModel, ContactPoint, Material};
-use crate::model::body::BodyId;
 use crate::model::body::Pose as BodyPose;
+use crate::model::body::{BodyId, GROUND};
 use crate::model::shape::Shape;
 
 /// A collider's geometry (in its own frame).
@@ -205,6 +205,9 @@ pub(crate) struct DetectScratch {
     /// generator replaces the point storage with a new one each time.
     manifold: ContactManifold<(), ()>,
     plane_manifold: ContactManifold<(), ()>,
+    /// Per body, whether it sleeps (fixed for this step; empty: none): pairs of two fixed
+    /// bodies (sleeping or the ground) are not looked at.
+    pub(crate) asleep: Vec<bool>,
 }
 
 impl std::fmt::Debug for DetectScratch {
@@ -242,6 +245,9 @@ pub(crate) fn detect(
     out: &mut Vec<ContactPoint>,
 ) -> bool {
     out.clear();
+    if all_fixed(model, &scratch.asleep) {
+        return true;
+    }
     let n = model.colliders.len();
     world_poses_and_radii(model, poses, scratch);
     candidate_pairs(model, reach_m, scratch);
@@ -251,6 +257,7 @@ pub(crate) fn detect(
         pairs,
         manifold,
         plane_manifold,
+        asleep,
         ..
     } = scratch;
     pairs.sort_unstable();
@@ -258,6 +265,9 @@ pub(crate) fn detect(
     debug_assert!(pairs.iter().all(|&(i, j)| i < j && j < n));
     for &(i, j) in pairs.iter() {
         let (c1, c2) = (&model.colliders[i], &model.colliders[j]);
+        if fixed(asleep, c1.body) && fixed(asleep, c2.body) {
+            continue;
+        }
         let (w1, w2) = (&world[i], &world[j]);
         // The bounding spheres first: the cheapest test, and most pairs of a pile fail it.
         let apart = (w1.translation.vector - w2.translation.vector).norm_squared();
@@ -300,6 +310,18 @@ pub(crate) fn detect(
         }
     }
     true
+}
+
+/// Whether every collider is fixed (a settled pile asleep): then no pair can touch, and the
+/// hierarchy is not refitted (its next refit moves every leaf anyway).
+fn all_fixed(model: &ContactModel, asleep: &[bool]) -> bool {
+    !asleep.is_empty() && model.colliders.iter().all(|c| fixed(asleep, c.body))
+}
+
+/// Whether a body is fixed for this detection: the ground, or asleep (`asleep` by body).
+#[inline(always)]
+fn fixed(asleep: &[bool], b: BodyId) -> bool {
+    b == GROUND || asleep.get(b).copied().unwrap_or(false)
 }
 
 /// Makes `manifold` a fresh one for the next pair (parry's convex generators may read what

@@ -177,6 +177,9 @@ pub struct ContactModel {
     /// The most contact points one detection keeps; a step that finds more fails
     /// ([`geometry::MAX_CONTACT_POINTS`] by default).
     pub max_points: usize,
+    /// Islands at rest fall asleep (`[contact] sleep`, default true; see
+    /// `crate::simulation`'s sleep module).
+    pub sleep: bool,
 }
 
 impl ContactModel {
@@ -191,6 +194,7 @@ impl ContactModel {
             stylus_tip_radius_m: None,
             tip_body: None,
             max_points: geometry::MAX_CONTACT_POINTS,
+            sleep: true,
         }
     }
 

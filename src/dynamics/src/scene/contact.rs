@@ -6,6 +6,7 @@
 //! margin_m = 0.001              # rows exist this far before touching (default 1e-3)
 //! inequality_method = "right"   # right | platt | tendency (Jonquet et al. Alg. 3, 1, 2)
 //! stylus_tip_radius_m = 0.003   # the stylus tip pushes: a kinematic sphere (default: off)
+//! sleep = true                  # islands at rest fall asleep (default true)
 //!
 //! [[body]]                      # ... as before, plus (all optional):
 //! friction = 0.5                # Coulomb μ (default 0.5)
@@ -47,6 +48,7 @@ pub(super) struct ContactDef {
     margin_m: Option<Spanned<f64>>,
     inequality_method: Option<Spanned<String>>,
     stylus_tip_radius_m: Option<Spanned<f64>>,
+    sleep: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -141,6 +143,9 @@ fn contact_settings(ck: &Checker, c: Option<&ContactDef>) -> Result<ContactModel
     let mut model = ContactModel::new(margin, method);
     if let Some(r) = c.and_then(|c| c.stylus_tip_radius_m.as_ref()) {
         model.stylus_tip_radius_m = Some(ck.positive(r, "contact.stylus_tip_radius_m")?);
+    }
+    if let Some(sleep) = c.and_then(|c| c.sleep) {
+        model.sleep = sleep;
     }
     Ok(model)
 }

@@ -50,6 +50,8 @@ impl Simulation {
         check_through_joints_size(&self.model.joints, self.model.bodies.len() + tip)?;
         self.model.contact = Some(contact);
         self.solver.contact = Default::default();
+        // New colliders, new reaches: every body awake, the sleep state sized again.
+        self.sleep = Default::default();
         Ok(())
     }
 

@@ -3,15 +3,20 @@
 //! external forces are in [`crate::model::stylus`] and [`Simulation::apply_external_force`], turning
 //! contact on in `simulation_contact.rs`.
 //!
+//! Islands at rest fall asleep and cost a step almost nothing (`sleep.rs`, with contact).
+//!
 //! Determinism: one thread, fixed iteration order (scene order), no time-dependent decisions;
 //! the same scene and inputs give bit-identical results (`tests/dynamics/golden.rs` pins them).
 
 mod contact;
+mod islands;
 mod scene_sim;
+mod sleep;
 
 pub use scene_sim::{
     BuildError, Method, MethodSim, PointLoad, SceneSimulation, StepError, StepInput,
 };
+pub use sleep::{SLEEP_SPEED_M_PER_S, TIME_TO_SLEEP_SECS};
 
 use nalgebra::{Isometry3, Point3, Vector3};
 
@@ -35,6 +40,8 @@ pub struct Simulation {
     pub(crate) stylus: Option<StylusAttachment>,
     pub(crate) stylus_target: Option<StylusTarget>,
     pub(crate) solver: Solver,
+    /// Which bodies sleep, and the islands (see `sleep.rs`).
+    pub(crate) sleep: sleep::SleepState,
 }
 
 impl Simulation {
@@ -57,6 +64,7 @@ impl Simulation {
             stylus: None,
             stylus_target: None,
             solver,
+            sleep: sleep::SleepState::default(),
         };
         // Every joint block must be solvable (a joint between two fixed bodies is not).
         if let Err(i) = sim.step_view().check_joint_blocks() {
@@ -107,11 +115,17 @@ impl Simulation {
         if !self.model.rigid_groups.is_empty() {
             self.apply_due_group_switches()?;
         }
+        // Sleeping bodies are fixed for the step (see `sleep.rs`).
+        let frozen = self.prepare_sleep();
         let mut step = self.step_view();
         let result = step.run();
         self.stylus_target = step.stylus_target;
+        if frozen {
+            self.thaw();
+        }
         result.map_err(|f| SimError::StepFailed(Box::new(f)))?;
         self.break_overstretched_connections();
+        self.update_sleep();
         Ok(())
     }
 

@@ -83,7 +83,7 @@ pub(crate) struct ContactScratch {
     /// The handled set kept across steps by Alg. 1 and 2 (sorted keys).
     pub(super) kept: Vec<(usize, usize, usize)>,
     kept_initialised: bool,
-    pub(super) end_points: Vec<ContactPoint>,
+    pub(crate) end_points: Vec<ContactPoint>,
     /// One row per contact point of the last step.
     pub(crate) report: Vec<ContactReport>,
     /// Largest penetration at the end of the last step (m, ≥ 0).
@@ -118,6 +118,18 @@ pub(crate) struct ContactScratch {
 }
 
 impl ContactScratch {
+    /// Which bodies sleep through the next step (fixed: detection skips their pairs with
+    /// each other and with the ground).
+    pub(crate) fn set_asleep(&mut self, asleep: &[bool]) {
+        self.detection.asleep.clear();
+        self.detection.asleep.extend_from_slice(asleep);
+    }
+
+    /// No body sleeps (after the step).
+    pub(crate) fn clear_asleep(&mut self) {
+        self.detection.asleep.clear();
+    }
+
     /// Solves the contact rows with the bilateral rows eliminated ([`through_joints`]), into
     /// the impulses and the velocity change.
     pub(super) fn solve_through_joints(&mut self) {
