@@ -199,8 +199,8 @@ fn large_cloth(dir: &Path) -> std::path::PathBuf {
 }
 
 /// Starts `simulate` on the large cloth with `--csv`, and returns once the run has opened its
-/// CSV and a moment has passed (the first steps are running).
-fn start_large_cloth(dir: &Path) -> (std::process::Child, std::path::PathBuf) {
+/// CSV and `wait` has passed (the first steps are running).
+fn start_large_cloth(dir: &Path, wait: Duration) -> (std::process::Child, std::path::PathBuf) {
     let csv = dir.join("run.csv");
     let child = bin()
         .args(["simulate", "--duration", "1000", "--csv"])
@@ -215,7 +215,7 @@ fn start_large_cloth(dir: &Path) -> (std::process::Child, std::path::PathBuf) {
         assert!(Instant::now() < deadline, "the run never opened its CSV");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(3000));
+    std::thread::sleep(wait);
     (child, csv)
 }
 
@@ -253,7 +253,7 @@ fn steps_said(stderr: &str) -> usize {
 fn a_signal_during_a_long_step_ends_the_run_with_whole_rows() {
     for signal in [libc::SIGINT, libc::SIGTERM] {
         let dir = tempfile::tempdir().unwrap();
-        let (child, csv) = start_large_cloth(dir.path());
+        let (child, csv) = start_large_cloth(dir.path(), Duration::from_secs(3));
         let sent = Instant::now();
         unsafe { libc::kill(child.id() as i32, signal) };
         let out = child.wait_with_output().unwrap();
@@ -282,9 +282,12 @@ fn a_signal_during_a_long_step_ends_the_run_with_whole_rows() {
 #[test]
 fn a_second_ctrl_c_ends_the_run_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (child, csv) = start_large_cloth(dir.path());
+    // Eight seconds in, the sheet lies on the box and a step takes seconds; the two signals
+    // 2 ms apart (not at once: a second SIGINT pending beside the first would be merged with
+    // it) both come within one step, so the second one ends the run, not the step's end.
+    let (child, csv) = start_large_cloth(dir.path(), Duration::from_secs(8));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    std::thread::sleep(Duration::from_millis(50));
+    std::thread::sleep(Duration::from_millis(2));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
