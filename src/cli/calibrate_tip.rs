@@ -286,16 +286,7 @@ fn fit_and_report(samples: &[PivotSample], dh: &DhParams, rolls: bool) -> anyhow
 /// Writes the tip through the calibrations' one path for the file at `--out`.
 fn save(args: &CalibrateTipArgs, fit: &PivotFit, dh: &DhParams) -> anyhow::Result<()> {
     let out = args.out.as_path();
-    if let Err(rejection) = fit.check(&PivotLimits::default()) {
-        if !args.force {
-            bail!(
-                "{}: not written, the fit is refused: {rejection}. Any previous file is \
-                 untouched; --force writes the fit anyway",
-                out.display()
-            );
-        }
-        eprintln!("warning: writing a fit that fails the checks because of --force: {rejection}");
-    }
+    super::keep_better::refuse_unless_forced(fit.check(&PivotLimits::default()), out, args.force)?;
     let tip = TipCorrection {
         rms_mm: Some(fit.rms_m * 1e3),
         samples: Some(fit.samples),

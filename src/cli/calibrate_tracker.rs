@@ -406,16 +406,7 @@ fn run_simulated(
 /// run fails naming both. Prints nothing on success but what it replaced (stderr), so that
 /// the file is on disk before any output can fail.
 fn save(report: &FitReport, points: usize, out: &Path, force: bool) -> anyhow::Result<()> {
-    if let Err(rejection) = report.check() {
-        if !force {
-            bail!(
-                "{}: not written, the fit is refused: {rejection}. Any previous file is \
-                 untouched; --force writes the fit anyway",
-                out.display()
-            );
-        }
-        eprintln!("warning: writing a fit that fails the checks because of --force: {rejection}");
-    }
+    super::keep_better::refuse_unless_forced(report.check(), out, force)?;
     let file = TrackerCalibration {
         world_from_arm: report.world_from_arm(),
         rms_mm: report.rms_mm(),

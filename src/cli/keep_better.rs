@@ -6,6 +6,26 @@
 use anyhow::bail;
 use std::path::{Path, PathBuf};
 
+/// A fit that fails its checks is not written (the old file stays), unless `force`, which
+/// writes it with a warning: the calibrations' one rule before [`save_keeping_better`].
+pub fn refuse_unless_forced<E: std::fmt::Display>(
+    check: Result<(), E>,
+    out: &Path,
+    force: bool,
+) -> anyhow::Result<()> {
+    if let Err(rejection) = check {
+        if !force {
+            bail!(
+                "{}: not written, the fit is refused: {rejection}. Any previous file is \
+                 untouched; --force writes the fit anyway",
+                out.display()
+            );
+        }
+        eprintln!("warning: writing a fit that fails the checks because of --force: {rejection}");
+    }
+    Ok(())
+}
+
 /// What is at `--out` before the new fit is written.
 #[derive(Debug)]
 pub enum Existing {

@@ -13,7 +13,7 @@ use std::io;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::output_target::check_replaceable;
+use crate::output_target::{check_replaceable, folder_problem, output_folder};
 
 /// Writes `contents` to `path` atomically (exclusive same-directory temporary file + rename).
 /// The target must be missing or a regular file this user could open for writing
@@ -26,20 +26,20 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     file.commit()
 }
 
-/// Why no file could be created in `dir`, in words: the folder is missing, is not a folder,
-/// or refuses (tempfile's own message names its random temporary name, which means nothing
-/// to the user).
-pub fn folder_error(dir: &Path, e: &io::Error) -> io::Error {
-    let message = match std::fs::metadata(dir) {
-        Err(_) => format!("the folder {} does not exist", dir.display()),
-        Ok(m) if !m.is_dir() => format!("{} is not a folder", dir.display()),
-        Ok(_) => format!(
-            "cannot create a file in the folder {}: {}",
-            dir.display(),
-            io::Error::from(e.kind())
-        ),
-    };
-    io::Error::new(e.kind(), message)
+/// Why no file could be created in `dir`, in words: the folder is missing, is not a folder
+/// ([`folder_problem`]), or refuses (tempfile's own message names its random temporary name,
+/// which means nothing to the user).
+fn folder_error(dir: &Path, e: &io::Error) -> io::Error {
+    folder_problem(dir).unwrap_or_else(|| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "cannot create a file in the folder {}: {}",
+                dir.display(),
+                io::Error::from(e.kind())
+            ),
+        )
+    })
 }
 
 /// A file written in full before it replaces its target: the rows go to an exclusive
@@ -54,10 +54,7 @@ impl AtomicFile {
     /// Checks that `path` may be replaced and creates the temporary file beside it.
     pub fn create(path: &Path) -> io::Result<Self> {
         let existing = check_replaceable(path)?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        let dir = output_folder(path);
         let name = path
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;

@@ -47,17 +47,29 @@ pub fn check_replaceable(path: &Path) -> io::Result<Option<Metadata>> {
 /// run, so that its last output (a plot drawn at the end) does not fail after the run.
 pub fn check_output_path(path: &Path) -> io::Result<()> {
     check_replaceable(path)?;
-    let dir = match path.parent() {
+    match folder_problem(output_folder(path)) {
+        Some(problem) => Err(problem),
+        None => Ok(()),
+    }
+}
+
+/// The folder an output at `path` is written in (`.` for a bare file name).
+pub fn output_folder(path: &Path) -> &Path {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
-    };
+    }
+}
+
+/// Why `dir` cannot take an output, in words, if it is missing or not a folder.
+pub fn folder_problem(dir: &Path) -> Option<io::Error> {
     match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(io::Error::new(
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some(io::Error::new(
             io::ErrorKind::NotADirectory,
             format!("{} is not a folder", dir.display()),
         )),
-        Err(_) => Err(io::Error::new(
+        Err(_) => Some(io::Error::new(
             io::ErrorKind::NotFound,
             format!("the folder {} does not exist", dir.display()),
         )),
@@ -159,10 +171,7 @@ fn identity(path: &Path) -> Identity {
     if let Some(id) = inode(path) {
         return id;
     }
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let folder = output_folder(path);
     let name = path.file_name().map(PathBuf::from).unwrap_or_default();
     Identity::Path(
         folder
