@@ -14,7 +14,7 @@
 //! ends the process itself. Without a last resort a second signal ends the process at once.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -57,11 +57,7 @@ struct Shared {
 impl Shared {
     /// Runs the last resort (if the command registered one), says what was kept and exits.
     fn end_now(&self, signal: StopSignal, why: &str) -> ! {
-        let last_resort = self
-            .last_resort
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
+        let last_resort = self.last_resort().take();
         if let Some((_, last_resort)) = last_resort {
             last_resort(signal, why);
         }
@@ -70,9 +66,12 @@ impl Shared {
     }
 
     fn grace(&self) -> Option<Duration> {
-        let guard = self.last_resort.lock();
-        let guard = guard.unwrap_or_else(|poisoned| poisoned.into_inner());
-        guard.as_ref().map(|(grace, _)| *grace)
+        self.last_resort().as_ref().map(|(grace, _)| *grace)
+    }
+
+    /// The last resort, locked (a panic while it was held leaves nothing half-made in it).
+    fn last_resort(&self) -> MutexGuard<'_, Option<(Duration, LastResort)>> {
+        lock_even_if_poisoned(&self.last_resort)
     }
 }
 
@@ -137,12 +136,7 @@ impl Interrupts {
         grace: Duration,
         last_resort: impl FnOnce(StopSignal, &str) + Send + 'static,
     ) {
-        *self
-            .shared
-            .last_resort
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) =
-            Some((grace, Box::new(last_resort)));
+        *self.shared.last_resort() = Some((grace, Box::new(last_resort)));
     }
 
     /// Makes `main` end with 128 + the signal's number if a signal stopped the command, once
@@ -158,6 +152,14 @@ impl Interrupts {
             std::process::exit(signal.exit_code());
         }
     }
+}
+
+/// Locks `mutex` even when a thread panicked holding it: the handling must still end the
+/// process, and what the mutexes here hold (a closure, whole CSV rows) is never left half-made.
+pub fn lock_even_if_poisoned<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The handling installed in this process, if any.

@@ -161,9 +161,7 @@ pub struct SharedStreams(Arc<Mutex<[Option<CsvStream>; 3]>>);
 impl SharedStreams {
     /// The streams, locked (a writer that panicked left whole rows behind: keep using them).
     pub fn lock(&self) -> MutexGuard<'_, [Option<CsvStream>; 3]> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        super::interrupt::lock_even_if_poisoned(&self.0)
     }
 
     /// Flushes the streams of an interrupted or failed run and closes them; says where the
