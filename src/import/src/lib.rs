@@ -4,8 +4,9 @@
 //! a scene takes these files too, and `scene import` followed by `simulate` gives the same bits
 //! as simulating the file directly.
 //!
-//! The crate has no dependency on the solver: its output is scene text, parsed and validated by
-//! `ar_dynamics::scene::Scene::parse` like any hand-written scene.
+//! The importers' output is scene text, parsed and validated by
+//! `ar_dynamics::scene::Scene::parse` like any hand-written scene; the exporter goes the other
+//! way, from a validated `ar_dynamics::scene::Scene` to MJCF.
 
 pub mod error;
 pub mod model;
