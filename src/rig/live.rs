@@ -9,6 +9,7 @@ use super::display::frame_content::{build_overlay, hud_stats, ArrowScale};
 use super::display::frame_control::FrameControl;
 use super::display::latency::LatencyStats;
 use super::display::memory::{rss_bytes, MemorySummary};
+use super::display::pace::{earliest_next, wait_for_frame};
 use super::record::session_log::SessionRecorder;
 use super::simulation::RigSimulation;
 use super::threads::capture::CaptureCounts;
@@ -379,6 +380,8 @@ impl Rig {
         let capture_at_start = self.capture_counts.as_deref().map(CaptureSummary::of);
         let mut next_frame = start;
         let mut latest_camera: Option<CameraUpdate> = None;
+        // A camera frame whose arrival ended the wait for this frame.
+        let mut pending_camera: Option<CameraUpdate> = None;
         // When the loop last received a camera update (not its capture time, which a lagging
         // camera stamps in the past).
         let mut last_camera_at: Option<Instant> = None;
@@ -431,7 +434,8 @@ impl Rig {
             if self.stop.is_stopped() {
                 break StopReason::Interrupted;
             }
-            let new_camera = drain_latest(&self.camera_rx);
+            let waited_for = pending_camera.take();
+            let new_camera = drain_latest(&self.camera_rx).or(waited_for);
             if new_camera.is_some() {
                 last_camera_at = Some(Instant::now());
                 camera_updates += 1;
@@ -554,13 +558,12 @@ impl Rig {
                 }
             }
             frames_done += 1;
-            next_frame += config.frame_period;
-            let now = Instant::now();
-            if next_frame > now {
-                std::thread::sleep(next_frame - now);
-            } else {
-                next_frame = now;
-            }
+            next_frame = wait_for_frame(
+                &self.camera_rx,
+                &mut pending_camera,
+                next_frame + config.frame_period,
+                earliest_next(render_start, config.frame_period),
+            );
         };
         Ok(DisplaySummary {
             frames: frames_done,

@@ -7,6 +7,7 @@
 //! - [`framing`]: the closest fixed camera that frames a scene below the HUD.
 //! - [`latency`]: per-frame statistics.
 //! - [`memory`]: resident memory over a run, and the allocator tuning for long runs.
+//! - [`pace`]: when the next frame is drawn (the period, or a new camera frame).
 //! - [`probe`]: whether a window can be opened (a named display whose server answers).
 //! - [`display_summary`]: what the display loop measured.
 //! - [`report`]: the printed run summary.
@@ -17,5 +18,6 @@ pub mod frame_control;
 pub mod framing;
 pub mod latency;
 pub mod memory;
+pub mod pace;
 pub mod probe;
 pub mod report;
