@@ -19,6 +19,7 @@ pub mod sandbox;
 pub mod scene;
 pub mod simulate;
 pub mod simulate_contacts;
+pub mod simulate_limits;
 pub mod simulate_output;
 pub mod simulate_plot;
 pub mod simulate_summary;

@@ -12,6 +12,7 @@ use clap::Args;
 use super::numeric_arg;
 
 use super::simulate_contacts::{contact_rows, ContactSummary, CONTACTS_HEADER};
+use super::simulate_limits::LimitSummary;
 use super::simulate_output::{CsvStream, RunWatch, SharedStreams, COLUMNS_HELP};
 use super::simulate_plot::{plot, Series};
 use super::simulate_summary::FinishedRun;
@@ -281,6 +282,7 @@ struct Outputs {
     streams: SharedStreams,
     series: Option<Series>,
     contact_summary: ContactSummary,
+    limit_summary: LimitSummary,
 }
 
 impl Outputs {
@@ -300,6 +302,7 @@ impl Outputs {
             streams,
             series: args.plot.as_ref().map(|_| Series::default()),
             contact_summary: ContactSummary::default(),
+            limit_summary: LimitSummary::default(),
         })
     }
 
@@ -322,6 +325,7 @@ impl Outputs {
         }
         if let Some(default) = sim.as_default() {
             self.contact_summary.update(default);
+            self.limit_summary.update(default);
             if let Some(out) = contacts.as_mut() {
                 out.write_rows(|rows| contact_rows(default, rows));
             }
@@ -401,6 +405,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         max_psi_m,
         scripted: script.is_some(),
         contacts: &outputs.contact_summary,
+        limits: &outputs.limit_summary,
         wind: wind.as_ref(),
     };
     run.print(&mut std::io::stdout().lock())?;

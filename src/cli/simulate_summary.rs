@@ -11,6 +11,7 @@ use ar_dynamics::{MethodSim, RunSummary, SceneSimulation};
 
 use super::simulate::{SimulateArgs, WindRun};
 use super::simulate_contacts::ContactSummary;
+use super::simulate_limits::LimitSummary;
 
 /// Dissipation given back over a run below which the summary does not warn: this fraction of
 /// E_ref, or [`DISSIPATION_REVERSED_FLOOR_J`] if larger (the contact ledger's rounding gives
@@ -29,6 +30,7 @@ pub(super) struct FinishedRun<'a> {
     pub(super) max_psi_m: f64,
     pub(super) scripted: bool,
     pub(super) contacts: &'a ContactSummary,
+    pub(super) limits: &'a LimitSummary,
     pub(super) wind: Option<&'a WindRun>,
 }
 
@@ -104,6 +106,7 @@ impl FinishedRun<'_> {
             self.write_dissipation_reversed(out, sim)?;
         }
         write_fractures(out, sim)?;
+        self.limits.write(out)?;
         let per_step = |n: u64| n as f64 / s.steps.max(1) as f64;
         writeln!(
             out,
