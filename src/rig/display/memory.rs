@@ -67,14 +67,27 @@ impl MemorySummary {
 /// read-back images, OpenCV matrices) from its own memory mapping, returned to the system when
 /// freed. Otherwise glibc raises that threshold after the first such free and carves the
 /// ~1 MB frames of several threads out of its arenas, whose fragmentation grew the demo by
-/// ~10 MB over its first minute and a little more every minute after. Returns whether the
-/// setting was applied (glibc only). Call once at start-up, before the threads start.
+/// ~10 MB over its first minute and a little more every minute after.
+///
+/// Fixing that threshold also fixes glibc's trim threshold at its initial 128 KiB, so every
+/// free that left more than that at the top of a thread's arena gave the pages back
+/// (`madvise`) and the next frame faulted them in again, zeroed: ~5,000 page faults per frame
+/// of the demo, most of them in the software rasteriser's buffers. The trim threshold is
+/// therefore raised to [`TRIM_THRESHOLD_BYTES`]: an arena keeps what it will reuse next frame
+/// (the demo: half the page faults, render time 34 → 30 ms mean, 46 → 33 ms p95, and resident
+/// memory after warm-up growing 1.6 MB instead of 20.6 MB over 150 frames, with the same peak).
+/// Returns whether both settings were applied (glibc only). Call once at start-up, before the
+/// threads start.
 pub fn keep_large_buffers_out_of_the_heap() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         // SAFETY: mallopt only changes the allocator's tuning; it is called at start-up before
-        // the rig's threads exist, and any value is valid for M_MMAP_THRESHOLD up to 32 MiB.
-        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES as libc::c_int) == 1 }
+        // the rig's threads exist; any value is valid for M_MMAP_THRESHOLD up to 32 MiB and
+        // for M_TRIM_THRESHOLD.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES as libc::c_int) == 1
+                && libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES as libc::c_int) == 1
+        }
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
@@ -85,6 +98,10 @@ pub fn keep_large_buffers_out_of_the_heap() -> bool {
 /// Blocks at least this large get their own memory mapping (see
 /// [`keep_large_buffers_out_of_the_heap`]): glibc's initial threshold, made permanent.
 pub const LARGE_BLOCK_BYTES: usize = 128 * 1024;
+
+/// Free memory an arena keeps at its top rather than giving it back to the system (see
+/// [`keep_large_buffers_out_of_the_heap`]).
+pub const TRIM_THRESHOLD_BYTES: usize = 64 * 1024 * 1024;
 
 /// Resident set size of this process, bytes (Linux `/proc/self/status`).
 pub fn rss_bytes() -> Option<u64> {
