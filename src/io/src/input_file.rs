@@ -31,6 +31,21 @@ pub fn read_text_limited(path: &Path, limit: u64) -> io::Result<String> {
     Ok(text)
 }
 
+/// Reads `path` as bytes if it is a regular file (symlinks to one are followed) of at most
+/// `limit` bytes (a binary input such as a mesh); otherwise an `InvalidInput` error that says
+/// what the path is.
+pub fn read_bytes_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    check(&std::fs::metadata(path)?, limit)?;
+    let file = std::fs::File::open(path)?;
+    check(&file.metadata()?, limit)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64, limit));
+    }
+    Ok(bytes)
+}
+
 fn too_large(len: u64, limit: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidInput,
@@ -81,6 +96,22 @@ mod tests {
         let p = dir.path().join("a.toml");
         std::fs::write(&p, "x = 1\n").unwrap();
         assert_eq!(read_text(&p).unwrap(), "x = 1\n");
+    }
+
+    #[test]
+    fn bytes_are_read_up_to_the_limit_and_refused_beyond_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.stl");
+        std::fs::write(&p, [0u8, 255, 7, 0]).unwrap();
+        assert_eq!(read_bytes_limited(&p, 4).unwrap(), vec![0, 255, 7, 0]);
+        let err = read_bytes_limited(&p, 3).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(
+            err.to_string().contains("4 bytes, over the limit of 3"),
+            "{err}"
+        );
+        let err = read_bytes_limited(Path::new("/dev/zero"), 4).unwrap_err();
+        assert!(err.to_string().contains("a device"), "{err}");
     }
 
     #[test]
