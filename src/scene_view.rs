@@ -21,6 +21,9 @@ pub struct BodyView {
     pub shape: Shape,
     /// The body pose `world_from_body` (world = marker frame, metres).
     pub world_from_body: Isometry3<f64>,
+    /// What is drawn instead of `shape` when not empty (the scene's `[[body.visual]]` tables;
+    /// shared, like the name).
+    pub visuals: Arc<[ar_dynamics::model::visual::Visual]>,
 }
 
 /// A deformable body's rigid group (see [`ar_dynamics::deformable::rigid_group`]) and whether

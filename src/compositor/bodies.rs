@@ -6,6 +6,7 @@ use super::overlay::{
     ForceArrow, ForceKind, Overlay, OverlayLine, Rgb, Shading, ShapeInstance, VisualShape,
 };
 use crate::scene_view::{BodyView, ReactionView, Shape, Support, SupportShape};
+use ar_dynamics::model::visual::VisualGeometry;
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 
 /// Body colours, cycled by body index (the solver library's ground is index 0 and has no
@@ -48,20 +49,35 @@ fn drawable(pose: &Isometry3<f64>) -> bool {
 }
 
 impl Overlay {
-    /// Adds the bodies as lit shapes in their palette colours. A body whose pose cannot be
-    /// drawn (not finite in f32) is left out.
+    /// Adds the bodies as lit shapes in their palette colours, or their visuals (primitives in
+    /// their own colours where given) when they have any. A body whose pose cannot be drawn
+    /// (not finite in f32) is left out. Mesh visuals are not drawn yet: a body with one is
+    /// drawn as its shape in their place.
     pub fn push_bodies(&mut self, bodies: &[BodyView]) {
-        self.shapes.extend(
-            bodies
-                .iter()
-                .filter(|b| drawable(&b.world_from_body))
-                .map(|b| ShapeInstance {
-                    shape: visual_shape(&b.shape),
-                    world_from_shape: b.world_from_body,
-                    color: body_color(b.body),
+        for b in bodies.iter().filter(|b| drawable(&b.world_from_body)) {
+            let palette = body_color(b.body);
+            let primitive =
+                |shape: &Shape, pose: Isometry3<f64>, rgba: Option<[f64; 4]>| ShapeInstance {
+                    shape: visual_shape(shape),
+                    world_from_shape: pose,
+                    color: rgba.map_or(palette, |c| [c[0] as f32, c[1] as f32, c[2] as f32]),
                     shading: Shading::Lit,
-                }),
-        );
+                };
+            let has_mesh = b
+                .visuals
+                .iter()
+                .any(|v| matches!(v.geometry, VisualGeometry::Mesh { .. }));
+            if b.visuals.is_empty() || has_mesh {
+                self.shapes
+                    .push(primitive(&b.shape, b.world_from_body, None));
+            }
+            for v in b.visuals.iter() {
+                if let VisualGeometry::Shape(shape) = &v.geometry {
+                    let pose = b.world_from_body * v.body_from_visual;
+                    self.shapes.push(primitive(shape, pose, v.rgba));
+                }
+            }
+        }
     }
 
     /// Adds the supports: rods as cylinders, boxes as boxes (both lit), lines as lines.
@@ -165,6 +181,7 @@ mod tests {
                 Translation3::new(x, 0.0, 0.5),
                 UnitQuaternion::identity(),
             ),
+            visuals: Arc::new([]),
         }
     }
 
@@ -204,5 +221,49 @@ mod tests {
         ]);
         assert_eq!(o.arrows.len(), 1);
         assert_eq!(o.arrows[0].force_n, Vector3::new(0.0, 0.0, 9.81));
+    }
+
+    /// A body with visuals shows them, each at body pose ∘ visual pose, in its own colour or the
+    /// palette's; a mesh visual (not drawn yet) leaves the body's shape in its place.
+    #[test]
+    fn visuals_are_drawn_instead_of_the_shape() {
+        use ar_dynamics::model::visual::Visual;
+        let offset = Isometry3::translation(0.0, 0.0, 0.1);
+        let sphere = Visual {
+            geometry: VisualGeometry::Shape(Shape::Sphere { radius_m: 0.02 }),
+            body_from_visual: offset,
+            rgba: Some([0.25, 0.5, 0.75, 1.0]),
+        };
+        let plain_box = Visual {
+            geometry: VisualGeometry::Shape(Shape::Box {
+                size_m: [0.1, 0.2, 0.3],
+            }),
+            body_from_visual: Isometry3::identity(),
+            rgba: None,
+        };
+        let mut b = body(1, 0.2);
+        b.visuals = Arc::from(vec![sphere.clone(), plain_box]);
+        let mut o = Overlay::default();
+        o.push_bodies(std::slice::from_ref(&b));
+        assert_eq!(o.shapes.len(), 2);
+        assert_eq!(o.shapes[0].shape, VisualShape::Sphere { radius_m: 0.02 });
+        assert_eq!(o.shapes[0].color, [0.25, 0.5, 0.75]);
+        assert_eq!(o.shapes[0].world_from_shape, b.world_from_body * offset);
+        assert_eq!(o.shapes[1].color, body_color(1));
+
+        let mesh = Visual {
+            geometry: VisualGeometry::Mesh {
+                path: "link.stl".into(),
+                scale: [1.0; 3],
+            },
+            body_from_visual: Isometry3::identity(),
+            rgba: None,
+        };
+        b.visuals = Arc::from(vec![mesh, sphere]);
+        let mut o = Overlay::default();
+        o.push_bodies(&[b]);
+        assert_eq!(o.shapes.len(), 2);
+        assert!(matches!(o.shapes[0].shape, VisualShape::Capsule { .. }));
+        assert_eq!(o.shapes[1].shape, VisualShape::Sphere { radius_m: 0.02 });
     }
 }

@@ -135,6 +135,7 @@ mod tests {
                 Translation3::new(0.0, 0.0, z),
                 UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 0.3),
             ),
+            visuals: Arc::new([]),
         }
     }
 

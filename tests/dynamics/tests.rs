@@ -29,4 +29,5 @@ mod mobile_scale;
 mod sleeping;
 mod solver;
 mod solver_failures;
+mod visuals;
 mod wind;

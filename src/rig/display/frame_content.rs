@@ -131,6 +131,7 @@ mod tests {
                 name: Arc::from("p1"),
                 shape: Shape::Sphere { radius_m: 0.01 },
                 world_from_body: Isometry3::translation(0.0, 0.0, 0.5),
+                visuals: Arc::new([]),
             }],
             reactions: Vec::new(),
             contacts: Vec::new(),

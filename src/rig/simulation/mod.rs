@@ -199,6 +199,7 @@ impl RigSimulation {
                     name: name.clone(),
                     shape: b.shape?,
                     world_from_body: self.sim.body_pose(i),
+                    visuals: b.visuals.clone(),
                 })
             })
             .collect()

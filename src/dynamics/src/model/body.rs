@@ -24,8 +24,12 @@ pub struct Body {
     pub principal_inertia_kg_m2: Vector3<f64>,
     /// Orientation of the principal axes in the body frame.
     pub body_from_principal: UnitQuaternion<f64>,
-    /// Visual shape (none for the ground).
+    /// Visual shape (none for the ground): what collides, what the wind sees, and what is
+    /// drawn unless the body has `visuals`.
     pub shape: Option<Shape>,
+    /// What is drawn instead of `shape` when not empty (meshes, several parts); the solver
+    /// never reads them. Shared: the rig copies bodies into every snapshot.
+    pub visuals: std::sync::Arc<[super::visual::Visual]>,
     /// Position of the centre of mass (= body frame origin) in the world (m).
     pub position_in_world: Vector3<f64>,
     /// Orientation `world_from_body`.
@@ -52,6 +56,7 @@ impl Body {
             principal_inertia_kg_m2: Vector3::zeros(),
             body_from_principal: UnitQuaternion::identity(),
             shape: None,
+            visuals: std::sync::Arc::new([]),
             position_in_world: Vector3::zeros(),
             world_from_body_rotation: UnitQuaternion::identity(),
             linear_velocity_in_world: Vector3::zeros(),
@@ -77,6 +82,7 @@ impl Body {
             principal_inertia_kg_m2,
             body_from_principal,
             shape,
+            visuals: std::sync::Arc::new([]),
             position_in_world: world_from_body.translation.vector,
             world_from_body_rotation: world_from_body.rotation,
             linear_velocity_in_world: Vector3::zeros(),

@@ -10,6 +10,7 @@ pub mod shape;
 pub mod spring;
 pub mod stylus;
 pub mod support;
+pub mod visual;
 
 use nalgebra::Vector3;
 

@@ -80,6 +80,7 @@ pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneE
             pose,
             Some(*b.shape.get_ref()),
         );
+        body.visuals = super::visuals::visuals(ck, i, &b.visuals, b.name.span())?;
         if let Some(v) = &b.velocity_m_per_s {
             body.linear_velocity_in_world = ck.finite3(v, &f("velocity_m_per_s"))?;
         }

@@ -89,6 +89,9 @@ pub(super) struct BodyDef {
     pub(super) restitution: Option<Spanned<f64>>,
     #[serde(default)]
     pub(super) collide: Option<bool>,
+    /// What is drawn instead of `shape` (see `super::visuals`).
+    #[serde(rename = "visual", default)]
+    pub(super) visuals: Vec<super::visuals::VisualDef>,
 }
 
 #[derive(Deserialize, Clone, Copy)]

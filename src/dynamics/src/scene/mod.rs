@@ -31,6 +31,7 @@ mod locate;
 pub mod mobile;
 mod rigid_groups;
 mod supports;
+pub mod visuals;
 
 pub use checker::MAX_ROTATION_RAD;
 pub use locate::{resolve_scene, scene_name, shipped_scene_names};
