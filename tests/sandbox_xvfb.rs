@@ -6,107 +6,26 @@
 //! and `xdotool`.
 //!
 //! The rig is slow on a loaded machine in a debug build (a frame can take seconds), so the
-//! test waits for the program's status lines rather than for fixed times.
+//! test waits for the program's status lines rather than for fixed times
+//! (`support/xvfb.rs`).
 
 use ar_dynamics::scene::resolve_scene;
 use ar_multibody::rig::devices::demo_world::demo_intrinsics;
 use ar_multibody::rig::RigSimulation;
 use ar_multibody::sandbox::session::initial_view;
 use nalgebra::Point3;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+#[path = "support/xvfb.rs"]
+mod xvfb;
+use xvfb::{figure_before, stdout_lines, wait_for, Xvfb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ar-multibody");
-/// Longest wait for one status line (a frame may take seconds on a loaded debug build).
-const LINE_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// A virtual X server, stopped on drop. One at a time: two tests picking the same free display
-/// number would share one server, and each would find the other's window.
-struct Xvfb {
-    child: Child,
-    display: String,
-    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
-}
-
-static ONE_SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-impl Xvfb {
-    fn start() -> Self {
-        let one_at_a_time = ONE_SERVER.lock().unwrap_or_else(|p| p.into_inner());
-        let n = (90..190)
-            .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
-            .expect("a free X display number");
-        let display = format!(":{n}");
-        let child = Command::new("Xvfb")
-            .args([&display, "-screen", "0", "800x600x24", "-nolisten", "tcp"])
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb (apt-get install xvfb xdotool; `make test` installs them)");
-        let socket = format!("/tmp/.X11-unix/X{n}");
-        let start = Instant::now();
-        while !Path::new(&socket).exists() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "Xvfb did not start"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Self {
-            child,
-            display,
-            _one_at_a_time: one_at_a_time,
-        }
-    }
-
-    fn xdotool(&self, args: &[&str]) -> String {
-        let out = Command::new("xdotool")
-            .args(args)
-            .env("DISPLAY", &self.display)
-            .output()
-            .expect("xdotool (apt-get install xdotool; `make test` installs it)");
-        assert!(out.status.success(), "xdotool {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Waits for a stdout line containing `needle`; returns it.
-fn wait_for(lines: &Receiver<String>, needle: &str) -> String {
-    let deadline = Instant::now() + LINE_TIMEOUT;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match lines.recv_timeout(left) {
-            Ok(line) if line.contains(needle) => return line,
-            Ok(_) => continue,
-            Err(e) => panic!("no line with {needle:?} ({e})"),
-        }
-    }
-}
-
-/// The number just before `unit` in `line` (e.g. "16.5 cm").
-fn figure_before(line: &str, unit: &str) -> f64 {
-    let head = &line[..line
-        .find(unit)
-        .unwrap_or_else(|| panic!("{unit} in {line}"))];
-    head.trim_end()
-        .rsplit(' ')
-        .next()
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("a number before {unit} in {line}"))
-}
 
 #[test]
 fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
-    let x = Xvfb::start();
+    let x = Xvfb::start("800x600x24");
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("session");
     // Where the tip's centre is in the window, from the view the sandbox starts with.
@@ -124,36 +43,15 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
     let tip_px = demo_intrinsics()
         .project(&(view * Point3::from(tip.world_from_body.translation.vector)))
         .unwrap();
-    let mut child = Command::new(BIN)
-        .args(["sandbox", "ten_pendula", "--duration-s", "600", "--record"])
-        .arg(&record)
-        .env("DISPLAY", &x.display)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, lines) = channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            eprintln!("sandbox: {line}");
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let window = x.xdotool(&["search", "--sync", "--name", "ar-multibody sandbox"]);
-    let window = window.lines().next().unwrap().to_owned();
+    let mut child = x.spawn(
+        Command::new(BIN)
+            .args(["sandbox", "ten_pendula", "--duration-s", "600", "--record"])
+            .arg(&record),
+    );
+    let (lines, _stderr) = stdout_lines(&mut child, "sandbox");
+    let window = x.window("ar-multibody sandbox");
     x.xdotool(&["windowfocus", "--sync", &window]);
-    let at = |dx: f64, dy: f64| {
-        x.xdotool(&[
-            "mousemove",
-            "--window",
-            &window,
-            &format!("{:.0}", tip_px.x + dx),
-            &format!("{:.0}", tip_px.y + dy),
-        ])
-    };
+    let at = |dx: f64, dy: f64| x.move_to(&window, tip_px.x + dx, tip_px.y + dy);
     at(0.0, 0.0);
     std::thread::sleep(Duration::from_millis(500));
     x.xdotool(&["mousedown", "1"]);
@@ -207,7 +105,7 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
 /// run, and the recording says `dt_secs = 0.005`, steps by it and replays bit for bit.
 #[test]
 fn a_scene_at_a_5_ms_step_runs_in_the_sandbox_at_its_step() {
-    let x = Xvfb::start();
+    let x = Xvfb::start("800x600x24");
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("session");
     let out = Command::new(BIN)
