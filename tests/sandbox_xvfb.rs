@@ -13,8 +13,10 @@ use ar_dynamics::scene::resolve_scene;
 use ar_multibody::rig::devices::demo_world::demo_intrinsics;
 use ar_multibody::rig::RigSimulation;
 use ar_multibody::sandbox::session::initial_view;
-use nalgebra::Point3;
-use std::process::Command;
+use nalgebra::{Point2, Point3};
+use std::path::Path;
+use std::process::{Child, Command, Output};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 #[path = "support/xvfb.rs"]
@@ -23,12 +25,9 @@ use xvfb::{figure_before, stdout_lines, wait_for, Xvfb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ar-multibody");
 
-#[test]
-fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
-    let x = Xvfb::start("800x600x24");
-    let dir = tempfile::tempdir().unwrap();
-    let record = dir.path().join("session");
-    // Where the tip's centre is in the window, from the view the sandbox starts with.
+/// Where the ten pendula's tip (p10's centre) is in the window, from the view the sandbox
+/// starts with.
+fn tip_px() -> Point2<f64> {
     let sim = RigSimulation::load(
         &resolve_scene("ten_pendula"),
         ar_multibody::rig::method::Method::Default,
@@ -40,31 +39,82 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
         .find(|b| &*b.name == "p10")
         .unwrap();
     let view = initial_view(&sim).camera_from_world();
-    let tip_px = demo_intrinsics()
+    demo_intrinsics()
         .project(&(view * Point3::from(tip.world_from_body.translation.vector)))
-        .unwrap();
-    let mut child = x.spawn(
-        Command::new(BIN)
-            .args(["sandbox", "ten_pendula", "--duration-s", "600", "--record"])
-            .arg(&record),
+        .unwrap()
+}
+
+/// The standard output of a command that must have succeeded (its output in the message).
+fn succeeded(out: &Output) -> String {
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    let (lines, _stderr) = stdout_lines(&mut child, "sandbox");
-    let window = x.window("ar-multibody sandbox");
-    x.xdotool(&["windowfocus", "--sync", &window]);
-    let at = |dx: f64, dy: f64| x.move_to(&window, tip_px.x + dx, tip_px.y + dy);
-    at(0.0, 0.0);
-    std::thread::sleep(Duration::from_millis(500));
-    x.xdotool(&["mousedown", "1"]);
-    let grabbed = wait_for(&lines, "grabbed ");
-    assert!(grabbed.contains("grabbed p10 at"), "{grabbed}");
-    // 80 px right and 30 px up, in steps the display loop sees one by one.
-    for k in 1..=8 {
-        at(10.0 * f64::from(k), -3.75 * f64::from(k));
-        std::thread::sleep(Duration::from_millis(400));
+    said
+}
+
+/// `sandbox ten_pendula` recording into `record`, in a focused window of `x`.
+struct Sandbox {
+    child: Child,
+    lines: Receiver<String>,
+    stderr: Receiver<String>,
+    window: String,
+}
+
+impl Sandbox {
+    fn start(x: &Xvfb, record: &Path) -> Self {
+        let mut child = x.spawn(
+            Command::new(BIN)
+                .args(["sandbox", "ten_pendula", "--duration-s", "600", "--record"])
+                .arg(record),
+        );
+        let (lines, stderr) = stdout_lines(&mut child, "sandbox");
+        let window = x.window("ar-multibody sandbox");
+        x.xdotool(&["windowfocus", "--sync", &window]);
+        Self {
+            child,
+            lines,
+            stderr,
+            window,
+        }
     }
-    std::thread::sleep(Duration::from_secs(2));
-    x.xdotool(&["mouseup", "1"]);
-    let released = wait_for(&lines, "released p10");
+
+    /// Presses on the tip, moves the pointer through `moves` (pixels from the tip, each seen
+    /// by the display loop), holds it `hold` and lets go; the line that says where it was let go.
+    fn drag_tip(&self, x: &Xvfb, moves: &[(f64, f64)], hold: Duration) -> String {
+        let tip_px = tip_px();
+        let at = |(dx, dy): (f64, f64)| x.move_to(&self.window, tip_px.x + dx, tip_px.y + dy);
+        at((0.0, 0.0));
+        std::thread::sleep(Duration::from_millis(500));
+        x.xdotool(&["mousedown", "1"]);
+        let grabbed = wait_for(&self.lines, "grabbed ");
+        assert!(grabbed.contains("grabbed p10 at"), "{grabbed}");
+        for &m in moves {
+            at(m);
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        std::thread::sleep(hold);
+        x.xdotool(&["mouseup", "1"]);
+        wait_for(&self.lines, "released p10")
+    }
+}
+
+#[test]
+fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
+    let x = Xvfb::start("800x600x24");
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("session");
+    let sandbox = Sandbox::start(&x, &record);
+    // 80 px right and 30 px up, in steps the display loop sees one by one.
+    let moves: Vec<_> = (1..=8)
+        .map(|k| (10.0 * f64::from(k), -3.75 * f64::from(k)))
+        .collect();
+    let released = sandbox.drag_tip(&x, &moves, Duration::from_secs(2));
+    let Sandbox {
+        mut child, lines, ..
+    } = sandbox;
     // 85 px at ~1 m with f = 600 px: the target moved ~14 cm; the tip follows most of it.
     let moved_cm = figure_before(&released, "cm from where it was grabbed");
     assert!(moved_cm > 5.0, "{released}");
@@ -100,6 +150,134 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
     assert!(said.contains("bit for bit"), "{said}");
 }
 
+/// The number after `t = ` at the start of `line` (a status line or a solver event).
+fn time_of(line: &str) -> f64 {
+    let after = &line[line.find("t = ").unwrap_or_else(|| panic!("t = in {line}")) + 4..];
+    figure_before(after, "s:")
+}
+
+/// Issue 44, acceptance 5: one session, one recording. A sandbox session with a drag, two
+/// resets (`R`) and a scene switch (`Tab`), recorded with `--record`: the recording goes on
+/// in a part per reload (`part2`, `part3`, `part4`), each with the scene it loads, on one
+/// clock with the status lines and the solver's events; `replay` reproduces every part, and
+/// every replayed `solver.csv` is byte for byte the recorded one.
+#[test]
+fn two_resets_and_a_scene_switch_are_one_recording_replayed_bit_for_bit() {
+    let x = Xvfb::start("800x600x24");
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("session");
+    let sandbox = Sandbox::start(&x, &record);
+    let moves: Vec<_> = (1..=4).map(|k| (15.0 * f64::from(k), 0.0)).collect();
+    sandbox.drag_tip(&x, &moves, Duration::ZERO);
+    let Sandbox {
+        mut child,
+        lines,
+        stderr,
+        ..
+    } = sandbox;
+    // Each part gets steps of its own before the next key (not needed: a part may be empty).
+    let mut reloads = Vec::new();
+    for (key, said) in [
+        ("r", "reset: ten_pendula at its initial state"),
+        ("r", "reset: ten_pendula at its initial state"),
+        ("Tab", "scene: "),
+    ] {
+        std::thread::sleep(Duration::from_secs(1));
+        x.xdotool(&["key", key]);
+        reloads.push(wait_for(&lines, said));
+    }
+    let switched = reloads[2]
+        .split("scene: ")
+        .nth(1)
+        .and_then(|s| s.strip_suffix(" at its initial state"))
+        .unwrap_or_else(|| panic!("{}", reloads[2]))
+        .to_owned();
+    std::thread::sleep(Duration::from_secs(1));
+    x.xdotool(&["key", "Escape"]);
+    // The summary's solver events name each part.
+    let mut events = Vec::new();
+    for part in ["part2", "part3", "part4"] {
+        events.push(wait_for(
+            &lines,
+            &format!("recording goes on in {part} with"),
+        ));
+    }
+    assert!(
+        events[2].ends_with(&format!("with {switched}")),
+        "{}",
+        events[2]
+    );
+    let recorded = wait_for(&lines, "session recorded in");
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "{status}: {}",
+        stderr.recv().unwrap_or_default()
+    );
+    let steps_recorded: f64 = recorded
+        .split(" (")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a step count in {recorded}"));
+
+    // One clock: a status line's time comes before the event of the reload it asked for, and
+    // each part's first step is one step after that event (the part's own step for Tab).
+    let mut total_rows = 0.0;
+    for (k, (reload, event)) in reloads.iter().zip(&events).enumerate() {
+        let part = record.join(format!("part{}", k + 2));
+        let info = std::fs::read_to_string(part.join("session.toml")).unwrap();
+        let scene = if k < 2 { "ten_pendula" } else { &switched };
+        assert!(info.contains(&format!("scene = \"{scene}\"\n")), "{info}");
+        assert!(info.contains("format = 3\n"), "{info}");
+        assert!(
+            time_of(reload) <= time_of(event) + 0.005,
+            "{reload} / {event}"
+        );
+        let inputs = std::fs::read_to_string(part.join("inputs.csv")).unwrap();
+        if let Some(first) = inputs.lines().nth(1) {
+            let t: f64 = first.split(',').nth(1).unwrap().parse().unwrap();
+            assert!(
+                t > time_of(event) - 0.005 && t < time_of(event) + 0.02,
+                "{first} / {event}"
+            );
+        }
+    }
+    for dir in [record.clone()]
+        .into_iter()
+        .chain((2..=4).map(|k| record.join(format!("part{k}"))))
+    {
+        total_rows += (std::fs::read_to_string(dir.join("inputs.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            - 1) as f64;
+    }
+    assert_eq!(
+        total_rows, steps_recorded,
+        "every recorded step is in one part"
+    );
+
+    let replay = Command::new(BIN)
+        .args(["replay"])
+        .arg(&record)
+        .output()
+        .unwrap();
+    let said = succeeded(&replay);
+    assert!(
+        said.contains("every part's (4) solver log identical to the recording, bit for bit"),
+        "{said}"
+    );
+    for part in ["", "part2", "part3", "part4"] {
+        let recorded = std::fs::read(record.join(part).join("solver.csv")).unwrap();
+        let replayed = std::fs::read(record.join("replay").join(part).join("solver.csv")).unwrap();
+        assert!(
+            recorded == replayed,
+            "{part}: the replayed solver.csv differs"
+        );
+    }
+}
+
 /// A scene with its own step (`ten_pendula_fine`, `[solver] dt_secs = 0.005`) runs in the
 /// sandbox's window at that step: the summary counts 5 ms steps, about 200 per second of the
 /// run, and the recording says `dt_secs = 0.005`, steps by it and replays bit for bit.
@@ -120,12 +298,7 @@ fn a_scene_at_a_5_ms_step_runs_in_the_sandbox_at_its_step() {
         .env("DISPLAY", &x.display)
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = succeeded(&out);
     let solver_line = said
         .lines()
         .find(|l| l.starts_with("solver: "))

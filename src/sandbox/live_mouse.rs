@@ -114,6 +114,9 @@ impl FrameControl for LiveMouse {
         _config: &mut DisplayLoopConfig,
     ) -> FrameDecision {
         let bodies = snapshot.map_or(&[][..], |s| &s.bodies[..]);
+        if let Some(s) = snapshot {
+            self.status.at(s.sim_time_s);
+        }
         if !self.registered && shown.camera_from_world.is_some() {
             self.registered = true;
             self.status

@@ -3,7 +3,8 @@
 //! switches (`make_rigid` / `make_deformable`, the rig's own command) to the solver
 //! thread ([`SolverCommand`]), moves the virtual camera's view ([`ViewHandle`]), reloads or
 //! switches the scene, and says what happened on standard output, one line each (`t = … s:`
-//! with the session's wall time), so that a script or a test can follow the session.
+//! with the session's simulated time, [`super::status`]), so that a script or a test can
+//! follow the session.
 
 use super::controller::{SandboxAction, SandboxController};
 use super::input::{help_lines, SandboxInput};
@@ -16,15 +17,16 @@ use crate::rig::devices::view_camera::ViewHandle;
 use crate::rig::display::frame_control::{FrameControl, FrameDecision, ShownView};
 use crate::rig::live::DisplayLoopConfig;
 use crate::rig::threads::messages::SimSnapshot;
-use crate::rig::threads::solver_commands::SolverCommand;
+use crate::rig::threads::solver_commands::{SceneSource, SolverCommand};
 use crate::rig::RigSimulation;
 use crate::scene_view::{BodyView, RigidGroupView};
 use crossbeam_channel::Sender;
 use kiss3d::event::WindowEvent;
 use nalgebra::{Point3, Vector3};
 
-/// Loads a scene by name (shipped) or path, as the session's method does.
-pub type SceneLoader = Box<dyn FnMut(&str) -> Result<RigSimulation, String>>;
+/// Loads a scene by name (shipped) or path, as the session's method does; with the scene's
+/// source, for the recording to go on with it.
+pub type SceneLoader = Box<dyn FnMut(&str) -> Result<(RigSimulation, SceneSource), String>>;
 
 /// The view a scene starts with: the demo's camera (from in front of the marker, a little
 /// right and above, framing the scene below the HUD), orbiting the bodies' centre; a scene
@@ -214,14 +216,14 @@ impl SandboxSession {
     fn load_scene(&mut self, index: usize, why: &str) -> bool {
         let name = self.scenes[index].clone();
         match (self.load)(&name) {
-            Ok(sim) => {
+            Ok((sim, source)) => {
                 if index != self.scene {
                     self.controller.set_view(initial_view(&sim));
                     self.watched.forget();
                 }
                 self.scene = index;
                 self.say(format!("{why}: {name} at its initial state"));
-                self.send(SolverCommand::Replace(Box::new(sim)));
+                self.send(SolverCommand::Replace(Box::new(sim), Some(source)));
                 true
             }
             Err(e) => {
@@ -244,6 +246,7 @@ impl FrameControl for SandboxSession {
         let bodies = snapshot.map_or(&[][..], |s| &s.bodies[..]);
         if let Some(s) = snapshot {
             self.update_rigid_groups(&s.rigid_groups);
+            self.status.at(s.sim_time_s);
         }
         let mut quit = false;
         for event in events {

@@ -1,37 +1,35 @@
 //! The status lines a session with the mouse prints on standard output, one per event, so
 //! that a script or a test can follow it (the sandbox, the mouse on `run`): `t = … s: …` with
-//! the wall time since the session started, and what became of the point the pointer grabbed
+//! the session's simulated time as the newest snapshot shows it (the solver's clock, which its
+//! events, the run's summary and a recording's `t_s` count in: it goes on across resets and
+//! scene switches and stops while paused), and what became of the point the pointer grabbed
 //! last (where it was grabbed, where it was let go, where it is at the end).
 
 use super::pick::Pick;
 use crate::scene_view::BodyView;
 use nalgebra::Point3;
 use std::sync::Arc;
-use std::time::Instant;
 
-/// Prints the session's lines with the wall time since it started.
-#[derive(Debug, Clone)]
+/// Prints the session's lines with its simulated time.
+#[derive(Debug, Clone, Default)]
 pub struct StatusLines {
-    start: Instant,
-}
-
-impl Default for StatusLines {
-    fn default() -> Self {
-        Self::new()
-    }
+    sim_time_s: f64,
 }
 
 impl StatusLines {
-    /// Times the lines from now.
+    /// Lines timed from the session's start (0 s until the first snapshot).
     pub fn new() -> Self {
-        Self {
-            start: Instant::now(),
-        }
+        Self::default()
+    }
+
+    /// The session's time now: the newest snapshot's.
+    pub fn at(&mut self, sim_time_s: f64) {
+        self.sim_time_s = sim_time_s;
     }
 
     /// Prints `line` as `t = … s: line`.
     pub fn say(&self, line: &str) {
-        println!("t = {:.2} s: {line}", self.start.elapsed().as_secs_f64());
+        println!("t = {:.2} s: {line}", self.sim_time_s);
     }
 }
 

@@ -14,7 +14,7 @@ use super::arm_reader::{ArmEvent, ArmReader};
 use super::clock::RealTimeStepper;
 use super::event_log::EventLog;
 use super::messages::{MicLevel, SimSnapshot};
-use super::solver_commands::{ControlEvent, SolverCommand, UserControls};
+use super::solver_commands::{ControlEvent, SceneSource, SolverCommand, UserControls};
 use super::solver_trace::trace_wants;
 pub use super::solver_trace::TraceRow;
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
@@ -255,8 +255,8 @@ impl SolverLoop {
                 None => {}
             }
         }
-        if let Some(sim) = self.controls.replacement.take() {
-            self.replace_simulation(sim, stepper);
+        if let Some((sim, source)) = self.controls.replacement.take() {
+            self.replace_simulation(sim, source, stepper);
         }
         if let Some(view) = &self.inputs.view {
             if let Some(world_from_camera) = view.try_iter().last() {
@@ -381,7 +381,7 @@ impl SolverLoop {
             .step(spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
         if let Some(r) = &mut self.inputs.recorder {
-            let written = r.step(k, t_after, spring.as_ref(), tip, wind, &self.sim);
+            let written = r.step(t_after, spring.as_ref(), tip, wind, &self.sim);
             if written.is_ok() {
                 self.summary.recorded_steps += 1;
             }
@@ -464,10 +464,16 @@ impl SolverLoop {
             .or_else(|| self.interaction.tip_in_world())
     }
 
-    /// Goes on with `sim` at its own step; a recording ends here (it holds one scene from its
-    /// start, which is what `replay` reproduces). A simulation whose step the clock cannot
-    /// pace is refused, and the old one goes on.
-    fn replace_simulation(&mut self, sim: RigSimulation, stepper: &mut RealTimeStepper) {
+    /// Goes on with `sim` at its own step; a recording goes on in its next part with the
+    /// scene's `source` (each part holds one scene from its start, which is what `replay`
+    /// reproduces), or ends here without it. A simulation whose step the clock cannot pace is
+    /// refused, and the old one goes on.
+    fn replace_simulation(
+        &mut self,
+        sim: RigSimulation,
+        source: Option<SceneSource>,
+        stepper: &mut RealTimeStepper,
+    ) {
         let t = self.now_s();
         let name = sim.name();
         let h = sim.dt_secs();
@@ -487,14 +493,22 @@ impl SolverLoop {
         self.summary.max_abs_energy_drift_j = 0.0;
         self.summary.max_abs_energy_error_rel = 0.0;
         if let Some(mut r) = self.inputs.recorder.take() {
-            let message = match r.finish() {
-                Ok(()) => format!(
-                    "recording ended after {} steps: it holds the scene until it was reloaded",
+            let next = match &source {
+                Some(s) => r.next_part(&s.name, &s.text, h).map(Some),
+                None => r.finish().map(|()| None),
+            };
+            let message = match next {
+                Ok(Some(part)) => {
+                    self.inputs.recorder = Some(r);
+                    format!("recording goes on in {part} with {name}")
+                }
+                Ok(None) => format!(
+                    "recording ended after {} steps: it holds the scene until it was replaced",
                     self.summary.recorded_steps
                 ),
                 Err(e) => {
                     self.summary.recording_error = Some(e.to_string());
-                    format!("recording failed at its end: {e}")
+                    format!("recording stopped: {e}")
                 }
             };
             self.event(t, message);
