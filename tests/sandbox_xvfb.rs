@@ -214,6 +214,10 @@ fn two_resets_and_a_scene_switch_are_one_recording_replayed_bit_for_bit() {
         "{status}: {}",
         stderr.recv().unwrap_or_default()
     );
+    assert!(
+        recorded.contains(" steps in 4 parts: the folder, then part2 to part4)"),
+        "{recorded}"
+    );
     let steps_recorded: f64 = recorded
         .split(" (")
         .nth(1)

@@ -108,9 +108,12 @@ pub struct SolverSummary {
     pub error: Option<String>,
     /// Why the session's recording (`--record`) stopped or is incomplete, if it did.
     pub recording_error: Option<String>,
-    /// Steps written to the recording (`--record`); fewer than [`Self::steps`] when the
-    /// recording ended early (an error, or a new simulation swapped in).
+    /// Steps written to the recording (`--record`), all parts; fewer than [`Self::steps`]
+    /// when the recording ended early (an error, or a new simulation swapped in without its
+    /// scene's source).
     pub recorded_steps: u64,
+    /// The recording's parts after the first (one per reset or scene switch).
+    pub recorded_later_parts: u32,
 }
 
 /// The solver thread's inputs.
@@ -246,8 +249,14 @@ impl SolverLoop {
                     } else {
                         "make_deformable"
                     };
+                    // The recording has no column for it yet: say so where it happens.
+                    let unrecorded = if self.inputs.recorder.is_some() {
+                        " (not recorded: a replay of the recording differs from here)"
+                    } else {
+                        ""
+                    };
                     let message = match self.sim.set_group_rigid(&name, rigid) {
-                        Ok(()) => format!("{what} {name}"),
+                        Ok(()) => format!("{what} {name}{unrecorded}"),
                         Err(e) => format!("{what} {name} refused: {e}"),
                     };
                     self.event(t, message)
@@ -499,6 +508,7 @@ impl SolverLoop {
             };
             let message = match next {
                 Ok(Some(part)) => {
+                    self.summary.recorded_later_parts += 1;
                     self.inputs.recorder = Some(r);
                     format!("recording goes on in {part} with {name}")
                 }
