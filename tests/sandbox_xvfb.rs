@@ -81,11 +81,20 @@ impl Sandbox {
         }
     }
 
-    /// Presses on the tip, moves the pointer through `moves` (pixels from the tip, each seen
-    /// by the display loop), holds it `hold` and lets go; the line that says where it was let go.
-    fn drag_tip(&self, x: &Xvfb, moves: &[(f64, f64)], hold: Duration) -> String {
+    /// Presses on the tip, moves the pointer through `moves` (pixels of the view from the
+    /// tip, each seen by the display loop), holds it `hold` and lets go, in a window that
+    /// shows the view stretched by `scale`; the line that says where it was let go.
+    fn drag_tip(&self, x: &Xvfb, scale: f64, moves: &[(f64, f64)], hold: Duration) -> String {
         let tip_px = tip_px();
-        let at = |(dx, dy): (f64, f64)| x.move_to(&self.window, tip_px.x + dx, tip_px.y + dy);
+        // Pixel edges scale: the view's pixel centre c is the window's (c + ½)·scale − ½.
+        let in_window = |c: f64| (c + 0.5) * scale - 0.5;
+        let at = |(dx, dy): (f64, f64)| {
+            x.move_to(
+                &self.window,
+                in_window(tip_px.x + dx),
+                in_window(tip_px.y + dy),
+            )
+        };
         at((0.0, 0.0));
         std::thread::sleep(Duration::from_millis(500));
         x.xdotool(&["mousedown", "1"]);
@@ -111,7 +120,7 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
     let moves: Vec<_> = (1..=8)
         .map(|k| (10.0 * f64::from(k), -3.75 * f64::from(k)))
         .collect();
-    let released = sandbox.drag_tip(&x, &moves, Duration::from_secs(2));
+    let released = sandbox.drag_tip(&x, 1.0, &moves, Duration::from_secs(2));
     let Sandbox {
         mut child, lines, ..
     } = sandbox;
@@ -156,19 +165,26 @@ fn time_of(line: &str) -> f64 {
     figure_before(after, "s:")
 }
 
-/// Issue 44, acceptance 5: one session, one recording. A sandbox session with a drag, two
-/// resets (`R`) and a scene switch (`Tab`), recorded with `--record`: the recording goes on
+/// Issue 44, acceptance 5: one session, one recording. A sandbox session with a drag (in the
+/// window resized to 1024 × 768: the pointer's pixels are mapped back to the view's, issue
+/// 44's resizing), two resets (`R`) and a scene switch (`Tab`), recorded with `--record`: the recording goes on
 /// in a part per reload (`part2`, `part3`, `part4`), each with the scene it loads, on one
 /// clock with the status lines and the solver's events; `replay` reproduces every part, and
 /// every replayed `solver.csv` is byte for byte the recorded one.
 #[test]
 fn two_resets_and_a_scene_switch_are_one_recording_replayed_bit_for_bit() {
-    let x = Xvfb::start("800x600x24");
+    let x = Xvfb::start("1280x1024x24");
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("session");
     let sandbox = Sandbox::start(&x, &record);
+    x.xdotool(&["windowsize", &sandbox.window, "1024", "768"]);
+    wait_for(&sandbox.lines, "window 1024×768 px: the view scaled to it");
     let moves: Vec<_> = (1..=4).map(|k| (15.0 * f64::from(k), 0.0)).collect();
-    sandbox.drag_tip(&x, &moves, Duration::ZERO);
+    let released = sandbox.drag_tip(&x, 1.6, &moves, Duration::ZERO);
+    assert!(
+        figure_before(&released, "cm from where it was grabbed") > 2.0,
+        "{released}"
+    );
     let Sandbox {
         mut child,
         lines,
