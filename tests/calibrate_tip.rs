@@ -16,7 +16,7 @@ use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::devices::arm::DEFAULT_BUTTON_MASK;
 use ar_multibody::rig::devices::demo_world::demo_world_from_arm;
 use ar_multibody::rig::devices::fixed_view::{look_at, FixedViewCamera};
-use ar_multibody::rig::display::frame_control::{FrameControl, FrameDecision};
+use ar_multibody::rig::display::frame_control::{FrameControl, FrameDecision, ShownView};
 use ar_multibody::rig::{
     ArmLink, DisplayLoopConfig, Rig, RigArm, RigDevices, RigSimulation, SimSnapshot, SolverConfig,
     StopFlag,
@@ -273,6 +273,7 @@ impl FrameControl for PoseWalker {
         &mut self,
         _events: &[WindowEvent],
         snapshot: Option<&SimSnapshot>,
+        _shown: &ShownView<'_>,
         _config: &mut DisplayLoopConfig,
     ) -> FrameDecision {
         let streaming = snapshot.is_some_and(|s| s.arm_status == Some(ArmLink::Streaming));

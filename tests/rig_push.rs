@@ -195,7 +195,7 @@ fn a_recorded_push_replays_bit_for_bit() {
         sim.set_stylus_tip(Some(tip));
         sim.step(None, 0.0).unwrap();
         recorder
-            .step(k, (k + 1) as f64 * h, None, Some(tip), 0.0, &sim)
+            .step((k + 1) as f64 * h, None, Some(tip), 0.0, &sim)
             .unwrap();
     }
     recorder.finish().unwrap();

@@ -183,7 +183,7 @@ fn a_scene_swapped_in_with_another_step_is_paced_at_its_own() {
     let swap = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1500));
         commands_tx
-            .send(SolverCommand::Replace(Box::new(fine.simulation)))
+            .send(SolverCommand::Replace(Box::new(fine.simulation), None))
             .unwrap();
         // The sender stays until the run ends, as the sandbox's does.
         std::thread::sleep(Duration::from_millis(2000));

@@ -6,110 +6,28 @@
 //! and `xdotool`.
 //!
 //! The rig is slow on a loaded machine in a debug build (a frame can take seconds), so the
-//! test waits for the program's status lines rather than for fixed times.
+//! test waits for the program's status lines rather than for fixed times
+//! (`support/xvfb.rs`).
 
 use ar_dynamics::scene::resolve_scene;
 use ar_multibody::rig::devices::demo_world::demo_intrinsics;
 use ar_multibody::rig::RigSimulation;
 use ar_multibody::sandbox::session::initial_view;
-use nalgebra::Point3;
-use std::io::{BufRead, BufReader};
+use nalgebra::{Point2, Point3};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command, Output};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+#[path = "support/xvfb.rs"]
+mod xvfb;
+use xvfb::{figure_before, stdout_lines, wait_for, Xvfb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ar-multibody");
-/// Longest wait for one status line (a frame may take seconds on a loaded debug build).
-const LINE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A virtual X server, stopped on drop. One at a time: two tests picking the same free display
-/// number would share one server, and each would find the other's window.
-struct Xvfb {
-    child: Child,
-    display: String,
-    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
-}
-
-static ONE_SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-impl Xvfb {
-    fn start() -> Self {
-        let one_at_a_time = ONE_SERVER.lock().unwrap_or_else(|p| p.into_inner());
-        let n = (90..190)
-            .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
-            .expect("a free X display number");
-        let display = format!(":{n}");
-        let child = Command::new("Xvfb")
-            .args([&display, "-screen", "0", "800x600x24", "-nolisten", "tcp"])
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb (apt-get install xvfb xdotool; `make test` installs them)");
-        let socket = format!("/tmp/.X11-unix/X{n}");
-        let start = Instant::now();
-        while !Path::new(&socket).exists() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "Xvfb did not start"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Self {
-            child,
-            display,
-            _one_at_a_time: one_at_a_time,
-        }
-    }
-
-    fn xdotool(&self, args: &[&str]) -> String {
-        let out = Command::new("xdotool")
-            .args(args)
-            .env("DISPLAY", &self.display)
-            .output()
-            .expect("xdotool (apt-get install xdotool; `make test` installs it)");
-        assert!(out.status.success(), "xdotool {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Waits for a stdout line containing `needle`; returns it.
-fn wait_for(lines: &Receiver<String>, needle: &str) -> String {
-    let deadline = Instant::now() + LINE_TIMEOUT;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match lines.recv_timeout(left) {
-            Ok(line) if line.contains(needle) => return line,
-            Ok(_) => continue,
-            Err(e) => panic!("no line with {needle:?} ({e})"),
-        }
-    }
-}
-
-/// The number just before `unit` in `line` (e.g. "16.5 cm").
-fn figure_before(line: &str, unit: &str) -> f64 {
-    let head = &line[..line
-        .find(unit)
-        .unwrap_or_else(|| panic!("{unit} in {line}"))];
-    head.trim_end()
-        .rsplit(' ')
-        .next()
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("a number before {unit} in {line}"))
-}
-
-#[test]
-fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
-    let x = Xvfb::start();
-    let dir = tempfile::tempdir().unwrap();
-    let record = dir.path().join("session");
-    // Where the tip's centre is in the window, from the view the sandbox starts with.
+/// Where the ten pendula's tip (p10's centre) is in the window, from the view the sandbox
+/// starts with.
+fn tip_px() -> Point2<f64> {
     let sim = RigSimulation::load(
         &resolve_scene("ten_pendula"),
         ar_multibody::rig::method::Method::Default,
@@ -121,52 +39,91 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
         .find(|b| &*b.name == "p10")
         .unwrap();
     let view = initial_view(&sim).camera_from_world();
-    let tip_px = demo_intrinsics()
+    demo_intrinsics()
         .project(&(view * Point3::from(tip.world_from_body.translation.vector)))
-        .unwrap();
-    let mut child = Command::new(BIN)
-        .args(["sandbox", "ten_pendula", "--duration-s", "600", "--record"])
-        .arg(&record)
-        .env("DISPLAY", &x.display)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, lines) = channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            eprintln!("sandbox: {line}");
-            if tx.send(line).is_err() {
-                break;
-            }
+        .unwrap()
+}
+
+/// The standard output of a command that must have succeeded (its output in the message).
+fn succeeded(out: &Output) -> String {
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    said
+}
+
+/// `sandbox ten_pendula` recording into `record`, in a focused window of `x`.
+struct Sandbox {
+    child: Child,
+    lines: Receiver<String>,
+    stderr: Receiver<String>,
+    window: String,
+}
+
+impl Sandbox {
+    fn start(x: &Xvfb, record: &Path) -> Self {
+        let mut child = x.spawn(
+            Command::new(BIN)
+                .args(["sandbox", "ten_pendula", "--duration-s", "600", "--record"])
+                .arg(record),
+        );
+        let (lines, stderr) = stdout_lines(&mut child, "sandbox");
+        let window = x.window("ar-multibody sandbox");
+        x.xdotool(&["windowfocus", "--sync", &window]);
+        Self {
+            child,
+            lines,
+            stderr,
+            window,
         }
-    });
-    let window = x.xdotool(&["search", "--sync", "--name", "ar-multibody sandbox"]);
-    let window = window.lines().next().unwrap().to_owned();
-    x.xdotool(&["windowfocus", "--sync", &window]);
-    let at = |dx: f64, dy: f64| {
-        x.xdotool(&[
-            "mousemove",
-            "--window",
-            &window,
-            &format!("{:.0}", tip_px.x + dx),
-            &format!("{:.0}", tip_px.y + dy),
-        ])
-    };
-    at(0.0, 0.0);
-    std::thread::sleep(Duration::from_millis(500));
-    x.xdotool(&["mousedown", "1"]);
-    let grabbed = wait_for(&lines, "grabbed ");
-    assert!(grabbed.contains("grabbed p10 at"), "{grabbed}");
-    // 80 px right and 30 px up, in steps the display loop sees one by one.
-    for k in 1..=8 {
-        at(10.0 * f64::from(k), -3.75 * f64::from(k));
-        std::thread::sleep(Duration::from_millis(400));
     }
-    std::thread::sleep(Duration::from_secs(2));
-    x.xdotool(&["mouseup", "1"]);
-    let released = wait_for(&lines, "released p10");
+
+    /// Presses on the tip, moves the pointer through `moves` (pixels of the view from the
+    /// tip, each seen by the display loop), holds it `hold` and lets go, in a window that
+    /// shows the view stretched by `scale`; the line that says where it was let go.
+    fn drag_tip(&self, x: &Xvfb, scale: f64, moves: &[(f64, f64)], hold: Duration) -> String {
+        let tip_px = tip_px();
+        // Pixel edges scale: the view's pixel centre c is the window's (c + ½)·scale − ½.
+        let in_window = |c: f64| (c + 0.5) * scale - 0.5;
+        let at = |(dx, dy): (f64, f64)| {
+            x.move_to(
+                &self.window,
+                in_window(tip_px.x + dx),
+                in_window(tip_px.y + dy),
+            )
+        };
+        at((0.0, 0.0));
+        std::thread::sleep(Duration::from_millis(500));
+        x.xdotool(&["mousedown", "1"]);
+        let grabbed = wait_for(&self.lines, "grabbed ");
+        assert!(grabbed.contains("grabbed p10 at"), "{grabbed}");
+        for &m in moves {
+            at(m);
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        std::thread::sleep(hold);
+        x.xdotool(&["mouseup", "1"]);
+        wait_for(&self.lines, "released p10")
+    }
+}
+
+#[test]
+fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
+    let x = Xvfb::start("800x600x24");
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("session");
+    let sandbox = Sandbox::start(&x, &record);
+    // 80 px right and 30 px up, in steps the display loop sees one by one.
+    let moves: Vec<_> = (1..=8)
+        .map(|k| (10.0 * f64::from(k), -3.75 * f64::from(k)))
+        .collect();
+    let released = sandbox.drag_tip(&x, 1.0, &moves, Duration::from_secs(2));
+    let Sandbox {
+        mut child, lines, ..
+    } = sandbox;
     // 85 px at ~1 m with f = 600 px: the target moved ~14 cm; the tip follows most of it.
     let moved_cm = figure_before(&released, "cm from where it was grabbed");
     assert!(moved_cm > 5.0, "{released}");
@@ -202,12 +159,151 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
     assert!(said.contains("bit for bit"), "{said}");
 }
 
+/// The number after `t = ` at the start of `line` (a status line or a solver event).
+fn time_of(line: &str) -> f64 {
+    let after = &line[line.find("t = ").unwrap_or_else(|| panic!("t = in {line}")) + 4..];
+    figure_before(after, "s:")
+}
+
+/// Issue 44, acceptance 5: one session, one recording. A sandbox session with a drag (in the
+/// window resized to 1024 × 768: the pointer's pixels are mapped back to the view's, issue
+/// 44's resizing), two resets (`R`) and a scene switch (`Tab`), recorded with `--record`: the recording goes on
+/// in a part per reload (`part2`, `part3`, `part4`), each with the scene it loads, on one
+/// clock with the status lines and the solver's events; `replay` reproduces every part, and
+/// every replayed `solver.csv` is byte for byte the recorded one.
+#[test]
+fn two_resets_and_a_scene_switch_are_one_recording_replayed_bit_for_bit() {
+    let x = Xvfb::start("1280x1024x24");
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("session");
+    let sandbox = Sandbox::start(&x, &record);
+    x.xdotool(&["windowsize", &sandbox.window, "1024", "768"]);
+    wait_for(&sandbox.lines, "window 1024×768 px: the view scaled to it");
+    let moves: Vec<_> = (1..=4).map(|k| (15.0 * f64::from(k), 0.0)).collect();
+    let released = sandbox.drag_tip(&x, 1.6, &moves, Duration::ZERO);
+    assert!(
+        figure_before(&released, "cm from where it was grabbed") > 2.0,
+        "{released}"
+    );
+    let Sandbox {
+        mut child,
+        lines,
+        stderr,
+        ..
+    } = sandbox;
+    // Each part gets steps of its own before the next key (not needed: a part may be empty).
+    let mut reloads = Vec::new();
+    for (key, said) in [
+        ("r", "reset: ten_pendula at its initial state"),
+        ("r", "reset: ten_pendula at its initial state"),
+        ("Tab", "scene: "),
+    ] {
+        std::thread::sleep(Duration::from_secs(1));
+        x.xdotool(&["key", key]);
+        reloads.push(wait_for(&lines, said));
+    }
+    let switched = reloads[2]
+        .split("scene: ")
+        .nth(1)
+        .and_then(|s| s.strip_suffix(" at its initial state"))
+        .unwrap_or_else(|| panic!("{}", reloads[2]))
+        .to_owned();
+    std::thread::sleep(Duration::from_secs(1));
+    x.xdotool(&["key", "Escape"]);
+    // The summary's solver events name each part.
+    let mut events = Vec::new();
+    for part in ["part2", "part3", "part4"] {
+        events.push(wait_for(
+            &lines,
+            &format!("recording goes on in {part} with"),
+        ));
+    }
+    assert!(
+        events[2].ends_with(&format!("with {switched}")),
+        "{}",
+        events[2]
+    );
+    let recorded = wait_for(&lines, "session recorded in");
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "{status}: {}",
+        stderr.recv().unwrap_or_default()
+    );
+    assert!(
+        recorded.contains(" steps in 4 parts: the folder, then part2 to part4)"),
+        "{recorded}"
+    );
+    let steps_recorded: f64 = recorded
+        .split(" (")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a step count in {recorded}"));
+
+    // One clock: a status line's time comes before the event of the reload it asked for, and
+    // each part's first step is one step after that event (the part's own step for Tab).
+    let mut total_rows = 0.0;
+    for (k, (reload, event)) in reloads.iter().zip(&events).enumerate() {
+        let part = record.join(format!("part{}", k + 2));
+        let info = std::fs::read_to_string(part.join("session.toml")).unwrap();
+        let scene = if k < 2 { "ten_pendula" } else { &switched };
+        assert!(info.contains(&format!("scene = \"{scene}\"\n")), "{info}");
+        assert!(info.contains("format = 3\n"), "{info}");
+        assert!(
+            time_of(reload) <= time_of(event) + 0.005,
+            "{reload} / {event}"
+        );
+        let inputs = std::fs::read_to_string(part.join("inputs.csv")).unwrap();
+        if let Some(first) = inputs.lines().nth(1) {
+            let t: f64 = first.split(',').nth(1).unwrap().parse().unwrap();
+            assert!(
+                t > time_of(event) - 0.005 && t < time_of(event) + 0.02,
+                "{first} / {event}"
+            );
+        }
+    }
+    for dir in [record.clone()]
+        .into_iter()
+        .chain((2..=4).map(|k| record.join(format!("part{k}"))))
+    {
+        total_rows += (std::fs::read_to_string(dir.join("inputs.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            - 1) as f64;
+    }
+    assert_eq!(
+        total_rows, steps_recorded,
+        "every recorded step is in one part"
+    );
+
+    let replay = Command::new(BIN)
+        .args(["replay"])
+        .arg(&record)
+        .output()
+        .unwrap();
+    let said = succeeded(&replay);
+    assert!(
+        said.contains("every part's (4) solver log identical to the recording, bit for bit"),
+        "{said}"
+    );
+    for part in ["", "part2", "part3", "part4"] {
+        let recorded = std::fs::read(record.join(part).join("solver.csv")).unwrap();
+        let replayed = std::fs::read(record.join("replay").join(part).join("solver.csv")).unwrap();
+        assert!(
+            recorded == replayed,
+            "{part}: the replayed solver.csv differs"
+        );
+    }
+}
+
 /// A scene with its own step (`ten_pendula_fine`, `[solver] dt_secs = 0.005`) runs in the
 /// sandbox's window at that step: the summary counts 5 ms steps, about 200 per second of the
 /// run, and the recording says `dt_secs = 0.005`, steps by it and replays bit for bit.
 #[test]
 fn a_scene_at_a_5_ms_step_runs_in_the_sandbox_at_its_step() {
-    let x = Xvfb::start();
+    let x = Xvfb::start("800x600x24");
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("session");
     let out = Command::new(BIN)
@@ -222,12 +318,7 @@ fn a_scene_at_a_5_ms_step_runs_in_the_sandbox_at_its_step() {
         .env("DISPLAY", &x.display)
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = succeeded(&out);
     let solver_line = said
         .lines()
         .find(|l| l.starts_with("solver: "))

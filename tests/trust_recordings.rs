@@ -13,7 +13,7 @@ mod file_tree;
 mod recording;
 
 use file_tree::snapshot;
-use recording::{record_session, replay_in_process};
+use recording::{record_session, record_session_in_parts, replay_in_process};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -261,7 +261,7 @@ fn a_truncated_empty_unclosed_or_old_recording_is_refused() {
     let info = old.join("session.toml");
     let text1 = std::fs::read_to_string(&info)
         .unwrap()
-        .replace("format = 2", "format = 1");
+        .replace("format = 3", "format = 1");
     std::fs::write(&info, text1).unwrap();
     std::fs::remove_file(old.join("end.toml")).unwrap();
     let out = cli(&["replay", utf8(&old)]);
@@ -269,6 +269,92 @@ fn a_truncated_empty_unclosed_or_old_recording_is_refused() {
         &out,
         &info,
         "record the session again (`--record NEW_FOLDER`)",
+    );
+    // A format 2 recording (before the parts) is one part and replays as before; a format
+    // newer than this version's is refused, naming the ones it reads.
+    let two = s.tmp.path().join("two");
+    record_session(&two, 3);
+    let info = two.join("session.toml");
+    let written = std::fs::read_to_string(&info).unwrap();
+    std::fs::write(&info, written.replace("format = 3", "format = 2")).unwrap();
+    let out = cli(&["replay", utf8(&two)]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("identical to the recording, bit for bit"));
+    std::fs::write(&info, written.replace("format = 3", "format = 4")).unwrap();
+    let out = cli(&["replay", utf8(&two)]);
+    assert_refused(
+        &out,
+        &info,
+        "format 4 is not a format this version reads (2 to 3)",
+    );
+}
+
+/// A session in parts (the sandbox's resets) replays part after part, each compared with its
+/// own log; a later part that is missing, or named out of the session, is refused.
+#[test]
+fn a_session_in_parts_replays_every_part_and_a_missing_part_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("session");
+    record_session_in_parts(&session, 20, 3);
+    let out = cli(&["replay", utf8(&session)]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("replayed 60 steps (0.6 s simulated)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("part 3: ten_pendula, 20 steps to t = 0.6 s"),
+        "{said}"
+    );
+    assert!(
+        said.contains("every part's (3) solver log identical to the recording, bit for bit"),
+        "{said}"
+    );
+    for part in ["part2", "part3"] {
+        assert_eq!(
+            std::fs::read(session.join(part).join("solver.csv")).unwrap(),
+            std::fs::read(session.join("replay").join(part).join("solver.csv")).unwrap(),
+            "{part}"
+        );
+    }
+    // A later part changed: named with its line.
+    let solver3 = session.join("part3").join("solver.csv");
+    let recorded = std::fs::read_to_string(&solver3).unwrap();
+    // The last row's time, 0.6, made 9.6: same size, line 21.
+    let last = recorded.trim_end().rfind('\n').unwrap() + 1;
+    assert!(
+        recorded[last..].starts_with("0.6,"),
+        "{}",
+        &recorded[last..]
+    );
+    let changed = format!("{}9{}", &recorded[..last], &recorded[last + 1..]);
+    std::fs::write(&solver3, &changed).unwrap();
+    let out = cli(&["replay", utf8(&session)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("differs from part 3's recording at line 21"),
+        "{}",
+        text(&out)
+    );
+    // The last part gone: refused, naming the end marker that names it.
+    std::fs::remove_dir_all(session.join("part3")).unwrap();
+    let out = cli(&["replay", utf8(&session)]);
+    assert_refused(
+        &out,
+        &session.join("part2").join("end.toml"),
+        "the session's later parts are missing",
+    );
+    // A part named out of the session folder.
+    let end = session.join("part2").join("end.toml");
+    let marker = std::fs::read_to_string(&end).unwrap();
+    std::fs::remove_file(&end).unwrap();
+    std::fs::write(&end, marker.replace("\"part3\"", "\"../elsewhere\"")).unwrap();
+    let out = cli(&["replay", utf8(&session)]);
+    assert_refused(
+        &out,
+        &end,
+        "next_part = \"../elsewhere\", expected \"part3\"",
     );
 }
 

@@ -41,8 +41,16 @@ pub fn finish(dir: Option<&Path>, summary: &RunSummary) -> anyhow::Result<()> {
     if let Some(e) = &summary.solver.recording_error {
         anyhow::bail!("the recording in {} is incomplete: {e}", dir.display());
     }
+    let parts = match summary.solver.recorded_later_parts {
+        0 => String::new(),
+        later => format!(
+            " in {} parts: the folder, then part2 to part{}",
+            later + 1,
+            later + 1
+        ),
+    };
     println!(
-        "session recorded in {} ({} steps); `ar-multibody replay {}` runs it again",
+        "session recorded in {} ({} steps{parts}); `ar-multibody replay {}` runs it again",
         dir.display(),
         summary.solver.recorded_steps,
         dir.display()

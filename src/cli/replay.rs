@@ -1,6 +1,7 @@
 //! `replay`: runs a session recorded with `demo --record DIR` or `run --record DIR` again from
 //! its folder, through the same simulation (and method) the rig ran, and says whether the solver's log is
-//! identical to the recording bit for bit (exit status 1 when it is not).
+//! identical to the recording bit for bit (exit status 1 when it is not); a session in parts
+//! (`sandbox --record` across resets and scene switches) part by part.
 
 use anyhow::Context as _;
 use ar_multibody::rig::method::{load_simulation, Method};
@@ -43,16 +44,41 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         args.session.display(),
         outcome.solver_log.display()
     );
-    match outcome.difference {
-        None => {
-            println!("solver log identical to the recording, bit for bit");
-            Ok(())
+    let many = outcome.parts.len() > 1;
+    for (k, part) in outcome.parts.iter().enumerate() {
+        if many {
+            println!(
+                "part {}: {}, {} steps to t = {} s, into {}: {}",
+                k + 1,
+                part.scene,
+                part.steps,
+                part.simulated_s,
+                part.solver_log.display(),
+                match part.difference {
+                    None => "identical, bit for bit",
+                    Some(_) => "differs",
+                }
+            );
         }
-        Some(d) => anyhow::bail!(
-            "the replayed solver log differs from the recording at line {}:\n  recorded: {}\n  replayed: {}",
-            d.line,
-            d.recorded,
-            d.replayed
-        ),
+        if let Some(d) = &part.difference {
+            let which = if many {
+                format!("part {}'s", k + 1)
+            } else {
+                "the".to_owned()
+            };
+            anyhow::bail!(
+                "the replayed solver log differs from {which} recording at line {}:\n  recorded: {}\n  replayed: {}",
+                d.line,
+                d.recorded,
+                d.replayed
+            );
+        }
     }
+    let every = if many {
+        format!("every part's ({}) ", outcome.parts.len())
+    } else {
+        String::new()
+    };
+    println!("{every}solver log identical to the recording, bit for bit");
+    Ok(())
 }

@@ -3,7 +3,9 @@
 //! port (optional), the microphone (optional) — and the compositor in a window (or headless
 //! into PNG files when the config says so or there is no display; `--no-save` renders without
 //! writing them). `--method` chooses the simulation method, as on `simulate`; a scene the
-//! method cannot run stops the run first.
+//! method cannot run stops the run first. In a window, without an `[arm]` (or with
+//! `--mouse`), a left drag grabs bodies through the stylus spring as in the sandbox
+//! (`ar_multibody::sandbox::live_mouse`).
 
 use super::demo::{headless_for_want_of_a_display, stop_on_ctrl_c};
 use anyhow::Context as _;
@@ -23,8 +25,9 @@ use ar_multibody::rig::display::memory::keep_large_buffers_out_of_the_heap;
 use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::{load_simulation, Method};
 use ar_multibody::rig::{
-    DisplayLoopConfig, MicDevice, Rig, RigArm, RigDevices, SolverConfig, StopFlag,
+    DisplayLoopConfig, MicDevice, Rig, RigArm, RigDevices, SolverConfig, StopFlag, StopReason,
 };
+use ar_multibody::sandbox::live_mouse::LiveMouse;
 use ar_multibody::tracking::TrackerConfig;
 use clap::Args;
 use std::path::PathBuf;
@@ -54,7 +57,16 @@ pub struct RunArgs {
     /// step; no joint reactions, no contacts).
     #[arg(long, value_enum, default_value_t = Method::Default)]
     pub method: Method,
+    /// Grab bodies with the mouse (left drag, through the stylus spring, as in the sandbox)
+    /// also when the config has an `[arm]`; without one the mouse grabs anyway. Needs a
+    /// window in `monitor` mode.
+    #[arg(long)]
+    pub mouse: bool,
 }
+
+/// The solver's command channel for the mouse: moves come at the frame rate and the solver
+/// drains it every step, so it is never near full.
+const COMMAND_QUEUE: usize = 256;
 
 /// Runs the command.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -105,7 +117,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             )
         }
         None => {
-            eprintln!("arm: none in the config; nothing can be grabbed");
+            eprintln!("arm: none in the config");
             (
                 None,
                 nalgebra::Isometry3::identity(),
@@ -146,6 +158,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .headless_out
         .clone()
         .or_else(|| headless_for_want_of_a_display().then(|| PathBuf::from("run-frames")));
+    let mouse = mouse_wanted(&args, &cfg, headless_dir.is_some());
     let mut compositor = match &headless_dir {
         Some(_) => Compositor::headless(compositor_config)?,
         None => Compositor::windowed(compositor_config, "ar-multibody")?,
@@ -176,7 +189,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         &simulation,
         &solver_config,
     )?;
-    let rig = Rig::start_recording(
+    let (commands_tx, commands_rx) = crossbeam_channel::bounded(COMMAND_QUEUE);
+    let mut mouse = mouse.then(|| LiveMouse::new(compositor.config().view_size_px, commands_tx));
+    let rig = Rig::start_commanded(
         RigDevices {
             camera: Box::new(camera),
             arm,
@@ -185,6 +200,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         },
         solver_config,
         recorder,
+        mouse.is_some().then_some(commands_rx),
         stop,
     )?;
     let loop_config = DisplayLoopConfig {
@@ -192,11 +208,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         show_diagnostics: args.diagnostics,
         ..DisplayLoopConfig::default()
     };
-    let summary = rig.run(&mut compositor, frames.as_mut(), &loop_config)?;
+    let summary = rig.run_controlled(
+        &mut compositor,
+        frames.as_mut(),
+        &loop_config,
+        mouse.as_mut().map(|m| m as _),
+    )?;
     print!(
         "{}",
         describe(&summary, loop_config.frame_period.as_secs_f64() * 1e3)
     );
+    if let Some(line) = mouse.as_ref().and_then(LiveMouse::final_line) {
+        println!("{line}");
+    }
+    if let StopReason::WorkerFailed { worker, message } = &summary.display.stop_reason {
+        anyhow::bail!("{worker} failed: {message}");
+    }
     // The rig ran on after the failure (the HUD showed it); the exit status still says so.
     if let Some(e) = &summary.solver.error {
         anyhow::bail!("solver failed: {e}");
@@ -224,4 +251,25 @@ fn start_arm(arm: &ArmSection, tip: TipCorrection) -> anyhow::Result<Option<RigA
         arm.button_mask,
     )?;
     Ok(Some(arm))
+}
+
+/// Whether the mouse grabs in this run (saying so, or why not): in a window in `monitor`
+/// mode, without an `[arm]` or with `--mouse`.
+fn mouse_wanted(args: &RunArgs, cfg: &RigConfig, headless: bool) -> bool {
+    if !(args.mouse || cfg.arm.is_none()) {
+        return false;
+    }
+    let why_not = if headless {
+        Some("the run is headless (no window)")
+    } else if cfg.display.mode != DisplayMode::Monitor {
+        Some("the display is `hmd` (the mouse needs `monitor`)")
+    } else {
+        None
+    };
+    match why_not {
+        Some(why) if args.mouse => eprintln!("warning: --mouse: {why}; nothing can be grabbed"),
+        Some(why) => eprintln!("mouse: {why}; nothing can be grabbed"),
+        None => eprintln!("mouse: a left drag grabs a body (the stylus spring, as in the sandbox)"),
+    }
+    why_not.is_none()
 }

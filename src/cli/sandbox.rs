@@ -14,6 +14,7 @@ use ar_multibody::rig::display::memory::keep_large_buffers_out_of_the_heap;
 use ar_multibody::rig::display::probe::{probe_display, DisplayProbe};
 use ar_multibody::rig::display::report::describe;
 use ar_multibody::rig::method::{load_simulation, Method};
+use ar_multibody::rig::threads::solver_commands::SceneSource;
 use ar_multibody::rig::{DisplayLoopConfig, Rig, RigDevices, SolverConfig, StopFlag, StopReason};
 use ar_multibody::sandbox::session::{initial_view, SandboxSession};
 use clap::Args;
@@ -34,8 +35,8 @@ pub struct SandboxArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true,
           value_parser = super::numeric_arg::duration_secs)]
     pub duration_s: Option<f64>,
-    /// Record the session into this new folder (until the first reset or scene switch);
-    /// `replay DIR` reproduces it bit for bit.
+    /// Record the session into this new folder (each reset or scene switch goes on in a new
+    /// part of it); `replay DIR` reproduces every part bit for bit.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
     /// Also write every shown frame as a numbered PNG file into this folder.
@@ -83,11 +84,16 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
     let method = args.method;
     let load = move |scene: &str| -> Result<_, String> {
         let path = scene_file(scene).map_err(|e| e.to_string())?;
-        load_simulation(&path, method)
+        // The text the recording's next part copies (a reset or switch goes on recording).
+        let text =
+            ar_io::input_file::read_text(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let simulation = load_simulation(&path, method)
             .map(|l| l.simulation)
-            .map_err(|e| e.0)
+            .map_err(|e| e.0)?;
+        let name = scene.to_owned();
+        Ok((simulation, SceneSource { name, text }))
     };
-    let simulation =
+    let (simulation, _) =
         load(&args.scene).map_err(|e| anyhow::anyhow!("scene {}: {e}", path.display()))?;
     let view = initial_view(&simulation);
     let intrinsics = demo_intrinsics();

@@ -6,7 +6,7 @@ use super::devices::view_tee::ViewTee;
 use super::devices::{CameraTracker, MicDevice, RigArm};
 use super::display::display_summary::{CaptureSummary, DisplaySummary};
 use super::display::frame_content::{build_overlay, hud_stats, ArrowScale};
-use super::display::frame_control::FrameControl;
+use super::display::frame_control::{FrameControl, ShownView};
 use super::display::latency::LatencyStats;
 use super::display::memory::{rss_bytes, MemorySummary};
 use super::display::pace::{earliest_next, wait_for_frame};
@@ -434,25 +434,24 @@ impl Rig {
             if self.stop.is_stopped() {
                 break StopReason::Interrupted;
             }
+            if let Some(s) = drain_latest(&self.snapshot_rx) {
+                snapshot = Some(s);
+            }
+            let events = compositor.take_window_events();
+            // The user pointed at the frame shown last: its camera, before the newest arrives.
+            let shown = ShownView::last_frame(compositor, latest_camera.as_ref());
+            let decision = control
+                .as_deref_mut()
+                .map(|c| c.before_frame(&events, snapshot.as_ref(), &shown, &mut config));
+            if decision.as_ref().is_some_and(|d| d.quit) {
+                break StopReason::Done;
+            }
             let waited_for = pending_camera.take();
             let new_camera = drain_latest(&self.camera_rx).or(waited_for);
             if new_camera.is_some() {
                 last_camera_at = Some(Instant::now());
                 camera_updates += 1;
                 latest_camera = new_camera.clone();
-            }
-            if let Some(s) = drain_latest(&self.snapshot_rx) {
-                snapshot = Some(s);
-            }
-            let decision = control.as_deref_mut().map(|c| {
-                c.before_frame(
-                    &compositor.take_window_events(),
-                    snapshot.as_ref(),
-                    &mut config,
-                )
-            });
-            if decision.as_ref().is_some_and(|d| d.quit) {
-                break StopReason::Done;
             }
             let overlay = build_overlay(snapshot.as_ref(), &config, &mut arrow_scale);
             let marker = match (&latest_camera, last_camera_at) {

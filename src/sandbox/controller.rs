@@ -5,13 +5,14 @@
 //! of the scene's rigid groups). It holds no window and
 //! no simulation: the bodies it picks from are the newest snapshot's, passed in.
 
+use super::grab::{GrabDrag, PointerCamera};
 use super::input::{PointerButton, SandboxInput, SandboxKey};
 use super::orbit::OrbitView;
-use super::pick::{pick_body, Pick, ViewRay};
+use super::pick::Pick;
 use crate::interaction::SpringAttachment;
 use crate::scene_view::BodyView;
 use ar_calibration::intrinsics::CameraIntrinsics;
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::Isometry3;
 
 /// The wind level the space bar blows at: a full breath of the synthetic microphone (RMS 0.2
 /// above the floor, full scale 1).
@@ -51,16 +52,9 @@ pub enum SandboxAction {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Drag {
-    Orbit {
-        last_px: (f64, f64),
-    },
-    Pan {
-        last_px: (f64, f64),
-    },
-    Grab {
-        spring: SpringAttachment,
-        plane_normal_in_world: Vector3<f64>,
-    },
+    Orbit { last_px: (f64, f64) },
+    Pan { last_px: (f64, f64) },
+    Grab(GrabDrag),
 }
 
 impl Drag {
@@ -68,7 +62,7 @@ impl Drag {
         match self {
             Drag::Orbit { .. } => PointerButton::Right,
             Drag::Pan { .. } => PointerButton::Middle,
-            Drag::Grab { .. } => PointerButton::Left,
+            Drag::Grab(_) => PointerButton::Left,
         }
     }
 }
@@ -129,7 +123,7 @@ impl SandboxController {
     /// The spring while a body is grabbed.
     pub fn grabbed(&self) -> Option<SpringAttachment> {
         match self.drag {
-            Some(Drag::Grab { spring, .. }) => Some(spring),
+            Some(Drag::Grab(grab)) => Some(grab.spring()),
             _ => None,
         }
     }
@@ -161,7 +155,7 @@ impl SandboxController {
             SandboxInput::PointerReleased { button } => {
                 let drag = self.drag.filter(|d| d.button() == button)?;
                 self.drag = None;
-                matches!(drag, Drag::Grab { .. }).then_some(SandboxAction::Release)
+                matches!(drag, Drag::Grab(_)).then_some(SandboxAction::Release)
             }
             SandboxInput::Wheel { notches } => {
                 // The drag plane stays where it was grabbed; zooming moves only the view.
@@ -190,7 +184,7 @@ impl SandboxController {
             SandboxKey::Step => self.paused.then_some(SandboxAction::Step),
             SandboxKey::Reset | SandboxKey::NextScene => {
                 // The reloaded scene starts free: a grab does not carry over.
-                if matches!(self.drag, Some(Drag::Grab { .. })) {
+                if matches!(self.drag, Some(Drag::Grab(_))) {
                     self.drag = None;
                 }
                 Some(if key == SandboxKey::Reset {
@@ -219,24 +213,21 @@ impl SandboxController {
         }
     }
 
-    fn ray(&self, x_px: f64, y_px: f64) -> ViewRay {
-        ViewRay::through_pixel(&self.intrinsics, &self.view.camera_from_world(), x_px, y_px)
+    /// The view's camera, through which the pointer's pixels are seen.
+    fn pointer_camera(&self) -> PointerCamera<'_> {
+        PointerCamera {
+            intrinsics: &self.intrinsics,
+            camera_from_world: self.view.camera_from_world(),
+        }
     }
 
     fn grab(&mut self, x_px: f64, y_px: f64, bodies: &[BodyView]) -> Option<SandboxAction> {
-        let ray = self.ray(x_px, y_px);
-        let pick = pick_body(&ray, bodies, self.intrinsics.fx)?;
-        let forward = self.view.camera_from_world().inverse().rotation * Vector3::z();
-        let spring = SpringAttachment {
-            body: pick.body,
-            point_in_body: pick.point_in_body,
-            target_in_world: pick.point_in_world,
-        };
-        self.drag = Some(Drag::Grab {
-            spring,
-            plane_normal_in_world: forward,
-        });
-        Some(SandboxAction::Grab { pick, spring })
+        let (pick, grab) = GrabDrag::start(&self.pointer_camera(), x_px, y_px, bodies)?;
+        self.drag = Some(Drag::Grab(grab));
+        Some(SandboxAction::Grab {
+            pick,
+            spring: grab.spring(),
+        })
     }
 
     fn pointer_moved(&mut self, x_px: f64, y_px: f64) -> Option<SandboxAction> {
@@ -253,21 +244,10 @@ impl SandboxController {
                 self.view.pan(dx, dy, self.intrinsics.fx);
                 None
             }
-            Drag::Grab {
-                spring,
-                plane_normal_in_world,
-            } => {
-                let (spring_now, normal) = (*spring, *plane_normal_in_world);
-                let plane_point: Point3<f64> = spring_now.target_in_world;
-                let target = self.ray(x_px, y_px).meet_plane(&plane_point, &normal)?;
-                let moved = SpringAttachment {
-                    target_in_world: target,
-                    ..spring_now
-                };
-                self.drag = Some(Drag::Grab {
-                    spring: moved,
-                    plane_normal_in_world: normal,
-                });
+            Drag::Grab(grab) => {
+                let mut grab = *grab;
+                let moved = grab.follow(&self.pointer_camera(), x_px, y_px)?;
+                self.drag = Some(Drag::Grab(grab));
                 Some(SandboxAction::MoveTarget(moved))
             }
         }

@@ -7,7 +7,7 @@ use crate::rig::RigSimulation;
 use crate::sandbox::input::{PointerButton, SandboxInput, SandboxKey};
 use crate::sandbox::orbit::ORBIT_RAD_PER_PX;
 use ar_dynamics::scene::resolve_scene;
-use nalgebra::Point2;
+use nalgebra::{Point2, Point3};
 
 struct Fixture {
     controller: SandboxController,

@@ -3,29 +3,30 @@
 //! switches (`make_rigid` / `make_deformable`, the rig's own command) to the solver
 //! thread ([`SolverCommand`]), moves the virtual camera's view ([`ViewHandle`]), reloads or
 //! switches the scene, and says what happened on standard output, one line each (`t = … s:`
-//! with the session's wall time), so that a script or a test can follow the session.
+//! with the session's simulated time, [`super::status`]), so that a script or a test can
+//! follow the session.
 
 use super::controller::{SandboxAction, SandboxController};
 use super::input::{help_lines, SandboxInput};
 use super::orbit::OrbitView;
+use super::status::{GrabWatch, StatusLines};
 use super::window_input::WindowInputMapper;
 use crate::rig::devices::demo_world::{demo_intrinsics, demo_view, DEMO_VIEW_TOWARD_EYE};
 use crate::rig::devices::fixed_view::look_at;
 use crate::rig::devices::view_camera::ViewHandle;
-use crate::rig::display::frame_control::{FrameControl, FrameDecision};
+use crate::rig::display::frame_control::{FrameControl, FrameDecision, ShownView};
 use crate::rig::live::DisplayLoopConfig;
 use crate::rig::threads::messages::SimSnapshot;
-use crate::rig::threads::solver_commands::SolverCommand;
+use crate::rig::threads::solver_commands::{SceneSource, SolverCommand};
 use crate::rig::RigSimulation;
 use crate::scene_view::{BodyView, RigidGroupView};
 use crossbeam_channel::Sender;
 use kiss3d::event::WindowEvent;
 use nalgebra::{Point3, Vector3};
-use std::sync::Arc;
-use std::time::Instant;
 
-/// Loads a scene by name (shipped) or path, as the session's method does.
-pub type SceneLoader = Box<dyn FnMut(&str) -> Result<RigSimulation, String>>;
+/// Loads a scene by name (shipped) or path, as the session's method does; with the scene's
+/// source, for the recording to go on with it.
+pub type SceneLoader = Box<dyn FnMut(&str) -> Result<(RigSimulation, SceneSource), String>>;
 
 /// The view a scene starts with: the demo's camera (from in front of the marker, a little
 /// right and above, framing the scene below the HUD), orbiting the bodies' centre; a scene
@@ -56,24 +57,6 @@ pub fn initial_view(sim: &RigSimulation) -> OrbitView {
     }
 }
 
-/// A point of a body followed by the status lines: the last grabbed one.
-#[derive(Debug, Clone)]
-struct Watched {
-    body: usize,
-    name: Arc<str>,
-    point_in_body: Point3<f64>,
-    grabbed_at_in_world: Point3<f64>,
-}
-
-impl Watched {
-    fn now(&self, bodies: &[BodyView]) -> Option<Point3<f64>> {
-        bodies
-            .iter()
-            .find(|b| b.body == self.body)
-            .map(|b| b.world_from_body * self.point_in_body)
-    }
-}
-
 /// The sandbox's frame control; see the module docs.
 pub struct SandboxSession {
     controller: SandboxController,
@@ -83,13 +66,12 @@ pub struct SandboxSession {
     scenes: Vec<String>,
     scene: usize,
     load: SceneLoader,
-    watched: Option<Watched>,
-    watched_now: Option<Point3<f64>>,
+    watched: GrabWatch,
     blowing: bool,
     /// The scene's rigid groups as the newest snapshot shows them, with the switches sent
     /// since.
     rigid_groups: Vec<RigidGroupView>,
-    start: Instant,
+    status: StatusLines,
 }
 
 /// What the `G` key asks for, given the groups' states: every group rigid if any is
@@ -114,19 +96,20 @@ impl SandboxSession {
         load: SceneLoader,
     ) -> Self {
         view_handle.set(view.camera_from_world());
+        let intrinsics = demo_intrinsics();
+        let view_size_px = (intrinsics.image_width, intrinsics.image_height);
         Self {
-            controller: SandboxController::new(demo_intrinsics(), view),
-            mapper: WindowInputMapper::default(),
+            controller: SandboxController::new(intrinsics, view),
+            mapper: WindowInputMapper::new(view_size_px),
             commands,
             view: view_handle,
             scenes,
             scene: 0,
             load,
-            watched: None,
-            watched_now: None,
+            watched: GrabWatch::default(),
             blowing: false,
             rigid_groups: Vec::new(),
-            start: Instant::now(),
+            status: StatusLines::new(),
         }
     }
 
@@ -149,23 +132,14 @@ impl SandboxSession {
         };
         match action {
             SandboxAction::Grab { pick, spring } => {
-                let p = pick.point_in_world;
-                self.say(format!(
-                    "grabbed {} at ({:.4}, {:.4}, {:.4}) m",
-                    pick.name, p.x, p.y, p.z
-                ));
-                self.watched = Some(Watched {
-                    body: pick.body,
-                    name: pick.name,
-                    point_in_body: pick.point_in_body,
-                    grabbed_at_in_world: p,
-                });
+                let line = self.watched.grabbed(&pick);
+                self.say(line);
                 self.send(SolverCommand::Pointer(Some(spring)));
             }
             SandboxAction::MoveTarget(spring) => self.send(SolverCommand::Pointer(Some(spring))),
             SandboxAction::Release => {
                 self.send(SolverCommand::Pointer(None));
-                if let Some(line) = self.watched_line("released", bodies) {
+                if let Some(line) = self.watched.line("released", bodies) {
                     self.say(line);
                 }
             }
@@ -195,29 +169,7 @@ impl SandboxSession {
     /// Where the watched point (the last grabbed) is at the end, and how far from where it
     /// was grabbed: the session's last line.
     pub fn final_line(&self) -> Option<String> {
-        let w = self.watched.as_ref()?;
-        let p = self.watched_now?;
-        Some(format!(
-            "at the end: {}'s grabbed point at ({:.6}, {:.6}, {:.6}) m, {:.2} mm from where it was grabbed",
-            w.name,
-            p.x,
-            p.y,
-            p.z,
-            (p - w.grabbed_at_in_world).norm() * 1e3
-        ))
-    }
-
-    fn watched_line(&self, what: &str, bodies: &[BodyView]) -> Option<String> {
-        let w = self.watched.as_ref()?;
-        let p = w.now(bodies)?;
-        Some(format!(
-            "{what} {}: the grabbed point at ({:.4}, {:.4}, {:.4}) m, {:.1} cm from where it was grabbed",
-            w.name,
-            p.x,
-            p.y,
-            p.z,
-            (p - w.grabbed_at_in_world).norm() * 1e2
-        ))
+        self.watched.final_line()
     }
 
     fn switch_rigid_groups(&mut self) {
@@ -242,7 +194,7 @@ impl SandboxSession {
     }
 
     fn say(&self, line: String) {
-        println!("t = {:.2} s: {line}", self.start.elapsed().as_secs_f64());
+        self.status.say(&line);
     }
 
     fn send(&self, command: SolverCommand) {
@@ -264,14 +216,14 @@ impl SandboxSession {
     fn load_scene(&mut self, index: usize, why: &str) -> bool {
         let name = self.scenes[index].clone();
         match (self.load)(&name) {
-            Ok(sim) => {
+            Ok((sim, source)) => {
                 if index != self.scene {
                     self.controller.set_view(initial_view(&sim));
-                    self.watched = None;
+                    self.watched.forget();
                 }
                 self.scene = index;
                 self.say(format!("{why}: {name} at its initial state"));
-                self.send(SolverCommand::Replace(Box::new(sim)));
+                self.send(SolverCommand::Replace(Box::new(sim), Some(source)));
                 true
             }
             Err(e) => {
@@ -287,11 +239,14 @@ impl FrameControl for SandboxSession {
         &mut self,
         events: &[WindowEvent],
         snapshot: Option<&SimSnapshot>,
+        // The virtual camera shows the controller's own view, whose rays the grabs follow.
+        _shown: &ShownView<'_>,
         config: &mut DisplayLoopConfig,
     ) -> FrameDecision {
         let bodies = snapshot.map_or(&[][..], |s| &s.bodies[..]);
         if let Some(s) = snapshot {
             self.update_rigid_groups(&s.rigid_groups);
+            self.status.at(s.sim_time_s);
         }
         let mut quit = false;
         for event in events {
@@ -299,11 +254,12 @@ impl FrameControl for SandboxSession {
                 quit |= !self.handle(input, bodies);
             }
         }
+        if let Some((w, h)) = self.mapper.take_resize() {
+            self.say(format!("window {w}×{h} px: the view scaled to it"));
+        }
         self.view.set(self.controller.camera_from_world());
         config.show_reactions = self.controller.shows_reactions();
-        if let Some(p) = self.watched.as_ref().and_then(|w| w.now(bodies)) {
-            self.watched_now = Some(p);
-        }
+        self.watched.update(bodies);
         let mut hud_lines = Vec::new();
         let state = match (self.controller.is_paused(), self.blowing) {
             (true, true) => Some("PAUSED   blowing"),

@@ -8,6 +8,7 @@ use crate::rig::threads::solver_commands::{ControlEvent, UserControls};
 use crate::rig::RigSimulation;
 use crate::sandbox::input::SandboxKey;
 use ar_dynamics::scene::resolve_scene;
+use std::sync::Arc;
 
 fn group(name: &str, rigid: bool) -> RigidGroupView {
     RigidGroupView {

@@ -4,7 +4,8 @@
 //! The folder must be new or empty, and every file is created exclusively without following
 //! a link: a link planted in the folder (`inputs.csv` pointing at a file outside) or a file
 //! of the user's that is there already is never opened, so nothing is overwritten. Closing
-//! the recorder writes its end marker ([`super::session_end`]).
+//! the recorder writes its end marker ([`super::session_end`]). A simulation replaced during
+//! the session (a reset, another scene) goes on in the next part ([`SessionRecorder::next_part`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Write as _};
@@ -18,15 +19,22 @@ use nalgebra::{Isometry3, Point3};
 use super::inputs_csv::write_input_row;
 use super::session_end::SessionEnd;
 use super::session_log::{
-    io_error, InputRow, SessionError, SessionInfo, SolverLogWriter, StepInputs, INPUTS_FILE,
-    INPUT_HEADER, SCENE_FILE, SESSION_FILE, SOLVER_FILE,
+    io_error, part_folder, InputRow, SessionError, SessionInfo, SolverLogWriter, StepInputs,
+    INPUTS_FILE, INPUT_HEADER, SCENE_FILE, SESSION_FILE, SOLVER_FILE,
 };
 use crate::interaction::SpringAttachment;
 use crate::rig::RigSimulation;
 
 /// Records a session into its folder as the solver steps (see the module docs).
 pub struct SessionRecorder {
-    dir: PathBuf,
+    /// The session folder.
+    session_dir: PathBuf,
+    /// The first part's description (its method and calibration go on in every part).
+    info: SessionInfo,
+    /// The part being recorded: 1 in the session folder, k ≥ 2 in `part<k>`.
+    part: u32,
+    /// The part's folder.
+    part_dir: PathBuf,
     inputs_path: PathBuf,
     inputs: CsvWriter<BufWriter<File>>,
     solver: SolverLogWriter,
@@ -42,6 +50,40 @@ impl SessionRecorder {
     pub fn create(dir: &Path, scene_file: &Path, info: &SessionInfo) -> Result<Self, SessionError> {
         prepare_folder(dir)?;
         let scene_text = read_text(scene_file).map_err(io_error(scene_file))?;
+        Self::start_part(dir, &scene_text, info)
+    }
+
+    /// Closes the part being recorded, naming the next in its end marker, and goes on in that
+    /// part (`part<k>` in the session folder, a new folder) with the scene `scene` (as the
+    /// user named it; `scene_text` its file's text) stepped by `dt_secs`; the next part's
+    /// folder name.
+    pub fn next_part(
+        &mut self,
+        scene: &str,
+        scene_text: &str,
+        dt_secs: f64,
+    ) -> Result<String, SessionError> {
+        let name = part_folder(self.part + 1);
+        self.close(Some(name.clone()))?;
+        let dir = self.session_dir.join(&name);
+        std::fs::create_dir(&dir).map_err(io_error(&dir))?;
+        let info = SessionInfo {
+            scene: scene.to_owned(),
+            dt_secs,
+            ..self.info.clone()
+        };
+        let next = Self::start_part(&dir, scene_text, &info)?;
+        *self = Self {
+            session_dir: self.session_dir.clone(),
+            info: self.info.clone(),
+            part: self.part + 1,
+            ..next
+        };
+        Ok(name)
+    }
+
+    /// The files of one part in the empty folder `dir`.
+    fn start_part(dir: &Path, scene_text: &str, info: &SessionInfo) -> Result<Self, SessionError> {
         write_new(&dir.join(SCENE_FILE), scene_text.as_bytes())?;
         let inputs_path = dir.join(INPUTS_FILE);
         let file = create_new(&inputs_path).map_err(io_error(&inputs_path))?;
@@ -59,7 +101,10 @@ impl SessionRecorder {
         })?;
         write_new(&session_path, text.as_bytes())?;
         Ok(Self {
-            dir: dir.to_path_buf(),
+            session_dir: dir.to_path_buf(),
+            info: info.clone(),
+            part: 1,
+            part_dir: dir.to_path_buf(),
             inputs_path,
             inputs,
             solver,
@@ -71,7 +116,12 @@ impl SessionRecorder {
 
     /// The session folder.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.session_dir
+    }
+
+    /// The part being recorded: 1, then 2, 3, … after each [`Self::next_part`].
+    pub fn part(&self) -> u32 {
+        self.part
     }
 
     /// Notes a camera pose given to the simulation before the next step.
@@ -79,12 +129,12 @@ impl SessionRecorder {
         self.pending_view = Some(*world_from_camera);
     }
 
-    /// Writes step `step`'s inputs (the spring and wind it ran with, the tip it had when the
+    /// Writes the next step's inputs (the spring and wind it ran with, the tip it had when the
     /// scene's tip pushes, and a camera pose noted since the last step) and the simulation's
-    /// state after it, at `t_after_s`.
+    /// state after it, at `t_after_s` (the session's clock). The rows count the part's steps
+    /// from 0.
     pub fn step(
         &mut self,
-        step: u64,
         t_after_s: f64,
         spring: Option<&SpringAttachment>,
         tip_in_world: Option<Point3<f64>>,
@@ -93,7 +143,7 @@ impl SessionRecorder {
     ) -> Result<(), SessionError> {
         let pushes = spring.is_none() && sim.stylus_tip_radius_m().is_some();
         let row = InputRow {
-            step,
+            step: self.steps,
             t_s: t_after_s,
             inputs: StepInputs {
                 spring: spring.copied(),
@@ -111,6 +161,11 @@ impl SessionRecorder {
     /// Flushes both files and closes the recording with its end marker (the step count and
     /// the files' sizes). A second call does nothing.
     pub fn finish(&mut self) -> Result<(), SessionError> {
+        self.close(None)
+    }
+
+    /// Closes the part being recorded, its end marker naming `next_part` if any.
+    fn close(&mut self, next_part: Option<String>) -> Result<(), SessionError> {
         if self.finished {
             return Ok(());
         }
@@ -126,8 +181,9 @@ impl SessionRecorder {
             steps: self.steps,
             inputs_bytes,
             solver_bytes: self.solver.bytes()?,
+            next_part,
         };
-        end.write(&self.dir)?;
+        end.write(&self.part_dir)?;
         self.finished = true;
         Ok(())
     }

@@ -4,7 +4,10 @@
 //! the solver thread fed them, and its outputs are written with the recorder's own writer
 //! ([`SolverLogWriter`]); the replayed `solver.csv` is then compared with the recorded one
 //! line by line. The solver is deterministic, so a replay of an unaltered session is identical
-//! bit for bit; the first line that differs is named otherwise.
+//! bit for bit; the first line that differs is named otherwise. A session in parts (a reset or
+//! a scene switch of the sandbox) is replayed part after part, each from its scene's initial
+//! state, following the `next_part` of each part's `end.toml`; part `k`'s log is written to
+//! `part<k>/` of the output folder and compared with that part's.
 //!
 //! What is trusted: nothing in the folder. Only regular files are read (never through a
 //! link), each under a size limit; the two CSV files are streamed; the recording must be
@@ -26,21 +29,38 @@ use super::compare::first_difference;
 pub use super::compare::Difference;
 use super::session_end::{SessionEnd, END_FILE};
 use super::session_log::{
-    io_error, InputReader, SessionError, SessionInfo, SolverLogWriter, INPUTS_FILE, MAX_LOG_BYTES,
-    SCENE_FILE, SESSION_FILE, SOLVER_FILE,
+    io_error, part_folder, InputReader, SessionError, SessionInfo, SolverLogWriter, INPUTS_FILE,
+    MAX_LOG_BYTES, SCENE_FILE, SESSION_FILE, SOLVER_FILE,
 };
 use crate::rig::RigSimulation;
 
-/// What a replay did.
+/// What a replay did: over the whole session, and part by part.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayOutcome {
+    /// Steps replayed, all parts.
+    pub steps: u64,
+    /// Simulated time at the end (the session's clock), seconds.
+    pub simulated_s: f64,
+    /// The replayed solver log (of the first part).
+    pub solver_log: PathBuf,
+    /// The first difference from the recording; `None` when every part is identical.
+    pub difference: Option<Difference>,
+    /// Each part (one for a session without a reset or a scene switch).
+    pub parts: Vec<PartReplay>,
+}
+
+/// What the replay of one part of a session did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartReplay {
+    /// The part's scene, as named in its `session.toml`.
+    pub scene: String,
     /// Steps replayed.
     pub steps: u64,
-    /// Simulated time at the end, seconds.
+    /// The session's time at the end of the part, seconds.
     pub simulated_s: f64,
     /// The replayed solver log.
     pub solver_log: PathBuf,
-    /// Where it differs from the recording; `None` when identical.
+    /// Where it differs from the recorded one; `None` when identical.
     pub difference: Option<Difference>,
 }
 
@@ -53,16 +73,66 @@ fn bad(path: PathBuf, message: impl Into<String>) -> SessionError {
 }
 
 /// Replays the session in `dir` into `out_dir` (created if needed; its `solver.csv` is
-/// replaced when the replay is complete). `load` builds the simulation from the session's
-/// scene file for its description (the method) as the rig does; its step must be the recorded
-/// `dt_secs`. A step that fails is an error naming the step and the time.
+/// replaced when the replay is complete), part after part (see the module docs). `load`
+/// builds the simulation from a part's scene file for its description (the method) as the
+/// rig does; its step must be the recorded `dt_secs`. A step that fails is an error naming
+/// the step and the time.
 pub fn replay(
     dir: &Path,
     out_dir: &Path,
-    load: impl FnOnce(&Path, &SessionInfo) -> Result<RigSimulation, String>,
+    mut load: impl FnMut(&Path, &SessionInfo) -> Result<RigSimulation, String>,
 ) -> Result<ReplayOutcome, SessionError> {
+    let (mut part_dir, mut part_out) = (dir.to_path_buf(), out_dir.to_path_buf());
+    let mut parts = Vec::new();
+    loop {
+        let first = parts.is_empty();
+        let (part, next) = replay_part(&part_dir, &part_out, first, &mut load)?;
+        parts.push(part);
+        let Some(name) = next else { break };
+        // Only the next part by its own name: never a path out of the session folder.
+        let expected = part_folder(parts.len() as u32 + 1);
+        let end = part_dir.join(END_FILE);
+        if name != expected {
+            return Err(bad(
+                end,
+                format!("next_part = {name:?}, expected {expected:?}"),
+            ));
+        }
+        part_dir = dir.join(&name);
+        match std::fs::symlink_metadata(&part_dir) {
+            Ok(meta) if meta.is_dir() => {}
+            _ => {
+                return Err(bad(
+                    end,
+                    format!(
+                        "next_part = {name:?}, but {} is not a folder: the session's later \
+                         parts are missing; the parts before were replayed",
+                        part_dir.display()
+                    ),
+                ))
+            }
+        }
+        part_out = out_dir.join(&name);
+    }
+    Ok(ReplayOutcome {
+        steps: parts.iter().map(|p| p.steps).sum(),
+        simulated_s: parts.last().map_or(0.0, |p| p.simulated_s),
+        solver_log: parts[0].solver_log.clone(),
+        difference: parts.iter().find_map(|p| p.difference.clone()),
+        parts,
+    })
+}
+
+/// Replays the part of a session in `dir` into `out_dir`; what it did, and the next part's
+/// folder name, if any.
+fn replay_part(
+    dir: &Path,
+    out_dir: &Path,
+    first_part: bool,
+    load: &mut impl FnMut(&Path, &SessionInfo) -> Result<RigSimulation, String>,
+) -> Result<(PartReplay, Option<String>), SessionError> {
     let info = SessionInfo::read(dir)?;
-    let end = SessionEnd::read(dir)?;
+    let end = SessionEnd::read(dir, first_part)?;
     let inputs_file = open_log(dir, INPUTS_FILE, &end)?;
     let recorded_file = open_log(dir, SOLVER_FILE, &end)?;
     let scene = dir.join(SCENE_FILE);
@@ -122,12 +192,14 @@ pub fn replay(
     writer.finish()?;
     let difference = compare(dir, &solver_log, recorded_file, &replayed, &end)?;
     replayed.commit().map_err(io_error(&solver_log))?;
-    Ok(ReplayOutcome {
+    let part = PartReplay {
+        scene: info.scene,
         steps: end.steps,
         simulated_s,
         solver_log,
         difference,
-    })
+    };
+    Ok((part, end.next_part))
 }
 
 /// Opens the recording's CSV file `name`: a regular file, not a link, of the size `end`

@@ -3,7 +3,9 @@
 //! was not closed (the run was killed, the recording failed); one whose files are not of
 //! those sizes, or whose `inputs.csv` holds another number of steps, was truncated or changed
 //! after the recording. Either is refused by `replay`, so that an empty or truncated
-//! recording is never reported as "identical, bit for bit".
+//! recording is never reported as "identical, bit for bit". A part of a session that went on
+//! in another part (after a reset or a scene switch, format 3) names that part
+//! (`next_part = "part2"`), so a session whose later part is missing is refused too.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -17,7 +19,7 @@ use super::session_log::{io_error, read_toml, SessionError, INPUTS_FILE, SOLVER_
 pub const END_FILE: &str = "end.toml";
 
 /// What a closed recording states about itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionEnd {
     /// Steps recorded: the rows of `inputs.csv` and of `solver.csv` after its header.
@@ -26,6 +28,9 @@ pub struct SessionEnd {
     pub inputs_bytes: u64,
     /// The size of `solver.csv`, bytes.
     pub solver_bytes: u64,
+    /// The folder (in the session's folder) of the part the session went on in, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_part: Option<String>,
 }
 
 impl SessionEnd {
@@ -43,8 +48,10 @@ impl SessionEnd {
             .map_err(io_error(&path))
     }
 
-    /// Reads `dir/end.toml`; a missing one is refused with what that means.
-    pub fn read(dir: &Path) -> Result<Self, SessionError> {
+    /// Reads `dir/end.toml`; a missing one is refused with what that means, and so is a
+    /// session of no step (a `first_part` of no step that no other part follows; a later
+    /// part may have none, when the scene was reloaded again before its first step).
+    pub fn read(dir: &Path, first_part: bool) -> Result<Self, SessionError> {
         let path = dir.join(END_FILE);
         if let Err(e) = std::fs::symlink_metadata(&path) {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -59,7 +66,7 @@ impl SessionEnd {
             }
         }
         let end: Self = read_toml(&path)?;
-        if end.steps == 0 {
+        if end.steps == 0 && first_part && end.next_part.is_none() {
             return Err(SessionError::Bad {
                 path,
                 line: None,

@@ -1,4 +1,4 @@
-//! A recorded session's solver log (`--record DIR` on `demo` and `run`): every step's inputs
+//! A recorded session's solver log (`--record DIR` on `demo`, `run` and `sandbox`): every step's inputs
 //! to the simulation (the stylus spring, the wind level, a new viewpoint) and its outputs (the
 //! diagnostics and every body's pose), streamed to CSV files as the run goes, so that memory
 //! stays bounded however long the session, and [`super::replay`] can feed the same inputs to
@@ -23,6 +23,15 @@
 //!   `inputs.csv` and `solver.csv` ([`super::session_end`]). Without it (the run was killed,
 //!   the recording failed) or with files of other sizes, a recording is refused by `replay`:
 //!   a truncated or empty recording is never reported as replayed.
+//!
+//! A session whose simulation was replaced (the sandbox's reset and scene switch) goes on in
+//! parts: the folder itself holds the first part as above, and each later part is a folder
+//! `part2`, `part3`, … in it holding the same files for the scene it loaded (`session.toml`
+//! naming that scene and its step, `scene.toml` its copy, `inputs.csv`, `solver.csv`,
+//! `end.toml`). Each part starts from its scene's initial state; the step numbers and
+//! times `t_s` go on from the part before (the session's clock). The `end.toml` of every
+//! part but the last names the next (`next_part = "part2"`), so `replay` follows the chain
+//! and a missing part is refused.
 //!
 //! Every file is created exclusively and never through a link ([`ar_io::safe_open`]), in a
 //! folder that was empty: a recording never overwrites anything, and `replay` reads only
@@ -53,8 +62,16 @@ pub use super::session_end::{SessionEnd, END_FILE};
 
 /// The session folder's format version (`session.toml`'s `format`). Format 2 added
 /// `end.toml`; a format 1 recording states no step count, so a truncated one cannot be told
-/// from a whole one and it is refused with a word on recording it again.
-pub const SESSION_FORMAT: u32 = 2;
+/// from a whole one and it is refused with a word on recording it again. Format 3 added the
+/// parts (`next_part` in `end.toml`); a format 2 recording is one part and replays as before.
+pub const SESSION_FORMAT: u32 = 3;
+/// The oldest format this version replays.
+pub const OLDEST_READ_FORMAT: u32 = 2;
+
+/// The folder of the session's part `k` (2, 3, …) in the session folder.
+pub fn part_folder(k: u32) -> String {
+    format!("part{k}")
+}
 /// The largest `session.toml` or `end.toml` read, bytes: they hold a few lines.
 pub const MAX_DESCRIPTION_BYTES: u64 = 64 << 10;
 /// The largest `inputs.csv` or `solver.csv` replayed, bytes (256 GiB, some 500 hours of the
@@ -198,12 +215,13 @@ impl SessionInfo {
                     .into(),
             });
         }
-        if info.format != SESSION_FORMAT {
+        if !(OLDEST_READ_FORMAT..=SESSION_FORMAT).contains(&info.format) {
             return Err(SessionError::Bad {
                 path,
                 line: None,
                 message: format!(
-                    "format {} is not the format this version reads ({SESSION_FORMAT})",
+                    "format {} is not a format this version reads ({OLDEST_READ_FORMAT} to \
+                     {SESSION_FORMAT}); replay it with the version that recorded it",
                     info.format
                 ),
             });

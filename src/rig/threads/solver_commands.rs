@@ -8,6 +8,16 @@
 use crate::interaction::SpringAttachment;
 use crate::rig::RigSimulation;
 
+/// A scene as the session loaded it, for a recording to go on with it: its name as the user
+/// gave it and its file's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SceneSource {
+    /// The scene's name (shipped) or path, as given.
+    pub name: String,
+    /// The scene file's text, copied into the recording's next part.
+    pub text: String,
+}
+
 /// One command to the solver thread.
 pub enum SolverCommand {
     /// The pointer's spring: clipped to a body point and pulling toward a target, or `None`
@@ -21,8 +31,9 @@ pub enum SolverCommand {
     /// the microphone's place.
     Wind(Option<f64>),
     /// Go on with this simulation instead (the scene reloaded, or another scene). The pointer
-    /// lets go; a recording ends here, since a recording holds one scene from its start.
-    Replace(Box<RigSimulation>),
+    /// lets go; a recording goes on in its next part with the scene's source, or ends here
+    /// without it (each part holds one scene from its start).
+    Replace(Box<RigSimulation>, Option<SceneSource>),
     /// `make_rigid` (`rigid: true`) or `make_deformable` of the rigid group of this name
     /// (`<deformable>.<group>`, see [`ar_dynamics::deformable::rigid_group`]).
     SetGroupRigid {
@@ -40,7 +51,11 @@ impl std::fmt::Debug for SolverCommand {
             SolverCommand::Pause(p) => f.debug_tuple("Pause").field(p).finish(),
             SolverCommand::Step => f.write_str("Step"),
             SolverCommand::Wind(w) => f.debug_tuple("Wind").field(w).finish(),
-            SolverCommand::Replace(sim) => f.debug_tuple("Replace").field(&sim.name()).finish(),
+            SolverCommand::Replace(sim, source) => f
+                .debug_tuple("Replace")
+                .field(&sim.name())
+                .field(&source.as_ref().map(|s| &s.name))
+                .finish(),
             SolverCommand::SetGroupRigid { name, rigid } => f
                 .debug_struct("SetGroupRigid")
                 .field("name", name)
@@ -61,8 +76,8 @@ pub struct UserControls {
     pub steps_pending: u32,
     /// The user's wind level while they blow.
     pub wind_level: Option<f64>,
-    /// A simulation to go on with, not yet swapped in.
-    pub replacement: Option<RigSimulation>,
+    /// A simulation to go on with (and its scene's source), not yet swapped in.
+    pub replacement: Option<(RigSimulation, Option<SceneSource>)>,
     /// Something changed that the next snapshot must show even without a step.
     pub changed: bool,
 }
@@ -117,8 +132,8 @@ impl UserControls {
                 self.wind_level = level;
                 None
             }
-            SolverCommand::Replace(sim) => {
-                self.replacement = Some(*sim);
+            SolverCommand::Replace(sim, source) => {
+                self.replacement = Some((*sim, source));
                 self.pointer.take().map(|_| ControlEvent::PointerReleased)
             }
             SolverCommand::SetGroupRigid { name, rigid } => {

@@ -14,7 +14,7 @@ use super::arm_reader::{ArmEvent, ArmReader};
 use super::clock::RealTimeStepper;
 use super::event_log::EventLog;
 use super::messages::{MicLevel, SimSnapshot};
-use super::solver_commands::{ControlEvent, SolverCommand, UserControls};
+use super::solver_commands::{ControlEvent, SceneSource, SolverCommand, UserControls};
 use super::solver_trace::trace_wants;
 pub use super::solver_trace::TraceRow;
 use super::worker::{report, StopFlag, Worker, WorkerError, WorkerReport};
@@ -108,9 +108,12 @@ pub struct SolverSummary {
     pub error: Option<String>,
     /// Why the session's recording (`--record`) stopped or is incomplete, if it did.
     pub recording_error: Option<String>,
-    /// Steps written to the recording (`--record`); fewer than [`Self::steps`] when the
-    /// recording ended early (an error, or a new simulation swapped in).
+    /// Steps written to the recording (`--record`), all parts; fewer than [`Self::steps`]
+    /// when the recording ended early (an error, or a new simulation swapped in without its
+    /// scene's source).
     pub recorded_steps: u64,
+    /// The recording's parts after the first (one per reset or scene switch).
+    pub recorded_later_parts: u32,
 }
 
 /// The solver thread's inputs.
@@ -246,8 +249,14 @@ impl SolverLoop {
                     } else {
                         "make_deformable"
                     };
+                    // The recording has no column for it yet: say so where it happens.
+                    let unrecorded = if self.inputs.recorder.is_some() {
+                        " (not recorded: a replay of the recording differs from here)"
+                    } else {
+                        ""
+                    };
                     let message = match self.sim.set_group_rigid(&name, rigid) {
-                        Ok(()) => format!("{what} {name}"),
+                        Ok(()) => format!("{what} {name}{unrecorded}"),
                         Err(e) => format!("{what} {name} refused: {e}"),
                     };
                     self.event(t, message)
@@ -255,8 +264,8 @@ impl SolverLoop {
                 None => {}
             }
         }
-        if let Some(sim) = self.controls.replacement.take() {
-            self.replace_simulation(sim, stepper);
+        if let Some((sim, source)) = self.controls.replacement.take() {
+            self.replace_simulation(sim, source, stepper);
         }
         if let Some(view) = &self.inputs.view {
             if let Some(world_from_camera) = view.try_iter().last() {
@@ -381,7 +390,7 @@ impl SolverLoop {
             .step(spring.as_ref(), wind)
             .map_err(|e| e.to_string())?;
         if let Some(r) = &mut self.inputs.recorder {
-            let written = r.step(k, t_after, spring.as_ref(), tip, wind, &self.sim);
+            let written = r.step(t_after, spring.as_ref(), tip, wind, &self.sim);
             if written.is_ok() {
                 self.summary.recorded_steps += 1;
             }
@@ -464,10 +473,16 @@ impl SolverLoop {
             .or_else(|| self.interaction.tip_in_world())
     }
 
-    /// Goes on with `sim` at its own step; a recording ends here (it holds one scene from its
-    /// start, which is what `replay` reproduces). A simulation whose step the clock cannot
-    /// pace is refused, and the old one goes on.
-    fn replace_simulation(&mut self, sim: RigSimulation, stepper: &mut RealTimeStepper) {
+    /// Goes on with `sim` at its own step; a recording goes on in its next part with the
+    /// scene's `source` (each part holds one scene from its start, which is what `replay`
+    /// reproduces), or ends here without it. A simulation whose step the clock cannot pace is
+    /// refused, and the old one goes on.
+    fn replace_simulation(
+        &mut self,
+        sim: RigSimulation,
+        source: Option<SceneSource>,
+        stepper: &mut RealTimeStepper,
+    ) {
         let t = self.now_s();
         let name = sim.name();
         let h = sim.dt_secs();
@@ -487,14 +502,23 @@ impl SolverLoop {
         self.summary.max_abs_energy_drift_j = 0.0;
         self.summary.max_abs_energy_error_rel = 0.0;
         if let Some(mut r) = self.inputs.recorder.take() {
-            let message = match r.finish() {
-                Ok(()) => format!(
-                    "recording ended after {} steps: it holds the scene until it was reloaded",
+            let next = match &source {
+                Some(s) => r.next_part(&s.name, &s.text, h).map(Some),
+                None => r.finish().map(|()| None),
+            };
+            let message = match next {
+                Ok(Some(part)) => {
+                    self.summary.recorded_later_parts += 1;
+                    self.inputs.recorder = Some(r);
+                    format!("recording goes on in {part} with {name}")
+                }
+                Ok(None) => format!(
+                    "recording ended after {} steps: it holds the scene until it was replaced",
                     self.summary.recorded_steps
                 ),
                 Err(e) => {
                     self.summary.recording_error = Some(e.to_string());
-                    format!("recording failed at its end: {e}")
+                    format!("recording stopped: {e}")
                 }
             };
             self.event(t, message);
