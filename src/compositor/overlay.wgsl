@@ -1,5 +1,6 @@
-// The compositor's one surface shader (see material.rs): colour · (ambient + diffuse) plus
-// emission, times the object's texture. It has no branch or loop on a uniform on purpose:
+// The compositor's one shader (see material.rs): surfaces are colour · (ambient + diffuse)
+// plus emission, times the object's texture; shadow footprints and the darkening pass that
+// applies them have entry points of their own (see shadow.rs). It has no branch or loop on a uniform on purpose:
 // Mesa 22's lavapipe inlines uniforms that steer control flow and recompiles such a shader at
 // every draw (and never frees the result), which made kiss3d's PBR shader cost ~50 ms and
 // ~6 MB per object per frame.
@@ -22,6 +23,11 @@ struct ObjectUniforms {
     color: vec4<f32>,
     // Linear emission (unlit part).
     emissive: vec4<f32>,
+    // Shadow footprints only: a convex polygon on the desk, counter-clockwise, two (x, y)
+    // vertices per row (short polygons repeat their last vertex), and
+    // (darkening, penumbra width m, unused, unused).
+    footprint: array<vec4<f32>, 8>,
+    footprint_params: vec4<f32>,
 }
 
 @group(1) @binding(0)
@@ -66,4 +72,55 @@ fn fs_main(in: VertexOutput) -> @location(0) vec4<f32> {
     let texel = textureSample(tex, tex_sampler, in.uv).rgb;
     let rgb = (object.color.rgb * shade + object.emissive.rgb) * texel;
     return vec4<f32>(rgb, 1.0);
+}
+
+struct ShadowOutput {
+    @builtin(position) clip_position: vec4<f32>,
+    @location(0) desk_xy: vec2<f32>,
+}
+
+@vertex
+fn vs_shadow(v: VertexInput) -> ShadowOutput {
+    var out: ShadowOutput;
+    let p_in_world = object.transform * vec4<f32>(object.scale.xyz * v.position, 1.0);
+    out.clip_position = frame.proj * frame.view * p_in_world;
+    out.desk_xy = p_in_world.xy;
+    return out;
+}
+
+fn footprint_vertex(i: u32) -> vec2<f32> {
+    let row = object.footprint[(i % 16u) / 2u];
+    return select(row.xy, row.zw, (i % 2u) == 1u);
+}
+
+// Signed distance from p to the footprint polygon (negative inside). A fixed loop with no
+// branch on uniform values (see the top of the file).
+fn footprint_distance(p: vec2<f32>) -> f32 {
+    var d2 = 1e30;
+    var inside = 1e30;
+    for (var i = 0u; i < 16u; i = i + 1u) {
+        let a = footprint_vertex(i);
+        let e = footprint_vertex(i + 1u) - a;
+        let w = p - a;
+        let t = clamp(dot(w, e) / max(dot(e, e), 1e-12), 0.0, 1.0);
+        let q = w - e * t;
+        d2 = min(d2, dot(q, q));
+        // Left of every edge of a counter-clockwise polygon (a repeated vertex gives 0).
+        inside = min(inside, e.x * w.y - e.y * w.x);
+    }
+    return select(1.0, -1.0, inside >= 0.0) * sqrt(d2);
+}
+
+@fragment
+fn fs_shadow(in: ShadowOutput) -> @location(0) vec4<f32> {
+    let darkening = object.footprint_params.x;
+    let half_penumbra = max(0.5 * object.footprint_params.y, 1e-5);
+    let d = footprint_distance(in.desk_xy);
+    let covered = 1.0 - smoothstep(-half_penumbra, half_penumbra, d);
+    return vec4<f32>(1.0, 1.0, 1.0, 1.0 - darkening * covered);
+}
+
+@fragment
+fn fs_darken() -> @location(0) vec4<f32> {
+    return vec4<f32>(0.0, 0.0, 0.0, 1.0);
 }

@@ -53,7 +53,7 @@ pub fn build_overlay(
         overlay.push_supports(&s.supports);
         overlay.push_bodies(&s.bodies);
         if let Some(linkage) = &s.arm_linkage_in_world {
-            overlay.push_arm(linkage);
+            overlay.push_arm_as(linkage, config.arm_look);
         }
         overlay.stylus_tip_in_world = s.stylus_tip_in_world;
         overlay.spring_in_world = s.spring_in_world;
