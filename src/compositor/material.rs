@@ -143,14 +143,11 @@ struct ObjectUniforms {
     scale: [f32; 4],
     color: [f32; 4],
     emissive: [f32; 4],
-    // A shadow footprint's convex polygon (desk x, y; two vertices per row) and its
-    // (darkening, penumbra width m, 0, 0); zero for other kinds.
-    footprint: [[f32; 4]; FOOTPRINT_ROWS],
+    // A shadow footprint's edge lines (nx, ny, c, 0) and its (darkening, penumbra width m,
+    // 0, 0); zero for other kinds.
+    footprint: [[f32; 4]; MAX_FOOTPRINT_VERTICES],
     footprint_params: [f32; 4],
 }
-
-/// Rows of two footprint vertices in the object uniforms.
-const FOOTPRINT_ROWS: usize = MAX_FOOTPRINT_VERTICES / 2;
 
 /// Per-object GPU state: where its uniforms are this frame, and its texture's bind group.
 struct OverlayGpuData {
@@ -454,16 +451,12 @@ impl Material3d for OverlayMaterial {
             scale: [scale.x, scale.y, scale.z, 1.0],
             color: [c.r, c.g, c.b, 1.0],
             emissive: [e.r, e.g, e.b, 1.0],
-            footprint: [[0.0; 4]; FOOTPRINT_ROWS],
+            footprint: [[0.0; 4]; MAX_FOOTPRINT_VERTICES],
             footprint_params: [0.0; 4],
         };
         if let Some(f) = data.user_data().downcast_ref::<Footprint>() {
-            for (row, pair) in uniforms
-                .footprint
-                .iter_mut()
-                .zip(f.vertices_in_desk.chunks_exact(2))
-            {
-                *row = [pair[0][0], pair[0][1], pair[1][0], pair[1][1]];
+            for (row, [nx, ny, c]) in uniforms.footprint.iter_mut().zip(f.edge_lines()) {
+                *row = [nx, ny, c, 0.0];
             }
             uniforms.footprint_params = [f.darkening, f.penumbra_m, 0.0, 0.0];
         }

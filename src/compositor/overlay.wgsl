@@ -23,10 +23,10 @@ struct ObjectUniforms {
     color: vec4<f32>,
     // Linear emission (unlit part).
     emissive: vec4<f32>,
-    // Shadow footprints only: a convex polygon on the desk, counter-clockwise, two (x, y)
-    // vertices per row (short polygons repeat their last vertex), and
+    // Shadow footprints only: the edge lines (nx, ny, c, 0) of a convex polygon on the
+    // desk, a point p being dot(n, p) − c outside each (unused lines: n = 0, c huge), and
     // (darkening, penumbra width m, unused, unused).
-    footprint: array<vec4<f32>, 8>,
+    footprint: array<vec4<f32>, 16>,
     footprint_params: vec4<f32>,
 }
 
@@ -88,27 +88,15 @@ fn vs_shadow(v: VertexInput) -> ShadowOutput {
     return out;
 }
 
-fn footprint_vertex(i: u32) -> vec2<f32> {
-    let row = object.footprint[(i % 16u) / 2u];
-    return select(row.xy, row.zw, (i % 2u) == 1u);
-}
-
-// Signed distance from p to the footprint polygon (negative inside). A fixed loop with no
-// branch on uniform values (see the top of the file).
+// Signed distance from p to the footprint polygon (negative inside; mitred round corners).
+// A fixed loop with no branch on uniform values (see the top of the file).
 fn footprint_distance(p: vec2<f32>) -> f32 {
-    var d2 = 1e30;
-    var inside = 1e30;
+    var d = -1e30;
     for (var i = 0u; i < 16u; i = i + 1u) {
-        let a = footprint_vertex(i);
-        let e = footprint_vertex(i + 1u) - a;
-        let w = p - a;
-        let t = clamp(dot(w, e) / max(dot(e, e), 1e-12), 0.0, 1.0);
-        let q = w - e * t;
-        d2 = min(d2, dot(q, q));
-        // Left of every edge of a counter-clockwise polygon (a repeated vertex gives 0).
-        inside = min(inside, e.x * w.y - e.y * w.x);
+        let line = object.footprint[i];
+        d = max(d, dot(line.xy, p) - line.z);
     }
-    return select(1.0, -1.0, inside >= 0.0) * sqrt(d2);
+    return d;
 }
 
 @fragment

@@ -402,8 +402,6 @@ impl Compositor {
         // The video stays glued to the view: just in front of the far plane.
         self.video
             .place(&camera_from_world.inverse(), 0.9 * self.config.zfar_m);
-        self.shadows
-            .place(&camera_from_world.inverse(), 0.5 * self.config.zfar_m);
         let show_overlay = input.camera_from_world.is_some();
         let window = self.target.window();
         if show_overlay {

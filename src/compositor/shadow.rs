@@ -7,20 +7,21 @@
 //! shades the shapes), and the convex hull of the projected points is the shape's footprint
 //! (exact for these convex shapes, up to the circles' sampling). The footprint is drawn as a
 //! quad on the desk whose fragment shader (`overlay.wgsl`, `fs_shadow`) computes the signed
-//! distance to the polygon and fades the darkening over a penumbra that widens with the
+//! distance to the polygon (the largest distance outside its edges' lines,
+//! [`Footprint::edge_lines`]) and fades the darkening over a penumbra that widens with the
 //! shape's height, as under a light of finite size.
 //!
 //! Why this and not the alternatives: kiss3d's shadow maps cost a full extra render per light
 //! (on lavapipe, the software rasteriser of machines without a GPU, they dominated the frame)
 //! and need a desk model to fall on; jittered flattened meshes need several passes per shape
 //! and a stencil buffer to keep overlapping triangles from darkening twice, and kiss3d 0.47's
-//! depth buffer has no stencil. A footprint is one quad per shape and a 16-edge loop per
+//! depth buffer has no stencil. A footprint is one quad per shape and 16 multiply-adds per
 //! covered pixel, and it is soft by construction.
 //!
 //! Overlaps: footprints write `1 − darkening` into the image's alpha with `min` blending (two
-//! shadows on one spot darken as much as the darker one, not twice), then one full-view pass
-//! multiplies the colour by that alpha and resets it to 1 ([`MaterialKind::Darken`]), before
-//! the shapes are drawn. Phantoms (the real arm) are drawn before the footprints, so the arm
+//! shadows on one spot darken as much as the darker one, not twice), then one pass over the
+//! footprints' area multiplies the colour by that alpha and resets it to 1
+//! ([`MaterialKind::Darken`]), before the shapes are drawn. Phantoms (the real arm) are drawn before the footprints, so the arm
 //! in front of a shadow is not darkened.
 
 use super::camera::to_pose3;
@@ -61,6 +62,31 @@ pub struct Footprint {
     /// Upper corner of that area.
     pub max_in_desk: Point2<f64>,
 }
+
+impl Footprint {
+    /// The polygon's edges as outward lines `(nx, ny, c)`: a desk point p is `nx·x + ny·y − c`
+    /// outside the edge's line (negative inside). The shader's signed distance is the largest
+    /// of these: exact inside and along the edges, mitred (a little short) round the corners,
+    /// at three operations per edge. Repeated vertices give lines that never count.
+    pub fn edge_lines(&self) -> [[f32; 3]; MAX_FOOTPRINT_VERTICES] {
+        let n = MAX_FOOTPRINT_VERTICES;
+        std::array::from_fn(|i| {
+            let [ax, ay] = self.vertices_in_desk[i];
+            let [bx, by] = self.vertices_in_desk[(i + 1) % n];
+            let (ex, ey) = (bx - ax, by - ay);
+            let len = (ex * ex + ey * ey).sqrt();
+            if len < 1e-7 {
+                return [0.0, 0.0, NEVER_OUTSIDE];
+            }
+            // Counter-clockwise: the outward normal is the edge turned clockwise.
+            let (nx, ny) = (ey / len, -ex / len);
+            [nx, ny, nx * ax + ny * ay]
+        })
+    }
+}
+
+/// The `c` of an edge line that never counts (0·x + 0·y − c is far inside).
+const NEVER_OUTSIDE: f32 = 1e9;
 
 /// Points on `shape`'s surface whose projection along `light` bounds its shadow.
 fn silhouette_points(shape: &ShapeInstance, light: &Vector3<f64>) -> Vec<Point3<f64>> {
@@ -234,8 +260,12 @@ fn unit_square() -> RenderMesh {
     )
 }
 
-/// Half-width of the darkening quad at unit depth: it covers any camera's view (±84°).
-const DARKEN_HALF_EXTENT: f32 = 10.0;
+/// Stretches a [`unit_square`] node over the desk rectangle from `lo` to `hi`.
+fn place_on_desk(node: &mut SceneNode3d, lo: Point2<f64>, hi: Point2<f64>) {
+    let size = hi - lo;
+    node.set_pose(to_pose3(&Isometry3::translation(lo.x, lo.y, 0.0)));
+    node.set_local_scale(size.x as f32, size.y as f32, 1.0);
+}
 
 /// The shadows' scene nodes: one desk quad per footprint, then the darkening pass.
 pub struct ShadowLayer {
@@ -256,19 +286,9 @@ impl ShadowLayer {
         enabled: bool,
     ) -> Self {
         let root = parent.add_group();
-        let s = DARKEN_HALF_EXTENT;
-        let quad = RenderMesh::new(
-            vec![
-                Vec3::new(-s, -s, 1.0),
-                Vec3::new(s, -s, 1.0),
-                Vec3::new(s, s, 1.0),
-                Vec3::new(-s, s, 1.0),
-            ],
-            Some(vec![Vec3::NEG_Z; 4]),
-            Some(vec![Vec2::ZERO; 4]),
-            Some(IndexBuffer::Unified(vec![[0, 1, 2], [0, 2, 3]])),
-        );
-        let mut darken = parent.add_render_mesh(quad, Vec3::ONE);
+        // On the desk over the footprints' areas: the pixels it covers are the only ones whose
+        // alpha a footprint can have lowered (it ignores the depth buffer).
+        let mut darken = parent.add_render_mesh(unit_square(), Vec3::ONE);
         darken.set_material(OverlayMaterial::shared_kind(
             light_travel_in_world,
             ambient,
@@ -316,14 +336,8 @@ impl ShadowLayer {
             self.quads.push(node);
         }
         for (node, f) in self.quads.iter_mut().zip(&shadows) {
-            let size = f.max_in_desk - f.min_in_desk;
             node.set_visible(true);
-            node.set_pose(to_pose3(&Isometry3::translation(
-                f.min_in_desk.x,
-                f.min_in_desk.y,
-                0.0,
-            )));
-            node.set_local_scale(size.x as f32, size.y as f32, 1.0);
+            place_on_desk(node, f.min_in_desk, f.max_in_desk);
             if let Some(object) = node.data_mut().object_mut() {
                 object.set_user_data(Box::new(*f));
             }
@@ -332,14 +346,14 @@ impl ShadowLayer {
             extra.set_visible(false);
         }
         self.darken.set_visible(!shadows.is_empty());
-    }
-
-    /// Keeps the darkening quad in front of a camera (OpenCV axes) at `world_from_camera`,
-    /// `depth_m` away (any depth between the clip planes: it ignores the depth buffer).
-    pub fn place(&mut self, world_from_camera: &Isometry3<f64>, depth_m: f64) {
-        let d = depth_m as f32;
-        self.darken.set_local_scale(d, d, d);
-        self.darken.set_pose(to_pose3(world_from_camera));
+        if let Some(first) = shadows.first() {
+            let (lo, hi) = shadows
+                .iter()
+                .fold((first.min_in_desk, first.max_in_desk), |(lo, hi), f| {
+                    (lo.inf(&f.min_in_desk), hi.sup(&f.max_in_desk))
+                });
+            place_on_desk(&mut self.darken, lo, hi);
+        }
     }
 }
 
@@ -431,6 +445,28 @@ mod tests {
             Isometry3::translation(0.0, 0.0, -0.1),
         );
         assert!(footprint(&under, &light).is_none());
+    }
+
+    #[test]
+    fn edge_lines_measure_the_distance_outside_and_ignore_repeated_vertices() {
+        let sphere = lit(
+            VisualShape::Box {
+                size_m: Vector3::new(0.2, 0.1, 0.02),
+            },
+            Isometry3::translation(0.0, 0.0, 0.01),
+        );
+        let f = footprint(&sphere, &Vector3::new(0.0, 0.0, -1.0)).unwrap();
+        let distance = |x: f32, y: f32| {
+            f.edge_lines()
+                .iter()
+                .map(|[nx, ny, c]| nx * x + ny * y - c)
+                .fold(f32::NEG_INFINITY, f32::max)
+        };
+        assert!((distance(0.0, 0.0) + 0.05).abs() < 1e-6);
+        assert!((distance(0.13, 0.0) - 0.03).abs() < 1e-6);
+        assert!((distance(0.0, -0.07) - 0.02).abs() < 1e-6);
+        // Mitred round a corner: the larger of the two edges' distances.
+        assert!((distance(0.13, 0.07) - 0.03).abs() < 1e-6);
     }
 
     #[test]
