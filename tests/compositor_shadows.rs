@@ -290,3 +290,29 @@ fn a_phantom_behind_a_body_does_not_hide_it() {
     let [r, g, b] = at(&img, pixel_of(&c, &body_centre));
     assert!(r > 150 && g < 60 && b < 60, "{:?}", [r, g, b]);
 }
+
+/// `--no-shadows` is an option of the demo (and of `run` and `sandbox`): the headless demo
+/// runs with it and writes its frames.
+#[test]
+fn the_demo_runs_headless_without_shadows() {
+    let out = tempfile::tempdir().unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+        .args([
+            "demo",
+            "--headless",
+            "--no-mic",
+            "--no-shadows",
+            "--frames",
+            "5",
+        ])
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(out.path().join("frame_000004.png").is_file());
+}
