@@ -77,6 +77,9 @@ pub struct DemoArgs {
     /// Show the developer's figures in the HUD (frame rate, solver speed, |psi|, latency).
     #[arg(long)]
     pub diagnostics: bool,
+    /// Draw no shadows of the bodies on the desk (for slow machines).
+    #[arg(long)]
+    pub no_shadows: bool,
     /// Headless: render but do not write PNG files (for long soak runs).
     #[arg(long)]
     pub no_save: bool,
@@ -183,10 +186,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     let intrinsics = world.intrinsics().clone();
     eprintln!("camera: {}", world.camera_kind());
     world.notes().iter().for_each(|n| eprintln!("{n}"));
-    let config = match args.display {
+    let mut config = match args.display {
         DisplayArg::Monitor => CompositorConfig::monitor(intrinsics),
         DisplayArg::Hmd => CompositorConfig::hmd(intrinsics, eye_size, args.ipd_mm * 1e-3),
     };
+    config.shadows = !args.no_shadows;
     let mut compositor = if headless {
         Compositor::headless(config)?
     } else {

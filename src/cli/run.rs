@@ -14,6 +14,7 @@ use ar_calibration::tracker_file::TrackerCalibration;
 use ar_drivers::arm::{ArmConfig, PortSpec, TipCorrection};
 use ar_drivers::camera::{CameraSource, CaptureRequest, CaptureTarget, LiveReplay, OpenCvCamera};
 use ar_drivers::mic::{MicConfig, MicSource, SyntheticMic, SyntheticSignal};
+use ar_multibody::compositor::arm::ArmLook;
 use ar_multibody::compositor::frames::FrameWriter;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::interaction::InteractionConfig;
@@ -52,6 +53,10 @@ pub struct RunArgs {
     /// Headless: render but do not write PNG files (for long soak runs).
     #[arg(long)]
     pub no_save: bool,
+    /// Draw no shadows of the bodies on the desk (for slow machines; as `[display] shadows =
+    /// false`).
+    #[arg(long)]
+    pub no_shadows: bool,
     /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`
     /// (reduced coordinates, the articulated-body algorithm, RK4 at a quarter of the scene's
     /// step; no joint reactions, no contacts).
@@ -145,7 +150,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             mic
         }
     };
-    let compositor_config = match cfg.display.mode {
+    let mut compositor_config = match cfg.display.mode {
         DisplayMode::Monitor => CompositorConfig::monitor(intrinsics.clone()),
         DisplayMode::Hmd => CompositorConfig::hmd(
             intrinsics.clone(),
@@ -153,6 +158,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             cfg.display.ipd_mm * 1e-3,
         ),
     };
+    compositor_config.shadows = cfg.display.shadows && !args.no_shadows;
     let headless_dir = cfg
         .display
         .headless_out
@@ -206,6 +212,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let loop_config = DisplayLoopConfig {
         max_duration,
         show_diagnostics: args.diagnostics,
+        // The camera sees the real arm: its links only hide the bodies behind them.
+        arm_look: ArmLook::Phantom,
         ..DisplayLoopConfig::default()
     };
     let summary = rig.run_controlled(

@@ -45,6 +45,9 @@ pub struct SandboxArgs {
     /// Show the developer's figures in the HUD (frame rate, solver speed, |psi|).
     #[arg(long)]
     pub diagnostics: bool,
+    /// Draw no shadows of the bodies on the desk (for slow machines).
+    #[arg(long)]
+    pub no_shadows: bool,
     /// Method: `default` (maximal coordinates, the paper's impulses) or `articulated`.
     #[arg(long, value_enum, default_value_t = Method::Default)]
     pub method: Method,
@@ -109,7 +112,10 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
     let (commands_tx, commands_rx) = crossbeam_channel::bounded(COMMAND_QUEUE);
     let mut session = SandboxSession::new(scenes, view, view_handle, commands_tx, Box::new(load));
     let mut compositor = Compositor::windowed(
-        CompositorConfig::monitor(intrinsics),
+        CompositorConfig {
+            shadows: !args.no_shadows,
+            ..CompositorConfig::monitor(intrinsics)
+        },
         "ar-multibody sandbox",
     )?;
     let mut frames = args.out.as_deref().map(FrameWriter::new).transpose()?;

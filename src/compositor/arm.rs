@@ -1,6 +1,13 @@
 //! How the compositor draws the digitizer arm from its linkage (base to tip, world frame): a
 //! pedestal from the desk up to the base, links as dark rods, joints as spheres, the stylus as
 //! a thin rod ending in a bright tip that reads at a glance.
+//!
+//! Where the video shows the real arm (`run`: a camera looks at the arm the encoders
+//! measure), the same geometry is a phantom ([`ArmLook::Phantom`]): written into the depth
+//! buffer only, before the bodies, so the bodies behind the arm are hidden and the video's
+//! arm shows through; the stylus seems to reach into the scene instead of floating over it.
+//! Where the video has no arm (the demo's synthetic camera) the arm is drawn
+//! ([`ArmLook::Drawn`]): the drawn arm plays the video's, and hides what is behind it too.
 
 use super::overlay::{Overlay, Rgb, Shading, ShapeInstance, VisualShape};
 use nalgebra::{Isometry3, Point3};
@@ -16,11 +23,36 @@ pub const PEDESTAL_RADIUS_M: f64 = 0.03;
 /// Links shorter than this are not drawn (zero DH lengths), metres.
 const MIN_LINK_M: f64 = 1e-4;
 
+/// How the arm appears over the video.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ArmLook {
+    /// Drawn as lit shapes: the video has no arm (a synthetic camera).
+    #[default]
+    Drawn,
+    /// Depth only: the video shows the real arm, which hides the bodies behind it.
+    Phantom,
+}
+
+impl ArmLook {
+    fn shading(self) -> Shading {
+        match self {
+            ArmLook::Drawn => Shading::Lit,
+            ArmLook::Phantom => Shading::Phantom,
+        }
+    }
+}
+
 impl Overlay {
-    /// Adds the arm: the pedestal from the desk (z = 0) to the base when the base is above
-    /// it, the links, and spheres at the joints. The last segment is the stylus. A linkage
-    /// with a non-finite point is left out.
+    /// Adds the arm drawn ([`ArmLook::Drawn`]); see [`Self::push_arm_as`].
     pub fn push_arm(&mut self, linkage_in_world: &[Point3<f64>]) {
+        self.push_arm_as(linkage_in_world, ArmLook::Drawn);
+    }
+
+    /// Adds the arm: the pedestal from the desk (z = 0) to the base when the base is above
+    /// it, the links, and spheres at the joints, as `look` says. The last segment is the
+    /// stylus. A linkage with a non-finite point is left out.
+    pub fn push_arm_as(&mut self, linkage_in_world: &[Point3<f64>], look: ArmLook) {
+        let first = self.shapes.len();
         if linkage_in_world.len() < 2
             || !linkage_in_world
                 .iter()
@@ -54,6 +86,9 @@ impl Overlay {
                     shading: Shading::Lit,
                 });
             }
+        }
+        for s in &mut self.shapes[first..] {
+            s.shading = look.shading();
         }
     }
 }
@@ -94,5 +129,14 @@ mod tests {
         let mut bad = Overlay::default();
         bad.push_arm(&[Point3::origin(), Point3::new(f64::NAN, 0.0, 0.0)]);
         assert!(bad.shapes.is_empty());
+
+        // The phantom arm is the same geometry, depth only.
+        let mut phantom = Overlay::default();
+        phantom.push_arm_as(&linkage, ArmLook::Phantom);
+        assert_eq!(phantom.shapes.len(), o.shapes.len());
+        for (p, d) in phantom.shapes.iter().zip(&o.shapes) {
+            assert_eq!(p.shading, Shading::Phantom);
+            assert_eq!((p.shape, p.world_from_shape), (d.shape, d.world_from_shape));
+        }
     }
 }

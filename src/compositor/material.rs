@@ -13,7 +13,14 @@
 //! `set_emissive` the linear emission (unlit), `set_texture` multiplies both (kiss3d's default
 //! texture is white). The video quad is black albedo, white emission, the video texture:
 //! its pixels reach the output unchanged.
+//!
+//! The same shader has the entry points of three more kinds of draw ([`MaterialKind`]), each
+//! registered as a material of its own so that a node's kind is the material it is given:
+//! phantoms (depth only: the real arm in front of the virtual bodies), shadow footprints on
+//! the desk (alpha only, `min` blending; see [`super::shadow`]) and the one full-view pass that
+//! darkens the video by that alpha. Their order in the scene graph is their drawing order.
 
+use super::shadow::{Footprint, MAX_FOOTPRINT_VERTICES};
 use kiss3d::camera::Camera3d;
 use kiss3d::context::Context;
 use kiss3d::glamx::{Pose3, Vec3};
@@ -32,6 +39,95 @@ use std::sync::Arc;
 /// The name under which the material is registered in kiss3d's (thread-local) material manager.
 pub const MATERIAL_NAME: &str = "ar-multibody overlay";
 
+/// What a node drawn with the compositor's shader writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MaterialKind {
+    /// Colour and depth: the video quad and the overlay's shapes.
+    Surface,
+    /// Depth only ("phantom" geometry): what is real and in the video, such as the digitizer
+    /// arm, hides the virtual shapes behind it and lets the video show through.
+    Phantom,
+    /// A shadow footprint on the desk: its darkening in [0, 1] kept as `1 − darkening` in the
+    /// image's alpha with `min` blending, so overlapping footprints do not darken twice. No
+    /// depth write; phantoms in front hide it.
+    Shadow,
+    /// Multiplies the image's colour by its alpha and resets the alpha to 1: applies the
+    /// shadows, drawn once over the whole view after the footprints and before the shapes.
+    Darken,
+}
+
+impl MaterialKind {
+    /// The registered name of the material of this kind.
+    fn registered_name(self) -> &'static str {
+        match self {
+            MaterialKind::Surface => MATERIAL_NAME,
+            MaterialKind::Phantom => "ar-multibody phantom",
+            MaterialKind::Shadow => "ar-multibody shadow",
+            MaterialKind::Darken => "ar-multibody darken",
+        }
+    }
+
+    fn entry_points(self) -> (&'static str, &'static str) {
+        match self {
+            MaterialKind::Surface | MaterialKind::Phantom => ("vs_main", "fs_main"),
+            MaterialKind::Shadow => ("vs_shadow", "fs_shadow"),
+            MaterialKind::Darken => ("vs_main", "fs_darken"),
+        }
+    }
+
+    fn color_target(self) -> wgpu::ColorTargetState {
+        let (blend, write_mask) = match self {
+            MaterialKind::Surface => (wgpu::BlendState::REPLACE, wgpu::ColorWrites::ALL),
+            MaterialKind::Phantom => (wgpu::BlendState::REPLACE, wgpu::ColorWrites::empty()),
+            MaterialKind::Shadow => {
+                let min = wgpu::BlendComponent {
+                    src_factor: wgpu::BlendFactor::One,
+                    dst_factor: wgpu::BlendFactor::One,
+                    operation: wgpu::BlendOperation::Min,
+                };
+                (
+                    wgpu::BlendState {
+                        color: min,
+                        alpha: min,
+                    },
+                    wgpu::ColorWrites::ALPHA,
+                )
+            }
+            MaterialKind::Darken => (
+                wgpu::BlendState {
+                    color: wgpu::BlendComponent {
+                        src_factor: wgpu::BlendFactor::Zero,
+                        dst_factor: wgpu::BlendFactor::DstAlpha,
+                        operation: wgpu::BlendOperation::Add,
+                    },
+                    alpha: wgpu::BlendComponent::REPLACE,
+                },
+                wgpu::ColorWrites::ALL,
+            ),
+        };
+        wgpu::ColorTargetState {
+            format: Context::render_format(),
+            blend: Some(blend),
+            write_mask,
+        }
+    }
+
+    fn depth_stencil(self) -> wgpu::DepthStencilState {
+        let (write, compare) = match self {
+            MaterialKind::Surface | MaterialKind::Phantom => (true, wgpu::CompareFunction::Less),
+            MaterialKind::Shadow => (false, wgpu::CompareFunction::Less),
+            MaterialKind::Darken => (false, wgpu::CompareFunction::Always),
+        };
+        wgpu::DepthStencilState {
+            format: Context::depth_format(),
+            depth_write_enabled: Some(write),
+            depth_compare: Some(compare),
+            stencil: wgpu::StencilState::default(),
+            bias: wgpu::DepthBiasState::default(),
+        }
+    }
+}
+
 #[repr(C)]
 #[derive(Copy, Clone, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 struct FrameUniforms {
@@ -47,6 +143,10 @@ struct ObjectUniforms {
     scale: [f32; 4],
     color: [f32; 4],
     emissive: [f32; 4],
+    // A shadow footprint's edge lines (nx, ny, c, 0) and its (darkening, penumbra width m,
+    // 0, 0); zero for other kinds.
+    footprint: [[f32; 4]; MAX_FOOTPRINT_VERTICES],
+    footprint_params: [f32; 4],
 }
 
 /// Per-object GPU state: where its uniforms are this frame, and its texture's bind group.
@@ -120,7 +220,7 @@ impl OverlayMaterial {
     /// Builds the material (on the thread that owns the kiss3d context). `light_travel_in_world`
     /// is the direction the light travels (normalised here); `ambient` in [0, 1] is the share
     /// of light every surface gets regardless of its orientation.
-    pub fn new(light_travel_in_world: [f32; 3], ambient: f32) -> Self {
+    pub fn new(light_travel_in_world: [f32; 3], ambient: f32, kind: MaterialKind) -> Self {
         let ctxt = Context::get();
         let both = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
         let frame_layout = ctxt.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -180,23 +280,20 @@ impl OverlayMaterial {
                     }],
                 };
                 let buffers = [Some(vec3_layout(0)), Some(vec3_layout(1)), Some(uv_layout)];
+                let (vs, fs) = kind.entry_points();
                 Context::get().create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                     label: Some("overlay pipeline"),
                     layout: Some(&layout),
                     vertex: wgpu::VertexState {
                         module: &shader,
-                        entry_point: Some("vs_main"),
+                        entry_point: Some(vs),
                         buffers: &buffers,
                         compilation_options: Default::default(),
                     },
                     fragment: Some(wgpu::FragmentState {
                         module: &shader,
-                        entry_point: Some("fs_main"),
-                        targets: &[Some(wgpu::ColorTargetState {
-                            format: Context::render_format(),
-                            blend: Some(wgpu::BlendState::REPLACE),
-                            write_mask: wgpu::ColorWrites::ALL,
-                        })],
+                        entry_point: Some(fs),
+                        targets: &[Some(kind.color_target())],
                         compilation_options: Default::default(),
                     }),
                     primitive: wgpu::PrimitiveState {
@@ -208,13 +305,7 @@ impl OverlayMaterial {
                         unclipped_depth: false,
                         conservative: false,
                     },
-                    depth_stencil: Some(wgpu::DepthStencilState {
-                        format: Context::depth_format(),
-                        depth_write_enabled: Some(true),
-                        depth_compare: Some(wgpu::CompareFunction::Less),
-                        stencil: wgpu::StencilState::default(),
-                        bias: wgpu::DepthBiasState::default(),
-                    }),
+                    depth_stencil: Some(kind.depth_stencil()),
                     multisample: multisample_state(sample_count),
                     multiview_mask: None,
                     cache: None,
@@ -259,18 +350,29 @@ impl OverlayMaterial {
         }
     }
 
-    /// The material registered on this thread, registering it on first use.
+    /// The surface material registered on this thread, registering it on first use.
     pub fn shared(
         light_travel_in_world: [f32; 3],
         ambient: f32,
     ) -> Rc<RefCell<Box<dyn Material3d>>> {
-        MaterialManager3d::get_global_manager(|mm| match mm.get(MATERIAL_NAME) {
+        Self::shared_kind(light_travel_in_world, ambient, MaterialKind::Surface)
+    }
+
+    /// The material of `kind` registered on this thread, registering it on first use (the
+    /// light of the first registration stays).
+    pub fn shared_kind(
+        light_travel_in_world: [f32; 3],
+        ambient: f32,
+        kind: MaterialKind,
+    ) -> Rc<RefCell<Box<dyn Material3d>>> {
+        let name = kind.registered_name();
+        MaterialManager3d::get_global_manager(|mm| match mm.get(name) {
             Some(m) => m,
             None => {
                 let m: Rc<RefCell<Box<dyn Material3d>>> = Rc::new(RefCell::new(Box::new(
-                    OverlayMaterial::new(light_travel_in_world, ambient),
+                    OverlayMaterial::new(light_travel_in_world, ambient, kind),
                 )));
-                mm.add(m.clone(), MATERIAL_NAME);
+                mm.add(m.clone(), name);
                 m
             }
         })
@@ -344,12 +446,21 @@ impl Material3d for OverlayMaterial {
         }
         let c = data.color();
         let e = data.emissive();
-        gpu.object_offset = Some(self.objects.push(&ObjectUniforms {
+        let mut uniforms = ObjectUniforms {
             transform: transform.to_mat4().to_cols_array_2d(),
             scale: [scale.x, scale.y, scale.z, 1.0],
             color: [c.r, c.g, c.b, 1.0],
             emissive: [e.r, e.g, e.b, 1.0],
-        }));
+            footprint: [[0.0; 4]; MAX_FOOTPRINT_VERTICES],
+            footprint_params: [0.0; 4],
+        };
+        if let Some(f) = data.user_data().downcast_ref::<Footprint>() {
+            for (row, [nx, ny, c]) in uniforms.footprint.iter_mut().zip(f.edge_lines()) {
+                *row = [nx, ny, c, 0.0];
+            }
+            uniforms.footprint_params = [f.darkening, f.penumbra_m, 0.0, 0.0];
+        }
+        gpu.object_offset = Some(self.objects.push(&uniforms));
     }
 
     fn render(

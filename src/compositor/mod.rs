@@ -8,7 +8,8 @@
 //! - [`overlay`]: what is drawn, as plain data (shapes at world poses, stylus, spring, arrows).
 //! - [`bodies`]: a simulation's neutral view (bodies, supports, reactions) turned into the
 //!   overlay, with the colours chosen here.
-//! - [`arm`]: the digitizer arm drawn from its linkage.
+//! - [`arm`]: the digitizer arm from its linkage, drawn or as a depth-only phantom.
+//! - [`shadow`]: the lit shapes' soft shadows on the desk (z = 0).
 //! - [`arrows`]: force arrows' scale, heads and legend.
 //! - [`hud`]: the HUD's numbers.
 //! - [`material`]: the one kiss3d material (and shader) the video and the overlay are drawn with.
@@ -26,6 +27,7 @@ pub mod material;
 pub mod overlay;
 pub mod presenter;
 pub mod renderer;
+pub mod shadow;
 pub mod stereo;
 pub mod undistort;
 pub mod video;

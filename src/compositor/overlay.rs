@@ -43,6 +43,9 @@ pub enum Shading {
     Lit,
     /// Flat, unlit colour: markers and highlights that must keep an exact colour.
     Flat,
+    /// Not drawn, but hides the shapes behind it ("phantom" geometry, depth only): something
+    /// real that the video shows, such as the digitizer arm, in front of the virtual scene.
+    Phantom,
 }
 
 /// One shape to draw this frame.

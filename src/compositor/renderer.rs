@@ -5,9 +5,10 @@
 use super::arrows::{arrow_segments, Legend};
 use super::camera::{scale_intrinsics, to_pose3, to_vec3, ArCamera};
 use super::hud::{hud_line_top_px, hud_text_px};
-use super::material::OverlayMaterial;
+use super::material::{MaterialKind, OverlayMaterial};
 use super::overlay::{ForceKind, Overlay, Rgb, Shading, ShapeInstance, VisualShape};
 use super::presenter::Presenter;
+use super::shadow::ShadowLayer;
 use super::stereo::{eye_from_camera, side_by_side, Eye};
 use super::video::{display_to_linear, VideoBackground, VideoError, VideoImage};
 use ar_calibration::intrinsics::CameraIntrinsics;
@@ -41,6 +42,8 @@ pub struct CompositorConfig {
     pub zfar_m: f64,
     /// Draw the HUD text.
     pub show_hud: bool,
+    /// Lit shapes cast soft shadows on the desk ([`super::shadow`]); off for slow machines.
+    pub shadows: bool,
 }
 
 impl CompositorConfig {
@@ -54,6 +57,7 @@ impl CompositorConfig {
             znear_m: 0.01,
             zfar_m: 20.0,
             show_hud: true,
+            shadows: true,
         }
     }
 
@@ -149,8 +153,12 @@ pub const CONTACT_ARROW_COLOR: Rgb = [0.2, 0.9, 1.0];
 /// Radius of the stylus tip marker, metres: about 4 px across at a metre with f = 600 px
 /// would be lost in the video, so it is drawn larger than a real tip.
 pub const STYLUS_RADIUS_M: f64 = 0.007;
-/// Direction the overlay's light travels, world frame (from above the desk, world z up).
-const LIGHT_TRAVEL_IN_WORLD: [f32; 3] = [0.3, 0.4, -1.0];
+/// Direction the overlay's light travels, world frame (from above the desk, world z up). It
+/// shades the shapes and casts their shadows: a lamp high above, a little to the left (−x)
+/// and behind (+y; the user and the camera are on the −y side), so that shadows stay short
+/// and fall sideways and forward, where a camera in front sees them rather than behind the
+/// scene's stands. (The shading is two-sided: the side facing the camera is not dark.)
+pub const LIGHT_TRAVEL_IN_WORLD: [f32; 3] = [0.3, -0.2, -1.0];
 /// Share of the light every overlay surface gets whatever its orientation.
 const AMBIENT: f32 = 0.35;
 
@@ -162,10 +170,16 @@ pub struct Compositor {
     config: CompositorConfig,
     scene: SceneNode3d,
     overlay_root: SceneNode3d,
+    /// Depth-only shapes, drawn first: they hide the shadows and shapes behind them.
+    phantom_root: SceneNode3d,
+    shadows: ShadowLayer,
+    /// The shapes, drawn last.
+    shape_root: SceneNode3d,
     video: VideoBackground,
     camera: ArCamera,
     shapes: Vec<ShapeNode>,
     material: Rc<RefCell<Box<dyn Material3d>>>,
+    phantom_material: Rc<RefCell<Box<dyn Material3d>>>,
     font: Arc<Font>,
     video_seen: bool,
     timings: StageTimings,
@@ -273,8 +287,19 @@ impl Compositor {
         let mut scene = SceneNode3d::empty();
         // The overlay is lit by one light from above the desk (world z up), fixed in the world.
         let material = OverlayMaterial::shared(LIGHT_TRAVEL_IN_WORLD, AMBIENT);
+        let phantom_material =
+            OverlayMaterial::shared_kind(LIGHT_TRAVEL_IN_WORLD, AMBIENT, MaterialKind::Phantom);
         let video = VideoBackground::new(&mut scene, &config.intrinsics, material.clone());
-        let overlay_root = scene.add_group();
+        // Drawing order is the scene graph's: video, phantoms, shadows, shapes.
+        let mut overlay_root = scene.add_group();
+        let phantom_root = overlay_root.add_group();
+        let shadows = ShadowLayer::new(
+            &mut overlay_root,
+            LIGHT_TRAVEL_IN_WORLD,
+            AMBIENT,
+            config.shadows,
+        );
+        let shape_root = overlay_root.add_group();
         let (w, h) = config.view_size_px;
         let eye_intrinsics = scale_intrinsics(&config.intrinsics, w, h);
         let camera = ArCamera::new(eye_intrinsics, config.znear_m, config.zfar_m);
@@ -284,10 +309,14 @@ impl Compositor {
             target,
             scene,
             overlay_root,
+            phantom_root,
+            shadows,
+            shape_root,
             video,
             camera,
             shapes: Vec::new(),
             material,
+            phantom_material,
             font: Font::default(),
             video_seen: false,
             timings: StageTimings::default(),
@@ -299,6 +328,12 @@ impl Compositor {
     /// The configuration.
     pub fn config(&self) -> &CompositorConfig {
         &self.config
+    }
+
+    /// Turns the bodies' shadows on the desk on or off from the next frame.
+    pub fn set_shadows(&mut self, on: bool) {
+        self.config.shadows = on;
+        self.shadows.set_enabled(on);
     }
 
     /// The window's input events since the last call (mouse, keys; none off-screen). The
@@ -331,6 +366,7 @@ impl Compositor {
         }
         self.timings.upload_ms = ms_since(t0);
         self.sync_shapes(input.overlay);
+        self.shadows.sync(input.overlay);
         self.overlay_root
             .set_visible(input.camera_from_world.is_some());
         let camera_from_world = input.camera_from_world.unwrap_or_else(Isometry3::identity);
@@ -449,12 +485,15 @@ impl Compositor {
                 let mut old = self.shapes.remove(i);
                 old.node.remove();
             }
-            if self.shapes.len() <= i {
-                let node = make_node(&mut self.overlay_root, inst, &self.material);
-                self.shapes.push(ShapeNode { key, node });
-            } else if self.shapes.get(i).is_some_and(|s| s.key != key) {
-                let node = make_node(&mut self.overlay_root, inst, &self.material);
-                self.shapes.insert(i, ShapeNode { key, node });
+            let needs_node = self.shapes.len() <= i || self.shapes[i].key != key;
+            if needs_node {
+                let (root, material) = match inst.shading {
+                    Shading::Phantom => (&mut self.phantom_root, &self.phantom_material),
+                    Shading::Lit | Shading::Flat => (&mut self.shape_root, &self.material),
+                };
+                let node = make_node(root, inst, material);
+                let at = i.min(self.shapes.len());
+                self.shapes.insert(at, ShapeNode { key, node });
             }
             let node = &mut self.shapes[i].node;
             node.set_visible(true);
@@ -520,6 +559,8 @@ fn apply_color(node: &mut SceneNode3d, inst: &ShapeInstance) {
             node.set_color(black);
             node.set_emissive(linear);
         }
+        // Depth only: the colour is never written.
+        Shading::Phantom => {}
     }
 }
 

@@ -134,6 +134,9 @@ pub struct DisplaySection {
     /// Render off-screen and write numbered PNG files here instead of opening a window.
     #[serde(default)]
     pub headless_out: Option<PathBuf>,
+    /// The virtual bodies cast soft shadows on the desk (`false` for slow machines).
+    #[serde(default = "default_shadows")]
+    pub shadows: bool,
 }
 
 /// A whole rig config.
@@ -157,6 +160,9 @@ fn default_button_mask() -> u8 {
 }
 fn default_grab_radius_mm() -> f64 {
     15.0
+}
+fn default_shadows() -> bool {
+    true
 }
 fn default_ipd_mm() -> f64 {
     64.0
@@ -264,6 +270,7 @@ mod tests {
         assert!(cfg.camera.camera_file.starts_with("/etc/rig"));
         assert_eq!(cfg.display.mode, DisplayMode::Monitor);
         assert_eq!((cfg.display.eye_width, cfg.display.eye_height), (800, 600));
+        assert!(cfg.display.shadows);
         let arm = cfg.arm.unwrap();
         assert_eq!(arm.grab_radius_mm, 15.0);
         assert_eq!(arm.tip, None, "the example uses the arm's own tip");
@@ -319,6 +326,22 @@ mod tests {
             err.contains("rig.toml") && err.contains("marker_length") && err.contains("line"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn shadows_are_on_unless_the_display_turns_them_off() {
+        let parse = |text: &str| RigConfig::parse(text, Path::new("rig.toml")).unwrap();
+        let off = EXAMPLE.replace("shadows = true", "shadows = false");
+        assert!(!parse(&off).display.shadows);
+        let unsaid = EXAMPLE.replace("shadows = true", "");
+        assert!(parse(&unsaid).display.shadows);
+        let err = RigConfig::parse(
+            &EXAMPLE.replace("shadows = true", "shadows = \"no\""),
+            Path::new("rig.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("rig.toml") && err.contains("shadows"), "{err}");
     }
 
     #[test]

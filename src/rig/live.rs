@@ -19,6 +19,7 @@ use super::threads::messages::{CameraUpdate, SimSnapshot};
 use super::threads::solver_commands::SolverCommand;
 use super::threads::solver_worker::{spawn_solver, SolverConfig, SolverInputs, SolverSummary};
 use super::threads::worker::{StopFlag, Worker, WorkerError, WorkerReport};
+use crate::compositor::arm::ArmLook;
 use crate::compositor::frames::{FrameWriteError, FrameWriter};
 use crate::compositor::{Compositor, CompositorError, DeviceStatus, FrameInput, VideoImage};
 use ar_drivers::latest::{drain_latest, latest_channel, LatestReceiver};
@@ -64,6 +65,9 @@ pub struct DisplayLoopConfig {
     /// Arrow scale, metres per newton; `None`: chosen from the first reactions of the run
     /// (`compositor::arrows::scale_for`) and kept.
     pub arrow_m_per_n: Option<f64>,
+    /// How the arm appears: drawn where the video has none (the demo), a depth-only phantom
+    /// where the camera sees the real one (`run`).
+    pub arm_look: ArmLook,
 }
 
 impl Default for DisplayLoopConfig {
@@ -76,6 +80,7 @@ impl Default for DisplayLoopConfig {
             show_reactions: false,
             show_diagnostics: false,
             arrow_m_per_n: None,
+            arm_look: ArmLook::Drawn,
         }
     }
 }

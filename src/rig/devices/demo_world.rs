@@ -27,6 +27,8 @@ use super::tracked_camera::TrackedCamera;
 use super::watch_gesture::{scene_centre_in_world, watch_note, watch_script};
 use crate::compositor::arrows::MAX_ARROW_M;
 use crate::compositor::hud::{hud_line_top_px, HUD_DIAGNOSTIC_LINES, HUD_LINES};
+use crate::compositor::renderer::LIGHT_TRAVEL_IN_WORLD;
+use crate::compositor::shadow::footprints;
 use crate::compositor::Overlay;
 use crate::rig::display::framing::{frame_points, ImageRegion};
 use crate::rig::live::RigDevices;
@@ -398,7 +400,8 @@ pub fn demo_region(intrinsics: &CameraIntrinsics, show_diagnostics: bool) -> Ima
 
 /// What the demo draws of a scene at the start and at the end of the drag (the bodies where
 /// they start, the supports, the arm's stand and links at the grab point and at the end of the
-/// drag, the stylus path; in a scene without a grab point, the arm at the stylus's rest),
+/// drag, the stylus path, and the shadows of all these on the desk; in a scene without a grab
+/// point, the arm at the stylus's rest),
 /// plus the marker, and with `show_reactions` the room the longest reaction arrow
 /// ([`MAX_ARROW_M`]) may take round each joint: the points the demo's camera frames.
 pub fn demo_frame_points(sim: &RigSimulation, show_reactions: bool) -> Option<Vec<Point3<f64>>> {
@@ -434,6 +437,12 @@ pub fn demo_frame_points(sim: &RigSimulation, show_reactions: bool) -> Option<Ve
         }
     }
     let mut points = overlay.hull_points();
+    // The shadows on the desk are part of the picture.
+    let light = Vector3::from(LIGHT_TRAVEL_IN_WORLD.map(f64::from));
+    points.extend(footprints(&overlay, &light).iter().flat_map(|f| {
+        f.vertices_in_desk
+            .map(|[x, y]| Point3::new(f64::from(x), f64::from(y), 0.0))
+    }));
     let half = 0.5 * DEMO_MARKER_LENGTH_M;
     points.extend(
         [(-half, -half), (half, -half), (half, half), (-half, half)]

@@ -53,7 +53,7 @@ pub fn build_overlay(
         overlay.push_supports(&s.supports);
         overlay.push_bodies(&s.bodies);
         if let Some(linkage) = &s.arm_linkage_in_world {
-            overlay.push_arm(linkage);
+            overlay.push_arm_as(linkage, config.arm_look);
         }
         overlay.stylus_tip_in_world = s.stylus_tip_in_world;
         overlay.spring_in_world = s.spring_in_world;
@@ -164,6 +164,34 @@ mod tests {
             crate::compositor::bodies::body_color(1)
         );
         assert_eq!(overlay.shapes[1].color, GRAB_POINT_COLOR);
+    }
+
+    #[test]
+    fn the_arm_is_drawn_or_a_phantom_as_the_display_says() {
+        use crate::compositor::arm::ArmLook;
+        use crate::compositor::Shading;
+        let mut s = snapshot();
+        s.arm_linkage_in_world = Some(std::array::from_fn(|i| {
+            Point3::new(-0.25 + 0.02 * i as f64, 0.0, 0.1 + 0.01 * i as f64)
+        }));
+        let shading = |arm_look| {
+            let config = DisplayLoopConfig {
+                arm_look,
+                show_grab_points: false,
+                ..DisplayLoopConfig::default()
+            };
+            let overlay = build_overlay(Some(&s), &config, &mut ArrowScale::default());
+            // The body first, then the arm's pedestal, links and joint.
+            overlay.shapes[1..]
+                .iter()
+                .map(|x| x.shading)
+                .collect::<Vec<_>>()
+        };
+        let drawn = shading(ArmLook::Drawn);
+        assert!(drawn.len() >= 3 && drawn.iter().all(|&x| x == Shading::Lit));
+        let phantom = shading(ArmLook::Phantom);
+        assert_eq!(phantom.len(), drawn.len());
+        assert!(phantom.iter().all(|&x| x == Shading::Phantom));
     }
 
     #[test]
