@@ -9,7 +9,8 @@ cd "$(dirname "$0")/../.."
 target="${CARGO_TARGET_DIR:-target}"
 venv="${PINOCCHIO_VENV:-$target/pinocchio-venv}"
 ${CARGO:-cargo} build --release --bin ar-multibody
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pinocchio, example_robot_data" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pinocchio" 2>/dev/null \
+    || ! compgen -G "$venv/lib/python3*/site-packages/cmeel.prefix/share/example-robot-data/robots" >/dev/null; then
     echo "installing pin, example-robot-data and numpy from PyPI into $venv (once)" >&2
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet pin example-robot-data numpy
