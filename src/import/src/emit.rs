@@ -68,6 +68,7 @@ pub fn scene_toml(model: &Model, options: &ImportOptions) -> Result<Emitted, Imp
         scale: options.scale,
     };
     let mut warnings = ignored_warnings(model);
+    warnings.extend(tree.warnings.iter().cloned());
     let mut w = Writer::new();
     w.header(model);
     for b in &grouped.bodies {

@@ -271,6 +271,15 @@ fn limits_are_relative_and_damping_warns() {
     let (line, _, message) = invalid(scene_toml(&m, &options(2.5, 0.0)).unwrap_err());
     assert_eq!(line, 6);
     assert!(message.contains("outside its limits"), "{message}");
+    // Not set by --joint: the file's (here 0) is moved into the limits, with a warning.
+    m.joints[0].limits = Some([0.5, 2.0]);
+    let e = scene_toml(&m, &ImportOptions::default()).unwrap();
+    assert!(e.text.contains("limits_rad = [0.0, 1.5]"), "{}", e.text);
+    assert!(
+        e.warnings[0].starts_with("arm.urdf:6: joint \"shoulder\": initial position 0 outside its limits [0.5, 2]: starts at 0.5"),
+        "{:?}",
+        e.warnings
+    );
 }
 
 #[test]

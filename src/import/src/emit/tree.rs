@@ -22,6 +22,8 @@ pub(crate) struct Tree {
     pub q0: Vec<f64>,
     /// Link index by name.
     pub index: HashMap<String, usize>,
+    /// Initial positions moved into their joint's limits (see [`into_limits`]).
+    pub warnings: Vec<String>,
 }
 
 /// An error about a joint of the model, at its definition.
@@ -78,7 +80,8 @@ pub(crate) fn build(model: &Model, options: &ImportOptions) -> Result<Tree, Impo
             children[p].push(c);
         }
     }
-    let q = initial_positions(model, options)?;
+    let mut q = initial_positions(model, options)?;
+    let warnings = into_limits(model, options, &mut q);
     let mut world_from_link = vec![Isometry3::identity(); model.links.len()];
     let mut order = Vec::with_capacity(model.links.len());
     let mut q0 = vec![0.0; model.joints.len()];
@@ -118,6 +121,7 @@ pub(crate) fn build(model: &Model, options: &ImportOptions) -> Result<Tree, Impo
         order,
         q0,
         index,
+        warnings,
     })
 }
 
@@ -167,6 +171,43 @@ fn initial_positions<'m>(
         q.insert(j.name.as_str(), vec![*value]);
     }
     Ok(q)
+}
+
+/// A position the file gives (or 0, where it gives none) outside its joint's limits is moved
+/// to the nearest limit, with a warning: the Panda's joint 4 has limits [−3.07, −0.07] and no
+/// initial position, and `simulate panda.urdf` should run. A position given with `--joint` is
+/// left as it is (the emitter refuses it by name).
+fn into_limits<'m>(
+    model: &'m Model,
+    options: &ImportOptions,
+    q: &mut HashMap<&'m str, Vec<f64>>,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if options.ignore_limits {
+        return warnings;
+    }
+    for j in &model.joints {
+        let Some([lo, hi]) = j.limits else { continue };
+        if !matches!(j.kind, JointKind::Revolute | JointKind::Prismatic)
+            || options.joint_positions.iter().any(|(n, _)| *n == j.name)
+        {
+            continue;
+        }
+        let x = q
+            .get(j.name.as_str())
+            .and_then(|v| v.first().copied())
+            .unwrap_or(0.0);
+        if x < lo || x > hi {
+            let to = x.clamp(lo, hi);
+            warnings.push(format!(
+                "{}: joint \"{}\": initial position {x} outside its limits [{lo}, {hi}]: starts \
+                 at {to} (set it with --joint {}=VALUE)",
+                j.at, j.name, j.name
+            ));
+            q.insert(j.name.as_str(), vec![to]);
+        }
+    }
+    warnings
 }
 
 /// The child's frame in the parent's at position `q` (none: the file's zero pose), and the
