@@ -15,7 +15,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1 xvfb xdotool
 
-.PHONY: deps demo test lint bench bench-compare bench-pile release help fuzz fuzz-arm fuzz-parsers fuzz-recordings fuzz-scene-sizes
+.PHONY: deps demo test lint bench bench-compare bench-pile release help test-import fuzz fuzz-arm fuzz-parsers fuzz-recordings fuzz-scene-sizes
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench  - criterion benchmarks"
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
 	@echo "make bench-pile - the 288-body pile (issue 15) in ar-multibody and rapier: step time, penetration, energy"
+	@echo "make test-import - URDF robots (Panda, SO-100) imported and simulated against Pinocchio (downloads them)"
 	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings, make fuzz-arm and make fuzz-scene-sizes"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 	@echo "make fuzz-recordings - replay on 20,000 damaged, linked and oversized session folders"
@@ -65,6 +66,14 @@ bench-compare: deps
 	mkdir -p target
 	$(CARGO) bench -p ar-dynamics --features rapier --bench compare -- --csv $(CURDIR)/target/bench-compare.csv
 	python3 tests/benches/mujoco_chains.py --ar-csv target/bench-compare.csv
+
+# Imported URDF robots (the Panda and the SO-100 of example-robot-data) simulated against
+# Pinocchio (issue 43, acceptance 1): tests/import/pinocchio.sh installs `pin` and the robots
+# from PyPI into target/pinocchio-venv once. Not part of `make test`, which covers the same
+# code with the project's own models (tests/import_urdf.rs).
+test-import: EXTRA_APT_PACKAGES := python3 python3-venv
+test-import: deps
+	CARGO=$(CARGO) bash tests/import/pinocchio.sh
 
 # The pile of assets/scenes/pile.toml (issue 15, acceptance 7) in ar-multibody and rapier3d-f64
 # in one run (tests/benches/pile.rs): step time, penetration and kinetic energy, per-step rows

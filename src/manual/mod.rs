@@ -13,6 +13,7 @@
 //! - [`contact`]: collisions, friction, restitution, joint limits, the inequality methods.
 //! - [`wind_and_mobiles`]: the microphone's wind and the Calder mobiles.
 //! - [`articulated`]: the reduced-coordinate method.
+//! - [`import`]: URDF (and MJCF) models as scenes: what maps to what, what is left out.
 //! - [`hardware`]: camera and marker, digitizer arm, calibration order, microphone, HMD.
 //! - [`testing`]: the test tiers and hardware tests.
 //! - [`performance`]: current figures and the commands that print them.
@@ -37,6 +38,9 @@ pub mod wind_and_mobiles {}
 
 #[doc = include_str!("articulated.md")]
 pub mod articulated {}
+
+#[doc = include_str!("import.md")]
+pub mod import {}
 
 #[doc = include_str!("hardware.md")]
 pub mod hardware {}
