@@ -9,6 +9,7 @@
 //! way, from a validated `ar_dynamics::scene::Scene` to MJCF.
 
 pub mod error;
+pub mod mjcf;
 pub mod model;
 pub mod options;
 
