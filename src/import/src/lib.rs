@@ -8,11 +8,13 @@
 //! `ar_dynamics::scene::Scene::parse` like any hand-written scene; the exporter goes the other
 //! way, from a validated `ar_dynamics::scene::Scene` to MJCF.
 
+pub mod emit;
 pub mod error;
 pub mod mjcf;
 pub mod model;
 pub mod options;
 
+pub use emit::{scene_toml, Emitted};
 pub use error::{ImportError, Location};
 pub use model::Model;
 pub use options::ImportOptions;

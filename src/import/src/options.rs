@@ -21,6 +21,10 @@ pub struct ImportOptions {
     pub floating_base: bool,
     /// Where `package://NAME/…` resolves (`--package-path`, then `ROS_PACKAGE_PATH`).
     pub package_paths: Vec<PathBuf>,
+    /// Leave the file's joint limits out of the scene (`--no-limits`): the articulated method
+    /// refuses scene-file limits, and a comparison with a solver that has none (Pinocchio's
+    /// ABA) needs them off.
+    pub ignore_limits: bool,
 }
 
 impl Default for ImportOptions {
@@ -33,6 +37,7 @@ impl Default for ImportOptions {
             keyframe: None,
             floating_base: false,
             package_paths: Vec::new(),
+            ignore_limits: false,
         }
     }
 }
