@@ -15,6 +15,7 @@ mod bodies;
 mod inertia;
 mod text;
 mod tree;
+mod velocity;
 
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 
@@ -70,8 +71,12 @@ pub fn scene_toml(model: &Model, options: &ImportOptions) -> Result<Emitted, Imp
     let mut warnings = ignored_warnings(model);
     let mut w = Writer::new();
     w.header(model);
+    let velocities = velocity::link_velocities(model, &tree)?;
     for b in &grouped.bodies {
         body(&mut w, model, &tree, &place, b, &mut warnings);
+        if let Some(v) = &velocities {
+            body_velocity(&mut w, &tree, &place, b, v);
+        }
     }
     joints(
         &mut w,
@@ -160,6 +165,25 @@ fn body(
         &place.rotation(world_from_top).scaled_axis(),
     );
     w.raw("shape", &shape);
+}
+
+/// A body's initial velocity (of its centre of mass) and angular velocity, world axes.
+fn body_velocity(
+    w: &mut Writer,
+    tree: &tree::Tree,
+    place: &World,
+    b: &bodies::Body,
+    v: &velocity::LinkVelocities,
+) {
+    let (v_origin, omega) = v[b.top];
+    let world_from_top = &tree.world_from_link[b.top];
+    let com = world_from_top * nalgebra::Point3::from(b.props.com);
+    let v_com = v_origin + omega.cross(&(com.coords - world_from_top.translation.vector));
+    w.vector(
+        "velocity_m_per_s",
+        &(place.base.rotation * v_com * place.scale),
+    );
+    w.vector("angular_velocity_rad_per_s", &(place.base.rotation * omega));
 }
 
 /// The body's one drawn shape: its links' first primitive visual, else the box of its inertia.

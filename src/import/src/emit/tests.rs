@@ -100,6 +100,7 @@ fn arm() -> Model {
         loops: Vec::new(),
         contact_excludes: Vec::new(),
         initial_positions: Vec::new(),
+        initial_velocities: Vec::new(),
         ignored: Vec::new(),
     }
 }
