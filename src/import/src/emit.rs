@@ -308,6 +308,14 @@ fn joints(
         if !options.ignore_limits {
             limits(w, j, tree.q0[k], place.scale, warnings)?;
         }
+        // Viscous damping: the scene's on hinges and prismatic joints. A length scale s
+        // keeps the masses, so a hinge's N·m·s/rad scales as the inertia, by s².
+        match (j.kind, j.damping) {
+            (_, d) if d == 0.0 => {}
+            (JointKind::Revolute, d) => w.number("damping_n_m_s_per_rad", d * place.scale.powi(2)),
+            (JointKind::Prismatic, d) => w.number("damping_n_s_per_m", d),
+            _ => {}
+        }
         joint_warnings(j, warnings);
     }
     Ok(())
@@ -368,7 +376,7 @@ fn joint_warnings(j: &crate::model::Joint, warnings: &mut Vec<String>) {
             j.at, j.name
         ));
     };
-    if j.damping != 0.0 {
+    if j.damping != 0.0 && !matches!(j.kind, JointKind::Revolute | JointKind::Prismatic) {
         say(format!("damping {}", j.damping));
     }
     if j.friction != 0.0 {

@@ -316,20 +316,7 @@ impl<'a, 'input> Reader<'a, 'input> {
         let anchor = body_from_frame * nalgebra::Point3::from(pos);
         let limits = self.limits(&attrs, kind, unit)?;
         let reference = attrs.number("ref")?.unwrap_or(0.0) * unit;
-        // MuJoCo's `ref` is the joint position of the pose the file draws; the model's frames
-        // are at position zero.
-        let parent_from_child = match kind {
-            JointKind::Revolute => {
-                let turn = UnitQuaternion::from_axis_angle(&axis, -reference);
-                let about = Translation3::from(anchor.coords);
-                parent_from_body
-                    * (about * Isometry3::from_parts(Default::default(), turn) * about.inverse())
-            }
-            JointKind::Prismatic => {
-                parent_from_body * Translation3::from(axis.into_inner() * -reference)
-            }
-            _ => parent_from_body,
-        };
+        let parent_from_child = at_zero(kind, &axis, &anchor.coords, reference, parent_from_body);
         if reference != 0.0 && matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
             self.model
                 .initial_positions
@@ -481,5 +468,29 @@ impl<'a, 'input> Reader<'a, 'input> {
             com: f.translation.vector,
             inertia_kg_m2: r.matrix() * local * r.matrix().transpose(),
         })
+    }
+}
+
+/// The child's frame at joint position zero: MuJoCo's `ref` is the joint position of the pose
+/// the file draws, and the model's frames are at position zero, so a hinge turns back by
+/// `reference` about its axis through the anchor and a slide moves back along its axis.
+fn at_zero(
+    kind: JointKind,
+    axis: &nalgebra::Unit<Vector3<f64>>,
+    anchor: &Vector3<f64>,
+    reference: f64,
+    parent_from_body: Isometry3<f64>,
+) -> Isometry3<f64> {
+    match kind {
+        JointKind::Revolute => {
+            let turn = UnitQuaternion::from_axis_angle(axis, -reference);
+            let about = Translation3::from(*anchor);
+            parent_from_body
+                * (about * Isometry3::from_parts(Default::default(), turn) * about.inverse())
+        }
+        JointKind::Prismatic => {
+            parent_from_body * Translation3::from(axis.into_inner() * -reference)
+        }
+        _ => parent_from_body,
     }
 }

@@ -8,7 +8,7 @@ use nalgebra::{Isometry3, Translation3, Vector3};
 use roxmltree::Node;
 
 use super::frame::{frame, nonzero, z_axis};
-use super::xml::{invalid, location};
+use super::xml::{invalid, location, Attrs};
 use super::Reader;
 use crate::error::ImportError;
 use crate::model::{Geom, GeomShape};
@@ -90,16 +90,6 @@ impl<'a, 'input> Reader<'a, 'input> {
                 return Err(attrs.bad("size", format!("size {} is {s}, not positive", i + 1)));
             }
         }
-        let need = |n: usize| -> Result<(), ImportError> {
-            if size.len() < n {
-                Err(attrs.bad(
-                    "size",
-                    format!("a {kind} needs {n} size numbers, {} given", size.len()),
-                ))
-            } else {
-                Ok(())
-            }
-        };
         let fromto = attrs.fixed::<6>("fromto")?;
         let (local, half_length) = match (fromto, kind) {
             (Some(ft), "capsule" | "cylinder" | "box" | "ellipsoid") => {
@@ -116,7 +106,47 @@ impl<'a, 'input> Reader<'a, 'input> {
             }
             (None, _) => (frame(&attrs, &self.compiler)?, None),
         };
-        let shape = match kind {
+        let shape = self.shape(&attrs, kind, &size, half_length)?;
+        let mass_kg = match attrs.number("mass")? {
+            Some(m) if m < 0.0 => return Err(attrs.bad("mass", format!("{m} is negative"))),
+            m => m,
+        };
+        let density_kg_m3 = attrs.non_negative("density", 1000.0)?;
+        let rgba = attrs.fixed::<4>("rgba")?;
+        let contype = attrs.number("contype")?.unwrap_or(1.0);
+        let conaffinity = attrs.number("conaffinity")?.unwrap_or(1.0);
+        Ok(GeomRead {
+            geom: Geom {
+                shape,
+                link_from_geom: body_from_frame * local,
+                rgba,
+                at: location(self.file, node),
+            },
+            mass_kg,
+            density_kg_m3,
+            collides: contype != 0.0 || conaffinity != 0.0,
+        })
+    }
+
+    /// The shape of a geom of `kind` from its `size` (and the half length `fromto` gave).
+    fn shape(
+        &self,
+        attrs: &Attrs,
+        kind: &str,
+        size: &[f64],
+        half_length: Option<f64>,
+    ) -> Result<GeomShape, ImportError> {
+        let need = |n: usize| -> Result<(), ImportError> {
+            if size.len() < n {
+                Err(attrs.bad(
+                    "size",
+                    format!("a {kind} needs {n} size numbers, {} given", size.len()),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        Ok(match kind {
             "sphere" => {
                 need(1)?;
                 GeomShape::Sphere { radius: size[0] }
@@ -160,7 +190,7 @@ impl<'a, 'input> Reader<'a, 'input> {
             _ => {
                 let name = attrs
                     .get("mesh")
-                    .ok_or_else(|| invalid(self.file, node, "a mesh geom needs `mesh`"))?;
+                    .ok_or_else(|| invalid(self.file, attrs.node, "a mesh geom needs `mesh`"))?;
                 let asset = self.meshes.get(name).ok_or_else(|| {
                     attrs.bad("mesh", format!("no <mesh name=\"{name}\"> in <asset>"))
                 })?;
@@ -169,25 +199,6 @@ impl<'a, 'input> Reader<'a, 'input> {
                     scale: asset.scale,
                 }
             }
-        };
-        let mass_kg = match attrs.number("mass")? {
-            Some(m) if m < 0.0 => return Err(attrs.bad("mass", format!("{m} is negative"))),
-            m => m,
-        };
-        let density_kg_m3 = attrs.non_negative("density", 1000.0)?;
-        let rgba = attrs.fixed::<4>("rgba")?;
-        let contype = attrs.number("contype")?.unwrap_or(1.0);
-        let conaffinity = attrs.number("conaffinity")?.unwrap_or(1.0);
-        Ok(GeomRead {
-            geom: Geom {
-                shape,
-                link_from_geom: body_from_frame * local,
-                rgba,
-                at: location(self.file, node),
-            },
-            mass_kg,
-            density_kg_m3,
-            collides: contype != 0.0 || conaffinity != 0.0,
         })
     }
 
