@@ -10,6 +10,7 @@
 
 pub mod emit;
 pub mod error;
+pub mod export;
 pub mod mjcf;
 pub mod model;
 pub mod options;
