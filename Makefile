@@ -15,7 +15,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1 xvfb xdotool
 
-.PHONY: deps demo test lint bench bench-compare bench-pile release help fuzz fuzz-arm fuzz-parsers fuzz-recordings fuzz-scene-sizes
+.PHONY: deps demo test lint bench bench-compare bench-pile release help test-import fuzz fuzz-arm fuzz-parsers fuzz-recordings fuzz-scene-sizes
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench  - criterion benchmarks"
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
 	@echo "make bench-pile - the 288-body pile (issue 15) in ar-multibody and rapier: step time, penetration, energy"
+	@echo "make test-import - URDF/MJCF import and MJCF export against Pinocchio and MuJoCo (downloads them)"
 	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings, make fuzz-arm and make fuzz-scene-sizes"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 	@echo "make fuzz-recordings - replay on 20,000 damaged, linked and oversized session folders"
@@ -74,6 +75,14 @@ PILE_BUDGET_SECS ?= 120
 bench-pile: deps
 	mkdir -p target
 	$(CARGO) bench -p ar-dynamics --features rapier --bench pile -- --csv $(CURDIR)/target/bench-pile.csv --budget $(PILE_BUDGET_SECS)
+
+# Issue 43: the importers against Pinocchio and MuJoCo, and the MJCF export in MuJoCo. The
+# scripts install `pin`/`mujoco` from PyPI into throw-away virtual environments under target/
+# and print tables; not part of `make test`.
+test-import: EXTRA_APT_PACKAGES := python3 python3-venv
+test-import: deps
+	$(CARGO) build --release --bin ar-multibody
+	python3 tests/import/mujoco_check.py
 
 # Every fuzz harness at length (>= 2.2 million inputs in all).
 fuzz: fuzz-parsers fuzz-recordings fuzz-arm fuzz-scene-sizes
