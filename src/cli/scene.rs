@@ -19,6 +19,8 @@ pub enum SceneCommand {
     /// A balanced binary Calder mobile of D levels (2^(D-1) - 1 bars, 2^(D-1) fish), masses
     /// computed so that every bar hangs level.
     Mobile(MobileArgs),
+    /// A scene as MuJoCo's MJCF (XML), to cross-check a mechanism in MuJoCo.
+    Export(super::scene_export::ExportArgs),
 }
 
 /// Arguments of `scene chain`.
@@ -59,6 +61,7 @@ pub fn run(command: SceneCommand) -> Result<()> {
     let (text, output) = match command {
         SceneCommand::Chain(args) => (chain_toml(args.links)?, args.output),
         SceneCommand::Mobile(args) => (mobile_toml(args.depth)?, args.output),
+        SceneCommand::Export(args) => return super::scene_export::run(args),
     };
     match output.out {
         Some(path) => ar_io::atomic_write::write_atomic(&path, text.as_bytes())
