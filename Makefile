@@ -24,7 +24,7 @@ help:
 	@echo "make bench  - criterion benchmarks"
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
 	@echo "make bench-pile - the 288-body pile (issue 15) in ar-multibody and rapier: step time, penetration, energy"
-	@echo "make test-import - URDF/MJCF import and MJCF export against Pinocchio and MuJoCo (downloads them)"
+	@echo "make test-import - URDF robots against Pinocchio, MJCF models and exported scenes against MuJoCo (downloads them)"
 	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings, make fuzz-arm and make fuzz-scene-sizes"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 	@echo "make fuzz-recordings - replay on 20,000 damaged, linked and oversized session folders"
@@ -67,6 +67,16 @@ bench-compare: deps
 	$(CARGO) bench -p ar-dynamics --features rapier --bench compare -- --csv $(CURDIR)/target/bench-compare.csv
 	python3 tests/benches/mujoco_chains.py --ar-csv target/bench-compare.csv
 
+# Imported URDF robots (the Panda and the SO-100 of example-robot-data) simulated against
+# Pinocchio (issue 43, acceptance 1): tests/import/pinocchio.sh installs `pin` and the robots
+# from PyPI into target/pinocchio-venv once. Not part of `make test`, which covers the same
+# code with the project's own models (tests/import_urdf.rs).
+test-import: EXTRA_APT_PACKAGES := python3 python3-venv
+test-import: deps
+	CARGO=$(CARGO) bash tests/import/pinocchio.sh
+	$(CARGO) build --release --bin ar-multibody
+	python3 tests/import/mujoco_check.py
+
 # The pile of assets/scenes/pile.toml (issue 15, acceptance 7) in ar-multibody and rapier3d-f64
 # in one run (tests/benches/pile.rs): step time, penetration and kinetic energy, per-step rows
 # in target/bench-pile.csv. Each engine stops after a wall budget (PILE_BUDGET_SECS, default 120 s).
@@ -75,14 +85,6 @@ PILE_BUDGET_SECS ?= 120
 bench-pile: deps
 	mkdir -p target
 	$(CARGO) bench -p ar-dynamics --features rapier --bench pile -- --csv $(CURDIR)/target/bench-pile.csv --budget $(PILE_BUDGET_SECS)
-
-# Issue 43: the importers against Pinocchio and MuJoCo, and the MJCF export in MuJoCo. The
-# scripts install `pin`/`mujoco` from PyPI into throw-away virtual environments under target/
-# and print tables; not part of `make test`.
-test-import: EXTRA_APT_PACKAGES := python3 python3-venv
-test-import: deps
-	$(CARGO) build --release --bin ar-multibody
-	python3 tests/import/mujoco_check.py
 
 # Every fuzz harness at length (>= 2.2 million inputs in all).
 fuzz: fuzz-parsers fuzz-recordings fuzz-arm fuzz-scene-sizes

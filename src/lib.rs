@@ -6,6 +6,7 @@
 //! - [`sandbox`]: a scene in a window without devices, driven by the mouse and keys.
 //! - [`scene_view`]: what a running simulation shows (bodies, reactions), as neutral data.
 //! - [`compositor`]: video background and simulation overlay (kiss3d).
+//! - [`scene_load`]: scene files and URDF / MJCF models, loaded the same way by every command.
 //! - [`manual`]: the reference manual (commands, scene format, solver, hardware, ...).
 
 pub mod compositor;
@@ -13,5 +14,6 @@ pub mod interaction;
 pub mod manual;
 pub mod rig;
 pub mod sandbox;
+pub mod scene_load;
 pub mod scene_view;
 pub mod tracking;

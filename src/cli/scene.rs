@@ -1,5 +1,6 @@
 //! `scene`: writes parametric scenes (a chain of N Table 1 pendula, a balanced binary mobile
-//! of depth D) as scene TOML to stdout or to a file (see [`ar_dynamics::scene::generate`]).
+//! of depth D) as scene TOML to stdout or to a file (see [`ar_dynamics::scene::generate`]), and
+//! imports URDF and MJCF models as scene files (`scene import`, [`super::scene_import`]).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -19,6 +20,10 @@ pub enum SceneCommand {
     /// A balanced binary Calder mobile of D levels (2^(D-1) - 1 bars, 2^(D-1) fish), masses
     /// computed so that every bar hangs level.
     Mobile(MobileArgs),
+    /// A URDF or MJCF model as a scene file (bodies at their centres of mass, fixed links
+    /// merged and kept as grab points); `simulate`, `demo`, `sandbox` and `run` also take the
+    /// model file directly, imported the same way with the default options.
+    Import(super::scene_import::ImportArgs),
     /// A scene as MuJoCo's MJCF (XML), to cross-check a mechanism in MuJoCo.
     Export(super::scene_export::ExportArgs),
 }
@@ -61,6 +66,7 @@ pub fn run(command: SceneCommand) -> Result<()> {
     let (text, output) = match command {
         SceneCommand::Chain(args) => (chain_toml(args.links)?, args.output),
         SceneCommand::Mobile(args) => (mobile_toml(args.depth)?, args.output),
+        SceneCommand::Import(args) => return super::scene_import::run(args),
         SceneCommand::Export(args) => return super::scene_export::run(args),
     };
     match output.out {

@@ -24,13 +24,15 @@ use ar_dynamics::{
     run_scripted, Scene, SceneSimulation, ScriptFrame, SimError, SolverMethod, SolverParams,
     StylusScript, StylusSpring,
 };
+use ar_multibody::scene_load::load_scene;
 
 /// Arguments of `simulate`. Numeric flags are checked while the command line is parsed
 /// ([`numeric_arg`]), so a bad value is reported as such, not as a problem of the scene.
 #[derive(Args, Debug)]
 #[command(after_long_help = COLUMNS_HELP)]
 pub struct SimulateArgs {
-    /// Scene name (a file in assets/scenes/, e.g. ten_pendula) or path to a scene file (TOML).
+    /// Scene name (a file in assets/scenes/, e.g. ten_pendula) or path to a scene file (TOML),
+    /// or a URDF (`.urdf`) or MJCF (`.xml`) model, imported with the default options.
     pub scene: String,
     /// Simulated duration (s), zero or more.
     #[arg(long, value_name = "S", default_value_t = 10.0, allow_negative_numbers = true,
@@ -335,7 +337,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let streams = SharedStreams::default();
     let mut watch = RunWatch::install(streams.clone())?;
     let method = method_of(&args)?;
-    let mut scene = Scene::load(ar_dynamics::scene::resolve_scene(&args.scene))?;
+    let mut scene = load_scene(&ar_dynamics::scene::resolve_scene(&args.scene))?;
     apply_solver_flags(&args, &mut scene)?;
     let mut wind = wind_of(&args, &scene)?;
     let mut sim = SceneSimulation::build(&scene, method)

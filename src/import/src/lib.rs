@@ -14,6 +14,7 @@ pub mod export;
 pub mod mjcf;
 pub mod model;
 pub mod options;
+pub mod urdf;
 
 pub use emit::{scene_toml, Emitted};
 pub use error::{ImportError, Location};
@@ -40,4 +41,39 @@ impl Format {
             _ => None,
         }
     }
+}
+
+/// Reads `path` (URDF or MJCF by its extension) and writes it as scene text under `options`:
+/// the one import that `scene import` and every command taking a scene share, so that a file
+/// imported and then simulated gives the same bits as the model simulated directly.
+pub fn import(path: &std::path::Path, options: &ImportOptions) -> Result<Emitted, ImportError> {
+    let model = match Format::of_path(path) {
+        Some(Format::Urdf) => {
+            if let Some(k) = &options.keyframe {
+                return Err(ImportError::Invalid {
+                    at: Location {
+                        file: path.to_owned(),
+                        line: 0,
+                    },
+                    element: "robot".into(),
+                    message: format!(
+                        "--keyframe {k}: a URDF file has no keyframes (set positions with --joint)"
+                    ),
+                });
+            }
+            urdf::read(path, options)?
+        }
+        Some(Format::Mjcf) => mjcf::read(path, options)?,
+        None => {
+            return Err(ImportError::Invalid {
+                at: Location {
+                    file: path.to_owned(),
+                    line: 0,
+                },
+                element: "file".into(),
+                message: "not a model file this program reads (.urdf, or MJCF .xml / .mjcf)".into(),
+            })
+        }
+    };
+    scene_toml(&model, options)
 }

@@ -41,7 +41,16 @@ impl SessionRecorder {
     /// is an error: nothing in it is ever overwritten.
     pub fn create(dir: &Path, scene_file: &Path, info: &SessionInfo) -> Result<Self, SessionError> {
         prepare_folder(dir)?;
-        let scene_text = read_text(scene_file).map_err(io_error(scene_file))?;
+        // A URDF or MJCF model is kept as the scene it was imported to: replay reads a scene.
+        let scene_text = if crate::scene_load::is_model_file(scene_file) {
+            crate::scene_load::scene_text(scene_file).map_err(|e| SessionError::Bad {
+                path: scene_file.to_owned(),
+                line: None,
+                message: e.to_string(),
+            })?
+        } else {
+            read_text(scene_file).map_err(io_error(scene_file))?
+        };
         write_new(&dir.join(SCENE_FILE), scene_text.as_bytes())?;
         let inputs_path = dir.join(INPUTS_FILE);
         let file = create_new(&inputs_path).map_err(io_error(&inputs_path))?;

@@ -66,7 +66,9 @@ impl RigSimulation {
             Method::Default => ar_dynamics::Method::Default,
             Method::Articulated => ar_dynamics::Method::RIG_ARTICULATED,
         };
-        SceneSimulation::load(path, method)
+        let scene =
+            crate::scene_load::load_scene(path).map_err(|e| SimulationError(e.to_string()))?;
+        SceneSimulation::build(&scene, method)
             .map(Self::new)
             .map_err(|e| SimulationError(e.to_string()))
     }

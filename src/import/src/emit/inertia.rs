@@ -91,6 +91,11 @@ pub(crate) fn triangle_problem(moments: &Vector3<f64>) -> Option<String> {
 /// The mass properties of parts given in one frame, combined about their common centre of
 /// mass by the parallel-axis theorem: I = Σ Iᵢ + mᵢ (|dᵢ|² E − dᵢ dᵢᵀ), dᵢ = cᵢ − c.
 pub(crate) fn combine(parts: &[MassProps]) -> MassProps {
+    // One part (the usual link) as it is: the weighted mean would round its numbers.
+    let with_mass: Vec<&MassProps> = parts.iter().filter(|p| p.mass_kg > 0.0).collect();
+    if let [one] = with_mass.as_slice() {
+        return **one;
+    }
     let mass_kg: f64 = parts.iter().map(|p| p.mass_kg).sum();
     if mass_kg == 0.0 {
         return MassProps {
