@@ -310,11 +310,14 @@ fn joints(
         }
         // Viscous damping: the scene's on hinges and prismatic joints. A length scale s
         // keeps the masses, so a hinge's N·m·s/rad scales as the inertia, by s².
-        match (j.kind, j.damping) {
-            (_, d) if d == 0.0 => {}
-            (JointKind::Revolute, d) => w.number("damping_n_m_s_per_rad", d * place.scale.powi(2)),
-            (JointKind::Prismatic, d) => w.number("damping_n_s_per_m", d),
-            _ => {}
+        if j.damping != 0.0 {
+            match j.kind {
+                JointKind::Revolute => {
+                    w.number("damping_n_m_s_per_rad", j.damping * place.scale.powi(2))
+                }
+                JointKind::Prismatic => w.number("damping_n_s_per_m", j.damping),
+                _ => {}
+            }
         }
         joint_warnings(j, warnings);
     }
