@@ -24,7 +24,7 @@ help:
 	@echo "make bench  - criterion benchmarks"
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
 	@echo "make bench-pile - the 288-body pile (issue 15) in ar-multibody and rapier: step time, penetration, energy"
-	@echo "make test-import - URDF robots (Panda, SO-100) imported and simulated against Pinocchio (downloads them)"
+	@echo "make test-import - URDF robots against Pinocchio, MJCF models and exported scenes against MuJoCo (downloads them)"
 	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings, make fuzz-arm and make fuzz-scene-sizes"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 	@echo "make fuzz-recordings - replay on 20,000 damaged, linked and oversized session folders"
@@ -74,6 +74,8 @@ bench-compare: deps
 test-import: EXTRA_APT_PACKAGES := python3 python3-venv
 test-import: deps
 	CARGO=$(CARGO) bash tests/import/pinocchio.sh
+	$(CARGO) build --release --bin ar-multibody
+	python3 tests/import/mujoco_check.py
 
 # The pile of assets/scenes/pile.toml (issue 15, acceptance 7) in ar-multibody and rapier3d-f64
 # in one run (tests/benches/pile.rs): step time, penetration and kinetic energy, per-step rows

@@ -17,6 +17,7 @@ pub mod replay;
 pub mod run;
 pub mod sandbox;
 pub mod scene;
+pub mod scene_export;
 pub mod scene_import;
 pub mod simulate;
 pub mod simulate_contacts;

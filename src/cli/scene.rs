@@ -24,6 +24,8 @@ pub enum SceneCommand {
     /// merged and kept as grab points); `simulate`, `demo`, `sandbox` and `run` also take the
     /// model file directly, imported the same way with the default options.
     Import(super::scene_import::ImportArgs),
+    /// A scene as MuJoCo's MJCF (XML), to cross-check a mechanism in MuJoCo.
+    Export(super::scene_export::ExportArgs),
 }
 
 /// Arguments of `scene chain`.
@@ -65,6 +67,7 @@ pub fn run(command: SceneCommand) -> Result<()> {
         SceneCommand::Chain(args) => (chain_toml(args.links)?, args.output),
         SceneCommand::Mobile(args) => (mobile_toml(args.depth)?, args.output),
         SceneCommand::Import(args) => return super::scene_import::run(args),
+        SceneCommand::Export(args) => return super::scene_export::run(args),
     };
     match output.out {
         Some(path) => ar_io::atomic_write::write_atomic(&path, text.as_bytes())

@@ -14,6 +14,7 @@
 //! - [`wind_and_mobiles`]: the microphone's wind and the Calder mobiles.
 //! - [`articulated`]: the reduced-coordinate method.
 //! - [`import`]: URDF (and MJCF) models as scenes: what maps to what, what is left out.
+//! - [`mjcf`]: MuJoCo's MJCF read (the subset) and scenes written as MJCF; the MuJoCo check.
 //! - [`hardware`]: camera and marker, digitizer arm, calibration order, microphone, HMD.
 //! - [`testing`]: the test tiers and hardware tests.
 //! - [`performance`]: current figures and the commands that print them.
@@ -41,6 +42,9 @@ pub mod articulated {}
 
 #[doc = include_str!("import.md")]
 pub mod import {}
+
+#[doc = include_str!("mjcf.md")]
+pub mod mjcf {}
 
 #[doc = include_str!("hardware.md")]
 pub mod hardware {}

@@ -23,6 +23,7 @@ mod free_rotation;
 mod function_length;
 mod golden;
 mod incline_friction;
+mod joint_damping;
 mod joint_limits;
 mod lever;
 mod mobile_scale;

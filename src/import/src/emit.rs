@@ -15,6 +15,7 @@ mod bodies;
 mod inertia;
 mod text;
 mod tree;
+mod velocity;
 
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 
@@ -71,8 +72,12 @@ pub fn scene_toml(model: &Model, options: &ImportOptions) -> Result<Emitted, Imp
     warnings.extend(tree.warnings.iter().cloned());
     let mut w = Writer::new();
     w.header(model);
+    let velocities = velocity::link_velocities(model, &tree)?;
     for b in &grouped.bodies {
         body(&mut w, model, &tree, &place, b, &mut warnings);
+        if let Some(v) = &velocities {
+            body_velocity(&mut w, &tree, &place, b, v);
+        }
     }
     joints(
         &mut w,
@@ -161,6 +166,25 @@ fn body(
         &place.rotation(world_from_top).scaled_axis(),
     );
     w.raw("shape", &shape);
+}
+
+/// A body's initial velocity (of its centre of mass) and angular velocity, world axes.
+fn body_velocity(
+    w: &mut Writer,
+    tree: &tree::Tree,
+    place: &World,
+    b: &bodies::Body,
+    v: &velocity::LinkVelocities,
+) {
+    let (v_origin, omega) = v[b.top];
+    let world_from_top = &tree.world_from_link[b.top];
+    let com = world_from_top * nalgebra::Point3::from(b.props.com);
+    let v_com = v_origin + omega.cross(&(com.coords - world_from_top.translation.vector));
+    w.vector(
+        "velocity_m_per_s",
+        &(place.base.rotation * v_com * place.scale),
+    );
+    w.vector("angular_velocity_rad_per_s", &(place.base.rotation * omega));
 }
 
 /// The body's one drawn shape: its links' first primitive visual, else the box of its inertia.
@@ -285,6 +309,17 @@ fn joints(
         if !options.ignore_limits {
             limits(w, j, tree.q0[k], place.scale, warnings)?;
         }
+        // Viscous damping: the scene's on hinges and prismatic joints. A length scale s
+        // keeps the masses, so a hinge's N·m·s/rad scales as the inertia, by s².
+        if j.damping != 0.0 {
+            match j.kind {
+                JointKind::Revolute => {
+                    w.number("damping_n_m_s_per_rad", j.damping * place.scale.powi(2))
+                }
+                JointKind::Prismatic => w.number("damping_n_s_per_m", j.damping),
+                _ => {}
+            }
+        }
         joint_warnings(j, warnings);
     }
     Ok(())
@@ -345,7 +380,7 @@ fn joint_warnings(j: &crate::model::Joint, warnings: &mut Vec<String>) {
             j.at, j.name
         ));
     };
-    if j.damping != 0.0 {
+    if j.damping != 0.0 && !matches!(j.kind, JointKind::Revolute | JointKind::Prismatic) {
         say(format!("damping {}", j.damping));
     }
     if j.friction != 0.0 {

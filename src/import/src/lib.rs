@@ -10,7 +10,9 @@
 
 pub mod emit;
 pub mod error;
+pub mod export;
 pub mod mesh;
+pub mod mjcf;
 pub mod model;
 pub mod options;
 pub mod urdf;
@@ -62,16 +64,7 @@ pub fn import(path: &std::path::Path, options: &ImportOptions) -> Result<Emitted
             }
             urdf::read(path, options)?
         }
-        Some(Format::Mjcf) => {
-            return Err(ImportError::Invalid {
-                at: Location {
-                    file: path.to_owned(),
-                    line: 0,
-                },
-                element: "mujoco".into(),
-                message: "MJCF import is not built into this version yet".into(),
-            })
-        }
+        Some(Format::Mjcf) => mjcf::read(path, options)?,
         None => {
             return Err(ImportError::Invalid {
                 at: Location {

@@ -37,6 +37,12 @@ pub struct Model {
     /// Initial joint positions the file itself gives (MJCF `qpos0`, a keyframe), by joint name;
     /// the command line's `--joint` overrides them.
     pub initial_positions: Vec<(String, Vec<f64>)>,
+    /// Initial joint velocities the file gives (MJCF keyframe `qvel`), by joint name, in
+    /// MuJoCo's convention: revolute and prismatic one rate (rad/s, m/s); ball the angular
+    /// velocity of the child relative to the parent in child axes (3); free the velocity of
+    /// the child frame's origin in parent (world) axes and the angular velocity in child axes
+    /// (6). Joints not listed start at rest.
+    pub initial_velocities: Vec<(String, Vec<f64>)>,
     /// What the reader met and did not take (each once, with where), for the warning list.
     pub ignored: Vec<Ignored>,
 }

@@ -123,11 +123,13 @@ impl JointActuator {
 pub struct JointForces {
     pub(super) limits: Vec<(usize, usize, JointLimit)>,
     pub(super) actuators: Vec<(usize, JointActuator)>,
+    /// Viscous joint dampers from the scene: (q̇ index, b).
+    pub(super) dampers: Vec<(usize, f64)>,
 }
 
 impl JointForces {
     /// Writes the joint forces at (t, q, q̇) into `tau` (overwritten) and returns (power of
-    /// the actuators, power dissipated by the limits' damping) (W).
+    /// the actuators, power dissipated by the limits' damping and the joint dampers) (W).
     pub fn apply(&self, t_secs: f64, q: &[f64], qd: &[f64], tau: &mut [f64]) -> (f64, f64) {
         tau.fill(0.0);
         let (mut p_ext, mut p_diss) = (0.0, 0.0);
@@ -135,6 +137,10 @@ impl JointForces {
             let (f, d) = limit.force(q[iq], qd[iv]);
             tau[iv] += f;
             p_diss += d;
+        }
+        for &(iv, b) in &self.dampers {
+            tau[iv] -= b * qd[iv];
+            p_diss += b * qd[iv] * qd[iv];
         }
         for &(iv, actuator) in &self.actuators {
             let f = actuator.force(t_secs);

@@ -185,6 +185,15 @@ impl ArticulatedSim {
             diagnostics: StepDiagnostics::default(),
             ledger: Ledger::new(),
         };
+        for j in model.joints.iter().filter(|j| j.damping > 0.0) {
+            let (_, iv) = sim.joint_coordinate(&j.name).map_err(|e| match e {
+                ArticulatedError::Unsupported(why) => {
+                    ArticulatedError::Unsupported(format!("{why} (it has damping)"))
+                }
+                other => other,
+            })?;
+            sim.dynamics.joint_forces.dampers.push((iv, j.damping));
+        }
         sim.restart_balance();
         Ok(sim)
     }

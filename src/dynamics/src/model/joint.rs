@@ -96,6 +96,10 @@ pub struct Joint {
     hinge_reference_in_body1: Vector3<f64>,
     /// The joint's limits (default method; none unless the scene sets them).
     pub limits: JointLimits,
+    /// Viscous damping on the joint's coordinate (hinge: N·m·s/rad on the relative angular
+    /// rate about the axis; prismatic: N·s/m on the relative sliding rate); 0 elsewhere. Both
+    /// methods book its dissipation in the energy balance (see [`crate::model::damper`]).
+    pub damping: f64,
 }
 
 /// Two unit vectors perpendicular to `axis` and to each other.
@@ -149,6 +153,7 @@ impl Joint {
             body1_from_body2_rotation: q1.inverse() * q2,
             hinge_reference_in_body1: q1.inverse_transform_vector(&hinge_perp[0]),
             limits: JointLimits::default(),
+            damping: 0.0,
         }
     }
 

@@ -2,6 +2,7 @@
 //! gravity, checked for consistency once when built.
 
 pub mod body;
+pub mod damper;
 pub mod force;
 pub mod grab;
 pub mod joint;

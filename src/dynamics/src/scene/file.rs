@@ -129,6 +129,11 @@ pub(super) struct JointDef {
     pub(super) limits_m: Option<Spanned<Vec<f64>>>,
     #[serde(default)]
     pub(super) limit_restitution: Option<Spanned<f64>>,
+    /// Viscous joint damping: a hinge's (N·m·s/rad) and a prismatic joint's (N·s/m).
+    #[serde(default)]
+    pub(super) damping_n_m_s_per_rad: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub(super) damping_n_s_per_m: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]

@@ -45,9 +45,50 @@ pub(super) fn joints(
         let (axis, hinge_axis) = axes(ck, j, &f, kind)?;
         let mut joint = Joint::new(name.clone(), kind, bodies, b1, b2, a1, a2, axis, hinge_axis);
         joint.limits = limits(ck, j, &f, kind)?;
+        joint.damping = damping(ck, j, &f, kind)?;
         joints.push(joint);
     }
     Ok(joints)
+}
+
+/// The joint's viscous damping: `damping_n_m_s_per_rad` on a hinge, `damping_n_s_per_m` on a
+/// prismatic joint, not negative; 0 when not given. Another joint kind, or the other unit, is
+/// refused with the field.
+fn damping(
+    ck: &Checker,
+    j: &JointDef,
+    f: &dyn Fn(&str) -> String,
+    kind: JointKind,
+) -> Result<f64, SceneError> {
+    let given = [
+        (
+            "damping_n_m_s_per_rad",
+            &j.damping_n_m_s_per_rad,
+            JointKind::Hinge,
+        ),
+        (
+            "damping_n_s_per_m",
+            &j.damping_n_s_per_m,
+            JointKind::Prismatic,
+        ),
+    ];
+    let mut damping = 0.0;
+    for (field, value, takes) in given {
+        let Some(v) = value else { continue };
+        if kind != takes {
+            return Err(ck.err(
+                v.span(),
+                f(field),
+                format!(
+                    "a {} joint has no such damping (`damping_n_m_s_per_rad` is a hinge's, \
+                     `damping_n_s_per_m` a prismatic joint's)",
+                    kind.name()
+                ),
+            ));
+        }
+        damping = ck.non_negative(v, &f(field))?;
+    }
+    Ok(damping)
 }
 
 /// The joint's `limits_rad`, `limits_m` and `limit_restitution` (see

@@ -152,6 +152,8 @@ impl Step<'_> {
                 let force = self.s.loads.force[i] + self.s.loads.element_force[i];
                 let torque = self.s.loads.torque[i] + self.s.loads.element_torque[i];
                 self.s.ledger.external_work_j += h * (force.dot(&v) + torque.dot(&w));
+                let (f, t) = (self.s.loads.damper_force[i], self.s.loads.damper_torque[i]);
+                self.s.ledger.dissipated_j -= h * (f.dot(&v) + t.dot(&w));
             }
         }
     }

@@ -214,6 +214,9 @@ pub(crate) struct ExternalLoads {
     pub(crate) torque: Vec<Vector3<f64>>,
     pub(crate) element_force: Vec<Vector3<f64>>,
     pub(crate) element_torque: Vec<Vector3<f64>>,
+    /// The joint dampers' wrenches in the current (sub-)step (booked as dissipation).
+    pub(crate) damper_force: Vec<Vector3<f64>>,
+    pub(crate) damper_torque: Vec<Vector3<f64>>,
 }
 
 /// The solver's state between steps and its scratch, sized once for a model: nothing is
@@ -276,6 +279,8 @@ impl Solver {
                 torque: vec![Vector3::zeros(); n],
                 element_force: vec![Vector3::zeros(); n],
                 element_torque: vec![Vector3::zeros(); n],
+                damper_force: vec![Vector3::zeros(); n],
+                damper_torque: vec![Vector3::zeros(); n],
             },
             reactions: vec![JointReaction::default(); n_joints],
             saved_state: Vec::with_capacity(n),

@@ -84,6 +84,17 @@ impl Step<'_> {
                 loads.element_force[i] -= b.linear_velocity_in_world * b.drag_n_s_per_m;
             }
         }
+        // Joint dampers, explicit from the start state (see `model::damper`).
+        loads.damper_force.fill(Vector3::zeros());
+        loads.damper_torque.fill(Vector3::zeros());
+        for j in self.joints {
+            if let Some([w1, w2]) = crate::model::damper::damper_wrenches(j, self.bodies) {
+                for (b, (f, t)) in [(j.body1, w1), (j.body2, w2)] {
+                    loads.damper_force[b] += f;
+                    loads.damper_torque[b] += t;
+                }
+            }
+        }
         for (i, b) in self.bodies.iter_mut().enumerate() {
             if !reuse_end {
                 self.s.body.start[i] = Pose::of(b);
@@ -93,8 +104,9 @@ impl Step<'_> {
             self.s.body.v_start[i] = b.linear_velocity_in_world;
             self.s.body.w_start[i] = b.angular_velocity_in_world;
             if b.is_dynamic() {
-                let force = self.s.loads.force[i] + self.s.loads.element_force[i];
-                let torque = self.s.loads.torque[i] + self.s.loads.element_torque[i];
+                let loads = &self.s.loads;
+                let force = loads.force[i] + loads.element_force[i] + loads.damper_force[i];
+                let torque = loads.torque[i] + loads.element_torque[i] + loads.damper_torque[i];
                 b.linear_velocity_in_world += (self.gravity_in_world + force * b.inv_mass) * h;
                 // The torque acts at the midpoint orientation (see `reset_to_free_motion`),
                 // here from the start velocity (the rows' ω̄ is not known yet).

@@ -100,6 +100,7 @@ fn arm() -> Model {
         loops: Vec::new(),
         contact_excludes: Vec::new(),
         initial_positions: Vec::new(),
+        initial_velocities: Vec::new(),
         ignored: Vec::new(),
     }
 }
@@ -260,14 +261,16 @@ fn bad_inertia_is_named_with_its_line() {
 }
 
 #[test]
-fn limits_are_relative_and_damping_warns() {
+fn limits_are_relative_and_damping_is_the_scenes() {
     let mut m = arm();
     m.joints[0].limits = Some([-1.0, 2.0]);
     m.joints[1].damping = 0.5;
+    m.joints[1].friction = 0.25;
     let e = scene_toml(&m, &options(0.5, 0.0)).unwrap();
     assert!(e.text.contains("limits_rad = [-1.5, 1.5]"), "{}", e.text);
+    assert!(e.text.contains("damping_n_m_s_per_rad = 0.5"), "{}", e.text);
     assert_eq!(e.warnings.len(), 1, "{:?}", e.warnings);
-    assert!(e.warnings[0].starts_with("arm.urdf:7: joint \"elbow\": damping 0.5"));
+    assert!(e.warnings[0].starts_with("arm.urdf:7: joint \"elbow\": friction 0.25"));
     let (line, _, message) = invalid(scene_toml(&m, &options(2.5, 0.0)).unwrap_err());
     assert_eq!(line, 6);
     assert!(message.contains("outside its limits"), "{message}");

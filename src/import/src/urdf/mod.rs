@@ -84,6 +84,7 @@ pub fn parse(text: &str, path: &Path, options: &ImportOptions) -> Result<Model, 
         loops: Vec::new(),
         contact_excludes: Vec::new(),
         initial_positions: Vec::new(),
+        initial_velocities: Vec::new(),
         ignored,
     })
 }
