@@ -23,7 +23,7 @@ help:
 	@echo "make lint   - cargo fmt --check and clippy with warnings as errors"
 	@echo "make bench  - criterion benchmarks"
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
-	@echo "make bench-pile - the 288-body pile (issue 15) in ar-multibody and rapier: step time, penetration, energy"
+	@echo "make bench-pile - the 288-body pile in ar-multibody and rapier: the work-precision front (step time, penetration, energy)"
 	@echo "make test-import - URDF robots against Pinocchio, MJCF models and exported scenes against MuJoCo (downloads them)"
 	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings, make fuzz-arm and make fuzz-scene-sizes"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
@@ -77,14 +77,18 @@ test-import: deps
 	$(CARGO) build --release --bin ar-multibody
 	python3 tests/import/mujoco_check.py
 
-# The pile of assets/scenes/pile.toml (issue 15, acceptance 7) in ar-multibody and rapier3d-f64
-# in one run (tests/benches/pile.rs): step time, penetration and kinetic energy, per-step rows
-# in target/bench-pile.csv. Each engine stops after a wall budget (PILE_BUDGET_SECS, default 120 s).
+# The pile of assets/scenes/pile.toml (issue 15, acceptance 7; issue 42, acceptance 2) in
+# ar-multibody at five `tolerance_m` settings and rapier3d-f64 at 1, 2, 4 and 8 solver iterations,
+# in one run (tests/benches/pile.rs): step time, penetration and kinetic energy; per-step rows in
+# target/bench-pile.csv, the front's points in target/bench-pile-front.csv and its plot in
+# target/bench-pile-front.png. Each run stops after a wall budget (PILE_BUDGET_SECS, default 120 s).
 # Not part of `make test`.
 PILE_BUDGET_SECS ?= 120
 bench-pile: deps
 	mkdir -p target
-	$(CARGO) bench -p ar-dynamics --features rapier --bench pile -- --csv $(CURDIR)/target/bench-pile.csv --budget $(PILE_BUDGET_SECS)
+	$(CARGO) bench -p ar-dynamics --features rapier --bench pile -- --csv $(CURDIR)/target/bench-pile.csv \
+	  --front-csv $(CURDIR)/target/bench-pile-front.csv --front-png $(CURDIR)/target/bench-pile-front.png \
+	  --budget $(PILE_BUDGET_SECS)
 
 # Every fuzz harness at length (>= 2.2 million inputs in all).
 fuzz: fuzz-parsers fuzz-recordings fuzz-arm fuzz-scene-sizes

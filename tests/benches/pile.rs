@@ -7,14 +7,15 @@
 //! from the same loaded [`Scene`]: rapier gets every body with the scene's mass and principal
 //! inertia (set explicitly; its colliders have zero density), every collider of the scene's
 //! contact model (ball, cuboid, the desk as a half-space), friction combined as the geometric
-//! mean (ar-multibody's √(μ₁ μ₂)), restitution as the max, default solver settings
-//! (4 solver iterations, 1 internal PGS iteration, 1 stabilisation iteration), CCD off and
-//! sleeping DISABLED (a sleeping body's velocity is zero by fiat, so its kinetic energy would
-//! prove nothing). Each engine simulates [`SETTLE_SECS`] and then [`STAY_SECS`] more; a run
+//! mean (ar-multibody's √(μ₁ μ₂)), restitution as the max, 1 internal PGS iteration and 1
+//! stabilisation iteration, CCD off and sleeping DISABLED (a sleeping body's velocity is zero
+//! by fiat, so its kinetic energy would prove nothing). The runs are the work-precision front
+//! of [`pile_front`]: rapier at 1, 2, 4 (its default) and 8 solver iterations, ar-multibody at
+//! several `[contact] tolerance_m`. Each run simulates [`SETTLE_SECS`] and then [`STAY_SECS`] more; a run
 //! longer than the wall budget stops early and says how many steps it took, and a step error
 //! or a non-finite state ends a run with a note instead of a panic.
 //!
-//! Columns (one row per engine):
+//! Columns (one row per run):
 //! - `steps`, `t end s`: steps taken and the simulated time reached (s);
 //! - `ms mean`, `ms median`: wall time of one step (ms), the step call only;
 //! - `pen run m`, `pen stay m`: the engine's own deepest penetration (m), over the whole run
@@ -30,10 +31,11 @@
 //! - `contacts`: contact points at the end (ar-multibody: its contact report; rapier: the
 //!   solver contacts of its manifolds, speculative ones included);
 //! - `out`: bodies whose centre left the bin (the box of the static colliders);
-//! - `time/ar`: mean step time over ar-multibody's.
+//! - `time/ar`: mean step time over that of ar-multibody's default (unset `tolerance_m`).
 //!
 //! Run: `make bench-pile`, or `cargo bench -p ar-dynamics --features rapier --bench pile [-- --csv OUT.csv] [--budget SECS]`
-//! (`--budget`: wall-clock seconds per engine, default [`WALL_BUDGET_SECS`]). The CSV has one
+//! (`--budget`: wall-clock seconds per run, default [`WALL_BUDGET_SECS`]; `--only TEXT`: the
+//! runs whose label contains TEXT; `--front-csv`, `--front-png`: see [`pile_front`]). The CSV has one
 //! row per step and engine: t_s, engine, step_ms, max_penetration_m, check_penetration_m,
 //! kinetic_j, contacts. `cargo test` (which runs benches without `--bench`, in a debug build)
 //! gets a smoke run only: the pile's bottom layer ([`SMOKE_BODIES`] bodies), 0.2 s simulated
@@ -49,13 +51,16 @@ use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod pile_front;
+mod pile_report;
+
 use ar_dynamics::contact::{ColliderShape, ContactModel};
 use ar_dynamics::Scene;
-use ar_io::csv_write::CsvWriter;
 use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
 use parry3d_f64::query;
 use parry3d_f64::shape::{Ball, Cuboid, HalfSpace};
+use pile_front::Setting;
 use rapier3d_f64::dynamics::{CoefficientCombineRule, MassProperties, RigidBodyBuilder};
 use rapier3d_f64::geometry::{ColliderBuilder, SharedShape};
 use rapier3d_f64::math::{Pose, Rotation, Vector};
@@ -86,16 +91,18 @@ struct StepRecord {
     check_penetration_m: f64,
     kinetic_j: f64,
     contacts: usize,
+    /// ar-multibody: the sweeps of its sparse contact solve; rapier: its solver iterations.
+    sweeps: usize,
 }
 
 /// One engine's run.
-struct Run {
-    engine: &'static str,
-    planned_steps: usize,
+pub struct Run {
+    engine: String,
+    pub planned_steps: usize,
     steps: Vec<StepRecord>,
     out_of_bin: usize,
     /// Why the run ended before its planned steps, if it did.
-    stopped: Option<String>,
+    pub stopped: Option<String>,
 }
 
 fn to_r(v: &Vector3<f64>) -> Vector {
@@ -208,7 +215,7 @@ fn planned_steps(secs: f64, h: f64) -> usize {
     (secs / h).round() as usize
 }
 
-fn empty_run(engine: &'static str, secs: f64, h: f64) -> Run {
+fn empty_run(engine: String, secs: f64, h: f64) -> Run {
     Run {
         engine,
         planned_steps: planned_steps(secs, h),
@@ -248,6 +255,7 @@ fn run_ar(scene: &Scene, check: &Check, budget_secs: f64, run: &Mutex<Run>) {
             check_penetration_m: check.deepest_m(|b| to_pose(&bodies[b].world_from_body())),
             kinetic_j,
             contacts: sim.contact_report().len(),
+            sweeps: sim.contact_sweeps(),
         };
         let centres = bodies.iter().skip(1).map(|b| to_r(&b.position_in_world));
         let out_of_bin = check.out_of_bin(centres);
@@ -267,12 +275,14 @@ fn run_ar(scene: &Scene, check: &Check, budget_secs: f64, run: &Mutex<Run>) {
 /// [`run_ar`] on a thread of its own, given up after the wall budget (plus a little): one
 /// step of the dense contact solve may take longer than the whole budget, and a step cannot
 /// be interrupted. A thread given up on keeps running until the process exits.
-fn run_ar_bounded(scene: &Scene, check: &Arc<Check>, secs: f64, budget_secs: f64) -> Run {
-    let run = Arc::new(Mutex::new(empty_run(
-        "ar-multibody",
-        secs,
-        scene.params.dt_secs,
-    )));
+fn run_ar_bounded(
+    scene: &Scene,
+    check: &Arc<Check>,
+    secs: f64,
+    budget_secs: f64,
+    label: String,
+) -> Run {
+    let run = Arc::new(Mutex::new(empty_run(label, secs, scene.params.dt_secs)));
     let (done_tx, done_rx) = mpsc::channel();
     {
         let (scene, check, run) = (scene.clone(), Arc::clone(check), Arc::clone(&run));
@@ -286,7 +296,7 @@ fn run_ar_bounded(scene: &Scene, check: &Arc<Check>, secs: f64, budget_secs: f64
         .recv_timeout(Duration::from_secs_f64(budget_secs + grace_secs))
         .is_ok();
     let mut r = run.lock().expect("no panic while locked");
-    let mut out = empty_run(r.engine, secs, scene.params.dt_secs);
+    let mut out = empty_run(r.engine.clone(), secs, scene.params.dt_secs);
     out.steps = std::mem::take(&mut r.steps);
     out.out_of_bin = r.out_of_bin;
     out.stopped = r.stopped.take();
@@ -300,12 +310,14 @@ fn run_ar_bounded(scene: &Scene, check: &Arc<Check>, secs: f64, budget_secs: f64
     out
 }
 
-fn run_rapier(scene: &Scene, check: &Check, secs: f64, budget_secs: f64) -> Run {
+/// rapier's run with `iterations` solver iterations.
+fn run_rapier(scene: &Scene, check: &Check, secs: f64, budget_secs: f64, iterations: usize) -> Run {
     let h = scene.params.dt_secs;
     let mut world = PhysicsWorld::new();
     world.gravity = to_r(&scene.gravity_in_world);
     world.integration_parameters.dt = h;
-    // Defaults otherwise: 4 solver iterations, 1 internal PGS, 1 stabilisation iteration.
+    world.integration_parameters.num_solver_iterations = iterations;
+    // Defaults otherwise: 1 internal PGS, 1 stabilisation iteration.
     let handles: Vec<_> = scene
         .bodies
         .iter()
@@ -343,7 +355,7 @@ fn run_rapier(scene: &Scene, check: &Check, secs: f64, budget_secs: f64) -> Run 
         world.insert_collider(collider, Some(handles[c.body]));
     }
 
-    let mut run = empty_run("rapier3d-f64", secs, h);
+    let mut run = empty_run(pile_front::Setting::Rapier(iterations).label(), secs, h);
     let start = Instant::now();
     for n in 0..run.planned_steps {
         let t0 = Instant::now();
@@ -372,6 +384,7 @@ fn run_rapier(scene: &Scene, check: &Check, secs: f64, budget_secs: f64) -> Run 
             check_penetration_m: check.deepest_m(|b| *world.bodies[handles[b]].position()),
             kinetic_j,
             contacts,
+            sweeps: iterations,
         });
         if !kinetic_j.is_finite() {
             run.stopped = Some(format!(
@@ -390,6 +403,32 @@ fn run_rapier(scene: &Scene, check: &Check, secs: f64, budget_secs: f64) -> Run 
             .map(|&b| world.bodies[b].position().translation),
     );
     run
+}
+
+/// The figures of one span of a run (its steps ending in (from, to], half a step of slack).
+pub struct Span {
+    ms_mean: f64,
+    chk_max_m: f64,
+    kinetic_max_j: f64,
+    sweeps_mean: f64,
+}
+
+pub fn summarise_span(run: &Run, from_s: f64, to_s: f64, h: f64) -> Span {
+    let s: Vec<&StepRecord> = run
+        .steps
+        .iter()
+        .filter(|r| r.t_s > from_s + 0.5 * h && r.t_s <= to_s + 0.5 * h)
+        .collect();
+    let n = s.len() as f64;
+    Span {
+        ms_mean: s.iter().map(|r| r.step_ms).sum::<f64>() / n,
+        chk_max_m: s
+            .iter()
+            .map(|r| r.check_penetration_m)
+            .fold(f64::NAN, f64::max),
+        kinetic_max_j: s.iter().map(|r| r.kinetic_j).fold(f64::NAN, f64::max),
+        sweeps_mean: s.iter().map(|r| r.sweeps as f64).sum::<f64>() / n,
+    }
 }
 
 /// The figures of one run's table row.
@@ -476,118 +515,92 @@ fn main() {
     let h = scene.params.dt_secs;
     println!(
         "pile: {} bodies, {} colliders, h = {h} s, {total_secs} s simulated (settle {settle_secs} s), \
-         wall budget {budget_secs} s per engine{}",
+         wall budget {budget_secs} s per run{}",
         scene.bodies.len() - 1,
         model.colliders.len(),
         if smoke { " (smoke run: no --bench)" } else { "" },
     );
     println!(
-        "rapier3d-f64: default solver (4 iterations, 1 internal PGS, 1 stabilisation), \
-         sleeping disabled, CCD off, μ geometric mean, e max"
+        "rapier3d-f64: 1 internal PGS, 1 stabilisation iteration, solver iterations as labelled \
+         (default 4), sleeping disabled, CCD off, μ geometric mean, e max"
     );
 
-    // rapier first: the ar-multibody thread may be given up on and keep a core busy.
-    let rapier = run_rapier(&scene, &check, total_secs, budget_secs);
-    let ar = run_ar_bounded(&scene, &check, total_secs, budget_secs);
+    let settings: &[Setting] = if smoke {
+        &[Setting::Rapier(4), Setting::Ours(None)]
+    } else {
+        &pile_front::SETTINGS
+    };
+    // `--only TEXT`: the settings whose label contains TEXT (e.g. `--only "tol=1e-3"`).
+    let only = arg_value(&args, "--only");
+    let settings: Vec<Setting> = settings
+        .iter()
+        .filter(|s| only.as_ref().is_none_or(|o| s.label().contains(o.as_str())))
+        .copied()
+        .collect();
+    let runs = run_settings(&settings, &scene, &check, total_secs, budget_secs);
     if smoke {
-        assert!(
-            !ar.steps.is_empty(),
-            "ar-multibody took no step: {:?}",
-            ar.stopped
-        );
-        assert!(!rapier.steps.is_empty(), "rapier took no step");
-        let pen = summarise(&ar, settle_secs, h).pen_run_m;
-        assert!(pen.is_finite(), "ar-multibody penetration {pen}");
-    }
-
-    println!(
-        "{:<13} {:>5} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>4} {:>8}",
-        "engine",
-        "steps",
-        "t end s",
-        "ms mean",
-        "ms median",
-        "pen run m",
-        "pen stay m",
-        "chk run m",
-        "chk stay m",
-        "KE 5s J",
-        "KE stay J",
-        "contacts",
-        "out",
-        "time/ar"
-    );
-    let ar_mean_ms = summarise(&ar, settle_secs, h).ms_mean;
-    for run in [&ar, &rapier] {
-        let s = summarise(run, settle_secs, h);
-        println!(
-            "{:<13} {:>5} {:>7.2} {:>9.3} {:>9.3} {:>9.2e} {:>10.2e} {:>9.2e} {:>10.2e} {:>9.2e} {:>9.2e} {:>8} {:>4} {:>7.3}x",
-            run.engine,
-            run.steps.len(),
-            s.t_end_s,
-            s.ms_mean,
-            s.ms_median,
-            s.pen_run_m,
-            s.pen_stay_m,
-            s.chk_run_m,
-            s.chk_stay_m,
-            s.kinetic_settled_j,
-            s.kinetic_stay_j,
-            s.contacts,
-            run.out_of_bin,
-            s.ms_mean / ar_mean_ms,
-        );
-    }
-    for run in [&ar, &rapier] {
-        match (&run.stopped, run.steps.len() < run.planned_steps) {
-            (Some(why), _) => println!("{}: stopped: {why}", run.engine),
-            (None, true) => println!(
-                "{}: stopped after {} of {} steps (wall budget {budget_secs} s)",
+        for (_, run) in &runs {
+            assert!(
+                !run.steps.is_empty(),
+                "{} took no step: {:?}",
                 run.engine,
-                run.steps.len(),
-                run.planned_steps
-            ),
-            _ => {}
+                run.stopped
+            );
+            let pen = summarise(run, settle_secs, h).pen_run_m;
+            assert!(pen.is_finite(), "{} penetration {pen}", run.engine);
         }
     }
-    println!(
-        "acceptance 7: after {SETTLE_SECS} s, penetration <= {PENETRATION_BOUND_M:e} m and \
-         kinetic energy < {KINETIC_BOUND_J:e} J"
-    );
+    pile_report::print_table(&runs, settle_secs, h, budget_secs);
+    let points: Vec<pile_front::Point> = runs
+        .iter()
+        .map(|(setting, run)| pile_front::point(*setting, run, settle_secs, h))
+        .collect();
+    pile_front::print(&points);
 
     if let Some(path) = csv_out {
-        let mut rows = CsvWriter::new(Vec::new());
-        rows.write_fields([
-            "t_s",
-            "engine",
-            "step_ms",
-            "max_penetration_m",
-            "check_penetration_m",
-            "kinetic_j",
-            "contacts",
-        ])
-        .expect("in memory");
-        for run in [&ar, &rapier] {
-            for r in &run.steps {
-                rows.row()
-                    .value(r.t_s)
-                    .text(run.engine)
-                    .values([
-                        r.step_ms,
-                        r.penetration_m,
-                        r.check_penetration_m,
-                        r.kinetic_j,
-                    ])
-                    .value(r.contacts)
-                    .end()
-                    .expect("in memory");
-            }
-        }
-        let text = rows.into_inner().expect("in memory");
-        if let Err(e) = std::fs::write(&path, text) {
-            eprintln!("cannot write {path}: {e}");
+        write_or_exit(&path, &pile_report::steps_csv(&runs));
+    }
+    if let Some(path) = arg_value(&args, "--front-csv") {
+        write_or_exit(&path, &pile_front::csv(&points));
+    }
+    if let Some(path) = arg_value(&args, "--front-png") {
+        if let Err(e) = pile_front::plot(Path::new(&path), &points) {
+            eprintln!("cannot plot {path}: {e}");
             std::process::exit(1);
         }
         println!("written: {path}");
     }
+}
+
+/// One run per setting, in order.
+fn run_settings(
+    settings: &[Setting],
+    scene: &Scene,
+    check: &Arc<Check>,
+    secs: f64,
+    budget_secs: f64,
+) -> Vec<(Setting, Run)> {
+    settings
+        .iter()
+        .map(|&setting| {
+            let run = match setting {
+                Setting::Rapier(n) => run_rapier(scene, check, secs, budget_secs, n),
+                Setting::Ours(tolerance_m) => {
+                    let mut scene = scene.clone();
+                    scene.contact.as_mut().expect("contact").tolerance_m = tolerance_m;
+                    run_ar_bounded(&scene, check, secs, budget_secs, setting.label())
+                }
+            };
+            eprintln!("{}: {} steps", run.engine, run.steps.len());
+            (setting, run)
+        })
+        .collect()
+}
+
+fn write_or_exit(path: &str, bytes: &[u8]) {
+    if let Err(e) = std::fs::write(path, bytes) {
+        eprintln!("cannot write {path}: {e}");
+        std::process::exit(1);
+    }
+    println!("written: {path}");
 }

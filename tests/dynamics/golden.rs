@@ -256,7 +256,10 @@ fn golden_pile_sleeping() {
         "pile sleeping",
         got,
         500,
-        0xbebafb1d485eb149,
-        0x5a3fc4dbf61f035f,
+        // Changed with the sparse sweeps' stall rule and the linearised projection (issue
+        // 42): the pile still sleeps whole by 5 s, its fall's penetration 1e-7 m (2.3e-5
+        // before), the balance within 0.3 % (`contact::the_pile_settles_and_stays`).
+        0x8b61d19dd3c81d91,
+        0x4bd5a2abca1658b2,
     );
 }

@@ -13,6 +13,7 @@ mod articulated_loops;
 mod articulated_vs_default;
 mod contact;
 mod contact_presence;
+mod contact_tolerance;
 mod convergence;
 mod convergence_free_body;
 mod deformable;

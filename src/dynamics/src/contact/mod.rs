@@ -180,7 +180,19 @@ pub struct ContactModel {
     /// Islands at rest fall asleep (`[contact] sleep`, default true; see
     /// `crate::simulation`'s sleep module).
     pub sleep: bool,
+    /// The precision setting (`[contact] tolerance_m`): the penetration a step's contact
+    /// solve may leave (m). The sparse sweeps stop once their row-velocity residual is under
+    /// `tolerance_m / h`, and the projection once the deepest penetration is under
+    /// `tolerance_m`. `None`: the sweeps aim at [`through_joints::RESIDUAL_TOLERANCE_M_PER_S`]
+    /// and the projection at h times what they leave, at most the solver's position
+    /// tolerance (about 1e-7 m on the pile). Within [`TOLERANCE_RANGE_M`].
+    pub tolerance_m: Option<f64>,
 }
+
+/// The range `[contact] tolerance_m` may take (m): no finer than the projection's own floor
+/// (1e-10 m), no coarser than the default contact margin (a contact sunk deeper than the
+/// margin could be missed by the rows of the next step).
+pub const TOLERANCE_RANGE_M: (f64, f64) = (1.0e-10, 1.0e-3);
 
 impl ContactModel {
     /// A model with no colliders yet.
@@ -195,6 +207,7 @@ impl ContactModel {
             tip_body: None,
             max_points: geometry::MAX_CONTACT_POINTS,
             sleep: true,
+            tolerance_m: None,
         }
     }
 

@@ -18,7 +18,9 @@
 //! A resting pile's impulses change little from step to step, so each contact starts from
 //! the impulse the contact with the same key (colliders and manifold index) ended the last
 //! step with, clamped to the law; the sweeps then correct what changed. They stop once the
-//! residual is under [`RESIDUAL_TOLERANCE_M_PER_S`] or after [`MAX_SWEEPS`].
+//! residual is under the caller's tolerance ([`super::through_joints::RESIDUAL_TOLERANCE_M_PER_S`] by default, or
+//! the scene's `[contact] tolerance_m` over h), once it stalls (it fell by less than a tenth
+//! over the last [`STALL_CHECKS`] checks), or after [`MAX_SWEEPS`].
 //!
 //! Sweeps run in contact order (the detection's collider order), so the result is
 //! deterministic.
@@ -26,7 +28,7 @@
 use nalgebra::{Vector2, Vector3};
 
 use super::lcp::{ContactImpulse, ContactRows, InverseMass, VelocityChange};
-use super::through_joints::{contact_residual, SweepStats, RESIDUAL_TOLERANCE_M_PER_S};
+use super::through_joints::{contact_residual, SweepStats};
 
 /// Sweeps at most per solve.
 pub const MAX_SWEEPS: usize = 500;
@@ -138,6 +140,12 @@ impl Packed {
 /// The sweeps check the residual every this many sweeps (the check costs about a sweep).
 const CHECK_EVERY: usize = 4;
 
+/// The sweeps stop, converged or not, once the residual is more than [`STALL_RATIO`] times
+/// what it was this many checks before (32 sweeps).
+const STALL_CHECKS: usize = 8;
+/// See [`STALL_CHECKS`].
+const STALL_RATIO: f64 = 0.9;
+
 /// The solve's buffers, kept between steps (no allocation once grown).
 #[derive(Clone, Debug, Default)]
 pub struct PgsScratch {
@@ -153,13 +161,18 @@ pub struct PgsScratch {
 
 /// Solves the contacts' impulses (see the module docs). `warm[k]` is contact k's starting
 /// impulse (zeros when it is new); `order` the contacts' indices in the order the sweeps
-/// take them (a permutation of 0..n). Writes one impulse per contact (handled when its normal
-/// impulse is positive) and the bodies' velocity change.
+/// take them (a permutation of 0..n); `tolerance_m_per_s` the residual at which the sweeps
+/// stop; `stop_on_stall` whether they also stop when it stalls ([`STALL_CHECKS`]). Writes
+/// one impulse per contact (handled when its normal impulse is positive) and the
+/// bodies' velocity change.
+#[allow(clippy::too_many_arguments)]
 pub fn solve(
     contacts: &[ContactRows],
     order: &[usize],
     m: &[InverseMass],
     warm: &[[f64; 3]],
+    tolerance_m_per_s: f64,
+    stop_on_stall: bool,
     scratch: &mut PgsScratch,
     out: &mut Vec<ContactImpulse>,
     delta: &mut VelocityChange,
@@ -172,7 +185,7 @@ pub fn solve(
     let (dv, dw) = (&mut delta.v, &mut delta.w);
     scratch.pack(contacts, order, m);
     scratch.warm_start(contacts, warm, dv, dw);
-    let stats = scratch.sweeps(contacts, order, dv, dw);
+    let stats = scratch.sweeps(contacts, order, tolerance_m_per_s, stop_on_stall, dv, dw);
     scratch.write_out(out);
     stats
 }
@@ -222,11 +235,13 @@ impl PgsScratch {
     }
 
     /// The sweeps, until the residual (checked every [`CHECK_EVERY`] sweeps and after the
-    /// last) is under the tolerance.
+    /// last) is under `tolerance_m_per_s` or stalls ([`STALL_CHECKS`]).
     fn sweeps(
         &mut self,
         contacts: &[ContactRows],
         order: &[usize],
+        tolerance_m_per_s: f64,
+        stop_on_stall: bool,
         dv: &mut [Vector3<f64>],
         dw: &mut [Vector3<f64>],
     ) -> SweepStats {
@@ -234,6 +249,10 @@ impl PgsScratch {
         self.u.clear();
         self.u.resize(n, [0.0; 3]);
         let mut stats = SweepStats::default();
+        // The residuals of the last STALL_CHECKS checks (a ring): the sweeps stop when the
+        // residual stalls.
+        let mut history = [f64::INFINITY; STALL_CHECKS];
+        let mut checks = 0;
         for sweep in 0..MAX_SWEEPS {
             // Forward on even sweeps, backward on odd ones (symmetric Gauss–Seidel): the first
             // contacts of `order` carry their loads to the last ones in one sweep, and back.
@@ -249,9 +268,22 @@ impl PgsScratch {
                 sweeps: sweep + 1,
                 residual_m_per_s: residual,
             };
-            if residual <= RESIDUAL_TOLERANCE_M_PER_S {
+            if residual <= tolerance_m_per_s {
                 break;
             }
+            // Stalled: the residual fell by less than a tenth over the last STALL_CHECKS
+            // checks. It is then held by a few contacts whose rows Gauss–Seidel cannot settle
+            // (measured on the pile's fall at tolerance_m = 1e-5: 1 to 20 of 2,200 contacts,
+            // mostly friction rows, holding ~1e-3 m/s from sweep 100 to 500, every other
+            // contact converged): more sweeps change little but the time. Over 225 solves,
+            // stopping here took 55 sweeps on average instead of 420 and left a residual 1.02
+            // times (median; 1.56 at the 90th percentile) that of the 500th sweep.
+            let slot = checks % STALL_CHECKS;
+            if stop_on_stall && residual > STALL_RATIO * history[slot] {
+                break;
+            }
+            history[slot] = residual;
+            checks += 1;
         }
         stats
     }
@@ -294,6 +326,7 @@ mod tests {
 
     use super::super::lcp::Row;
     use super::*;
+    use crate::contact::through_joints::RESIDUAL_TOLERANCE_M_PER_S;
 
     const G_M_PER_S2: f64 = 9.81;
     const H_SECS: f64 = 0.01;
@@ -340,6 +373,8 @@ mod tests {
             &order,
             masses,
             &warm,
+            RESIDUAL_TOLERANCE_M_PER_S,
+            false,
             &mut scratch,
             &mut out,
             &mut delta,
@@ -397,6 +432,8 @@ mod tests {
             &[0, 1, 2],
             &masses,
             &warm,
+            RESIDUAL_TOLERANCE_M_PER_S,
+            false,
             &mut scratch,
             &mut out,
             &mut delta,

@@ -7,6 +7,8 @@
 //! inequality_method = "right"   # right | platt | tendency (Jonquet et al. Alg. 3, 1, 2)
 //! stylus_tip_radius_m = 0.003   # the stylus tip pushes: a kinematic sphere (default: off)
 //! sleep = true                  # islands at rest fall asleep (default true)
+//! tolerance_m = 1e-6            # penetration the solve may leave, in [1e-10, 1e-3] m
+//!                               # (default: unset, the finest: ~1e-7 m on a pile)
 //!
 //! [[body]]                      # ... as before, plus (all optional):
 //! friction = 0.5                # Coulomb μ (default 0.5)
@@ -37,7 +39,9 @@ use toml::Spanned;
 
 use super::checker::{rotation, Checker};
 use super::file::SceneFile;
-use crate::contact::{ColliderShape, ContactModel, InequalityMethod, Material, DEFAULT_MARGIN_M};
+use crate::contact::{
+    ColliderShape, ContactModel, InequalityMethod, Material, DEFAULT_MARGIN_M, TOLERANCE_RANGE_M,
+};
 use crate::error::SceneError;
 use crate::model::body::{Body, GROUND};
 use crate::model::shape::Shape;
@@ -49,6 +53,7 @@ pub(super) struct ContactDef {
     inequality_method: Option<Spanned<String>>,
     stylus_tip_radius_m: Option<Spanned<f64>>,
     sleep: Option<bool>,
+    tolerance_m: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -122,7 +127,8 @@ pub(super) fn contact_model(
     Ok(Some(model))
 }
 
-/// The `[contact]` table's margin, inequality method and stylus tip (defaults without it).
+/// The `[contact]` table's margin, inequality method, stylus tip, sleep and precision
+/// (defaults without it).
 fn contact_settings(ck: &Checker, c: Option<&ContactDef>) -> Result<ContactModel, SceneError> {
     let mut margin = DEFAULT_MARGIN_M;
     let mut method = InequalityMethod::default();
@@ -146,6 +152,18 @@ fn contact_settings(ck: &Checker, c: Option<&ContactDef>) -> Result<ContactModel
     }
     if let Some(sleep) = c.and_then(|c| c.sleep) {
         model.sleep = sleep;
+    }
+    if let Some(t) = c.and_then(|c| c.tolerance_m.as_ref()) {
+        let x = ck.positive(t, "contact.tolerance_m")?;
+        let (lo, hi) = TOLERANCE_RANGE_M;
+        if !(lo..=hi).contains(&x) {
+            return Err(ck.err(
+                t.span(),
+                "contact.tolerance_m",
+                format!("must be in [{lo:e}, {hi:e}] m, got {x:e}"),
+            ));
+        }
+        model.tolerance_m = Some(x);
     }
     Ok(model)
 }

@@ -73,6 +73,12 @@ impl Simulation {
     pub fn max_penetration_m(&self) -> f64 {
         self.solver.contact.max_penetration_m
     }
+
+    /// Sweeps the sparse contact solve ran in the last step (0 when the step's contacts were
+    /// solved otherwise, or there were none): what `[contact] tolerance_m` trades.
+    pub fn contact_sweeps(&self) -> usize {
+        self.solver.contact.sweeps
+    }
 }
 
 /// Refuses contact on a mechanism whose joints alone make the dense solve through the joints

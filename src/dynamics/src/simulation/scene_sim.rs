@@ -441,6 +441,15 @@ impl SceneSimulation {
         }
     }
 
+    /// Sweeps the sparse contact solve ran in the last step
+    /// ([`crate::Simulation::contact_sweeps`]; 0 with the articulated method).
+    pub fn contact_sweeps(&self) -> usize {
+        match &self.sim {
+            MethodSim::Default(sim) => sim.contact_sweeps(),
+            MethodSim::Articulated(_) => 0,
+        }
+    }
+
     /// The radius of the stylus tip (m) when it pushes the bodies (the scene's `[contact]
     /// stylus_tip_radius_m`); `None` when it passes through them.
     pub fn stylus_tip_radius_m(&self) -> Option<f64> {

@@ -81,6 +81,9 @@ pub(crate) struct ContactScratch {
     /// report reads).
     pub(super) projection_rows: Vec<ContactRows>,
     pub(super) projection_impulses: Vec<ContactImpulse>,
+    /// The projection's linearised gaps without joints: the normal row, the gap at the
+    /// detection (m), the row's J M⁻¹ Jᵀ and the push so far.
+    pub(super) projection_linear: Vec<(Row, f64, f64, f64)>,
     /// The handled set kept across steps by Alg. 1 and 2 (sorted keys).
     pub(super) kept: Vec<(usize, usize, usize)>,
     kept_initialised: bool,
@@ -93,6 +96,8 @@ pub(crate) struct ContactScratch {
     /// converged or there was none): the projection's tolerance follows it (see
     /// [`super::contact::projection`]). Taken by the projection, so no step inherits it.
     pub(super) velocity_residual_m_per_s: f64,
+    /// Sweeps the sparse solve ran in the last step (0 when another solve, or none, ran).
+    pub(crate) sweeps: usize,
     /// The sparse solve's state (many contacts, or the pushing tip).
     sparse: SparseContacts,
     /// Detection's buffers.
@@ -366,7 +371,8 @@ impl Step<'_> {
                 }
             }
         }
-        c.solve_rows(insertion, tip, &self.gravity_in_world, h);
+        let tolerance_m = self.contact.and_then(|m| m.tolerance_m);
+        c.solve_rows(insertion, tip, &self.gravity_in_world, h, tolerance_m);
         // Apply, and book the work Σ λ ū of the contact (and limit) impulses (the joints'
         // stay closed); the part the moving tip does is the user's.
         let (work, user) = c.impulse_work(v_start, w_start, tip, &v_tip);
@@ -462,15 +468,18 @@ impl ContactScratch {
     }
 
     /// Solves the rows by the solve that fits (through the joints, sparse, or the dense
-    /// active set) into the impulses and the velocity change.
+    /// active set) into the impulses and the velocity change (`tolerance_m`: the scene's
+    /// precision setting, which the sparse solve follows).
     fn solve_rows(
         &mut self,
         insertion: Insertion,
         tip: Option<usize>,
         gravity_in_world: &Vector3<f64>,
         h: f64,
+        tolerance_m: Option<f64>,
     ) {
         let n = self.points.len();
+        self.sweeps = 0;
         // Limit rows are solved through the joints whatever the method: they bound the
         // joints' own motions.
         if (insertion == Insertion::Right || !self.limits.is_empty()) && !self.bilateral.is_empty()
@@ -499,15 +508,18 @@ impl ContactScratch {
             && (n > DENSE_MAX_CONTACTS || touches(tip, &self.points))
         {
             let down = gravity_in_world.try_normalize(0.0).unwrap_or(-Vector3::z());
-            self.velocity_residual_m_per_s = self.sparse.solve(
+            let stats = self.sparse.solve(
                 &mut self.rows,
                 &self.points,
                 &self.inv_mass,
                 &down,
                 h,
+                tolerance_m,
                 &mut self.impulses,
                 &mut self.delta,
             );
+            self.velocity_residual_m_per_s = stats.residual_m_per_s;
+            self.sweeps = stats.sweeps;
         } else {
             lcp::solve(
                 &self.rows,

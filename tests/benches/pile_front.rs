@@ -1,0 +1,250 @@
+//! The pile's work-precision front (issue 42, acceptance 2): ar-multibody at several
+//! `[contact] tolerance_m` settings and rapier3d-f64 at 1, 2, 4 and 8 solver iterations, each a
+//! run of the same pile, summarised as one point per run:
+//!
+//! - the fall (steps ending at t ≤ [`FALL_SECS`], where nothing sleeps): mean wall time per
+//!   step, deepest penetration (the bench's own check, alike for both engines), and for
+//!   ar-multibody the mean sweeps of its contact solve;
+//! - the settled part (steps ending after the settling time): mean wall time per step,
+//!   deepest penetration (checked), the largest kinetic energy.
+//!
+//! For each rapier point the table says which of ours is at least as fast (in the fall, and
+//! settled) and at least as precise (settled penetration), if any. The points go to a CSV
+//! (`--front-csv`) and a log-log plot of the fall's time per step against the settled
+//! penetration (`--front-png`, plotters' bitmap backend; its fonts need a system font such as
+//! DejaVu).
+
+use std::path::Path;
+
+use super::{summarise_span, Run};
+
+/// The fall: the first this many seconds (nothing sleeps, everything moves).
+pub const FALL_SECS: f64 = 2.5;
+
+/// One engine's setting of the front.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Setting {
+    /// ar-multibody with `[contact] tolerance_m` (m), or unset (the finest, the default).
+    Ours(Option<f64>),
+    /// rapier3d-f64 with this many solver iterations (its default is 4).
+    Rapier(usize),
+}
+
+impl Setting {
+    /// A short label: `ar tol=1e-6`, `ar default`, `rapier it=4`.
+    pub fn label(&self) -> String {
+        match self {
+            Setting::Ours(None) => "ar default".into(),
+            Setting::Ours(Some(t)) => format!("ar tol={t:.0e}"),
+            Setting::Rapier(n) => format!("rapier it={n}"),
+        }
+    }
+}
+
+/// The settings a full run measures: rapier first (see `pile.rs`: an ar-multibody thread
+/// given up on keeps a core busy), then ours from the coarsest setting to the finest.
+pub const SETTINGS: [Setting; 9] = [
+    Setting::Rapier(1),
+    Setting::Rapier(2),
+    Setting::Rapier(4),
+    Setting::Rapier(8),
+    Setting::Ours(Some(1.0e-3)),
+    Setting::Ours(Some(1.0e-4)),
+    Setting::Ours(Some(1.0e-5)),
+    Setting::Ours(Some(1.0e-6)),
+    Setting::Ours(None),
+];
+
+/// One point of the front.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub setting: Setting,
+    pub fall_ms: f64,
+    pub fall_penetration_m: f64,
+    pub fall_sweeps: f64,
+    pub settled_ms: f64,
+    pub settled_penetration_m: f64,
+    pub settled_kinetic_j: f64,
+    /// The run stopped before its planned steps (budget or error).
+    pub cut_short: bool,
+}
+
+/// The run's point (`settle_secs`: where the settled part starts).
+pub fn point(setting: Setting, run: &Run, settle_secs: f64, h: f64) -> Point {
+    let fall = summarise_span(run, 0.0, FALL_SECS, h);
+    let settled = summarise_span(run, settle_secs, f64::INFINITY, h);
+    Point {
+        setting,
+        fall_ms: fall.ms_mean,
+        fall_penetration_m: fall.chk_max_m,
+        fall_sweeps: fall.sweeps_mean,
+        settled_ms: settled.ms_mean,
+        settled_penetration_m: settled.chk_max_m,
+        settled_kinetic_j: settled.kinetic_max_j,
+        cut_short: run.stopped.is_some() || run.steps.len() < run.planned_steps,
+    }
+}
+
+/// Whether `a` (ours) is at least as fast as `b` in the fall and settled, and at least as
+/// precise settled.
+fn dominates(a: &Point, b: &Point) -> bool {
+    a.fall_ms <= b.fall_ms
+        && a.settled_ms <= b.settled_ms
+        && a.settled_penetration_m <= b.settled_penetration_m
+}
+
+/// Prints the front's table and, for each rapier point, the first of ours that dominates it.
+pub fn print(points: &[Point]) {
+    println!();
+    println!("work-precision front (fall: t <= {FALL_SECS} s; settled: the stay; penetration by the bench's check)");
+    println!(
+        "{:<14} {:>9} {:>11} {:>8} {:>11} {:>12} {:>11}",
+        "setting", "fall ms", "fall pen m", "sweeps", "settled ms", "settled pen m", "KE rest J"
+    );
+    for p in points {
+        println!(
+            "{:<14} {:>9.3} {:>11.2e} {:>8.1} {:>11.3} {:>13.2e} {:>11.2e}{}",
+            p.setting.label(),
+            p.fall_ms,
+            p.fall_penetration_m,
+            p.fall_sweeps,
+            p.settled_ms,
+            p.settled_penetration_m,
+            p.settled_kinetic_j,
+            if p.cut_short { "  (cut short)" } else { "" }
+        );
+    }
+    for r in points
+        .iter()
+        .filter(|p| matches!(p.setting, Setting::Rapier(_)))
+    {
+        let ours = points
+            .iter()
+            .filter(|p| matches!(p.setting, Setting::Ours(_)) && !p.cut_short)
+            .filter(|p| dominates(p, r))
+            .map(|p| p.setting.label())
+            .collect::<Vec<_>>();
+        if ours.is_empty() {
+            println!(
+                "{}: none of ours is at least as fast and as precise",
+                r.setting.label()
+            );
+        } else {
+            println!(
+                "{}: at least as fast and as precise: {}",
+                r.setting.label(),
+                ours.join(", ")
+            );
+        }
+    }
+}
+
+/// The points as CSV text.
+pub fn csv(points: &[Point]) -> Vec<u8> {
+    use ar_io::csv_write::CsvWriter;
+    let mut rows = CsvWriter::new(Vec::new());
+    rows.write_fields([
+        "engine",
+        "setting",
+        "fall_ms_per_step",
+        "fall_max_penetration_m",
+        "fall_mean_sweeps",
+        "settled_ms_per_step",
+        "settled_max_penetration_m",
+        "settled_max_kinetic_j",
+        "cut_short",
+    ])
+    .expect("in memory");
+    for p in points {
+        let (engine, setting) = match p.setting {
+            Setting::Ours(t) => (
+                "ar-multibody",
+                t.map_or("default".into(), |t| format!("tolerance_m={t:e}")),
+            ),
+            Setting::Rapier(n) => ("rapier3d-f64", format!("iterations={n}")),
+        };
+        rows.row()
+            .text(engine)
+            .text(&setting)
+            .values([
+                p.fall_ms,
+                p.fall_penetration_m,
+                p.fall_sweeps,
+                p.settled_ms,
+                p.settled_penetration_m,
+                p.settled_kinetic_j,
+            ])
+            .value(p.cut_short as u8)
+            .end()
+            .expect("in memory");
+    }
+    rows.into_inner().expect("in memory")
+}
+
+/// The plot's size, pixels (small: it goes in the repository).
+const PLOT_SIZE_PX: (u32, u32) = (640, 440);
+
+/// Draws the front (fall time per step against settled penetration, log-log) into `path`.
+pub fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Error>> {
+    use plotters::prelude::*;
+    let finite = |p: &&Point| p.fall_ms > 0.0 && p.settled_penetration_m > 0.0;
+    let shown: Vec<&Point> = points.iter().filter(finite).collect();
+    let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for p in &shown {
+        x_lo = x_lo.min(p.settled_penetration_m);
+        x_hi = x_hi.max(p.settled_penetration_m);
+        y_lo = y_lo.min(p.fall_ms);
+        y_hi = y_hi.max(p.fall_ms);
+    }
+    if shown.is_empty() {
+        (x_lo, x_hi, y_lo, y_hi) = (1e-9, 1e-2, 0.1, 100.0);
+    }
+    let root = BitMapBackend::new(path, PLOT_SIZE_PX).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "pile (288 bodies): work-precision, fall t <= 2.5 s",
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(
+            (x_lo / 3.0..x_hi * 3.0).log_scale(),
+            (y_lo / 1.5..y_hi * 1.5).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("settled max penetration (m)")
+        .y_desc("ms per step in the fall")
+        .x_label_formatter(&|v| format!("{v:.0e}"))
+        .y_label_formatter(&|v| format!("{v:.1}"))
+        .draw()?;
+    for (name, colour, ours) in [("ar-multibody", BLUE, true), ("rapier3d-f64", RED, false)] {
+        let series: Vec<(f64, f64, String)> = shown
+            .iter()
+            .filter(|p| matches!(p.setting, Setting::Ours(_)) == ours)
+            .map(|p| (p.settled_penetration_m, p.fall_ms, p.setting.label()))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(
+                series.iter().map(|(x, y, _)| (*x, *y)),
+                colour.stroke_width(2),
+            ))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour));
+        chart.draw_series(series.iter().map(|(x, y, label)| {
+            EmptyElement::at((*x, *y))
+                + Circle::new((0, 0), 4, colour.filled())
+                + Text::new(label.clone(), (6, -12), ("sans-serif", 12))
+        }))?;
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
