@@ -5,9 +5,9 @@
 //! Forward kinematics at the initial positions (the file's, overridden by `--joint`), then the
 //! base pose and the scale. Links joined by `fixed` joints are merged into their parent's body
 //! by the parallel-axis theorem; their names stay as `[[grab]]` points at their frames'
-//! origins. What the scene format cannot express yet (joint damping, friction, springs, mimic
-//! couplings, more than one visual per body) is never dropped silently: each gives a warning
-//! with the file and line. Numbers are written with Rust's shortest round-trip form (`{:?}`),
+//! origins. Every visual becomes a `[[body.visual]]` table in the body frame. What the scene
+//! format cannot express yet (joint friction, springs, mimic couplings, ellipsoid visuals) is
+//! never dropped silently: each gives a warning with the file and line. Numbers are written with Rust's shortest round-trip form (`{:?}`),
 //! so that the text parses back to the same bits: importing to a file and simulating it is
 //! the same as simulating the model directly.
 
@@ -16,6 +16,7 @@ mod inertia;
 mod text;
 mod tree;
 mod velocity;
+mod visuals;
 
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 
@@ -74,10 +75,11 @@ pub fn scene_toml(model: &Model, options: &ImportOptions) -> Result<Emitted, Imp
     w.header(model);
     let velocities = velocity::link_velocities(model, &tree)?;
     for b in &grouped.bodies {
-        body(&mut w, model, &tree, &place, b, &mut warnings);
+        body(&mut w, model, &tree, &place, b);
         if let Some(v) = &velocities {
             body_velocity(&mut w, &tree, &place, b, v);
         }
+        warnings.extend(visuals::write(&mut w, model, &tree, b, place.scale));
     }
     joints(
         &mut w,
@@ -140,21 +142,14 @@ fn ignored_warnings(model: &Model) -> Vec<String> {
         .collect()
 }
 
-fn body(
-    w: &mut Writer,
-    model: &Model,
-    tree: &tree::Tree,
-    place: &World,
-    b: &bodies::Body,
-    warnings: &mut Vec<String>,
-) {
+fn body(w: &mut Writer, model: &Model, tree: &tree::Tree, place: &World, b: &bodies::Body) {
     let top = &model.links[b.top];
     let world_from_top = &tree.world_from_link[b.top];
     let s = place.scale;
     let inertia = b.props.inertia * (s * s);
     let (moments, axes) = inertia::principal(&inertia);
     let com_world = place.point(&(world_from_top * nalgebra::Point3::from(b.props.com)).coords);
-    let shape = shape_of(model, b, s, b.props.mass_kg, &moments, warnings);
+    let shape = shape_of(model, b, s, b.props.mass_kg, &moments);
     w.table("body");
     w.string("name", &top.name);
     w.number("mass_kg", b.props.mass_kg);
@@ -187,14 +182,15 @@ fn body_velocity(
     w.vector("angular_velocity_rad_per_s", &(place.base.rotation * omega));
 }
 
-/// The body's one drawn shape: its links' first primitive visual, else the box of its inertia.
+/// The body's shape (what the wind sees, and what is drawn in place of its mesh visuals): its
+/// links' first primitive visual, else the box of its inertia. Its visuals are all drawn (see
+/// [`visuals`]).
 fn shape_of(
     model: &Model,
     b: &bodies::Body,
     s: f64,
     mass_kg: f64,
     moments: &Vector3<f64>,
-    warnings: &mut Vec<String>,
 ) -> String {
     let visuals: Vec<&Geom> = b
         .links
@@ -222,23 +218,6 @@ fn shape_of(
         )),
         _ => None,
     });
-    let drawn = usize::from(primitive.is_some());
-    if visuals.len() > drawn {
-        let top = &model.links[b.top];
-        warnings.push(format!(
-            "{}: link \"{}\": {} of its {} visuals not drawn yet (a scene body has one shape: \
-             {})",
-            top.at,
-            top.name,
-            visuals.len() - drawn,
-            visuals.len(),
-            if drawn == 1 {
-                "its first primitive visual"
-            } else {
-                "a box of its inertia"
-            }
-        ));
-    }
     primitive.unwrap_or_else(|| {
         format!(
             "{{ kind = \"box\", size_m = {} }}",

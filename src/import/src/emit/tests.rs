@@ -300,3 +300,72 @@ fn a_floating_base_is_a_free_body() {
     assert_eq!(free.joints.len(), 2);
     assert_eq!(WORLD, "world");
 }
+
+/// Visuals of a merged link land in the body frame (origin at the combined centre of mass,
+/// x = 0.65/1.5 m along the forearm), with their colour; a mesh keeps its absolute path and
+/// scale; an ellipsoid is named in a warning.
+#[test]
+fn visuals_are_placed_in_the_body_frame() {
+    use crate::model::{Geom, GeomShape};
+    let dir = tempfile::tempdir().unwrap();
+    let mesh = dir.path().join("tool.stl");
+    std::fs::write(&mesh, b"solid t\nendsolid t\n").unwrap();
+    let geom = |shape, x: f64, rgba| Geom {
+        shape,
+        link_from_geom: Isometry3::translation(x, 0.0, 0.0),
+        rgba,
+        at: at(9),
+    };
+    let mut model = arm();
+    model.links[2].visuals = vec![
+        geom(GeomShape::Sphere { radius: 0.05 }, 0.0, None),
+        geom(
+            GeomShape::Ellipsoid {
+                radii: Vector3::new(0.1, 0.2, 0.3),
+            },
+            0.0,
+            None,
+        ),
+    ];
+    model.links[3].visuals = vec![
+        geom(
+            GeomShape::Box {
+                size: Vector3::new(0.1, 0.02, 0.02),
+            },
+            0.05,
+            Some([0.2, 0.4, 0.6, 1.0]),
+        ),
+        geom(
+            GeomShape::Mesh {
+                path: mesh.clone(),
+                scale: Vector3::repeat(0.001),
+            },
+            0.0,
+            None,
+        ),
+    ];
+    let emitted = scene_toml(&model, &options(0.0, 0.0)).unwrap();
+    assert!(
+        emitted
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("arm.urdf:9:") && w.contains("ellipsoid")),
+        "{:?}",
+        emitted.warnings
+    );
+    let scene = Scene::parse(&emitted.text, "arm.toml").unwrap();
+    let visuals = &body(&scene, "fore").visuals;
+    assert_eq!(visuals.len(), 3, "{}", emitted.text);
+    let com_x = 0.65 / 1.5;
+    let x = |i: usize| visuals[i].body_from_visual.translation.vector;
+    assert!((x(0) - Vector3::new(-com_x, 0.0, 0.0)).norm() < 1e-15);
+    assert!((x(1) - Vector3::new(0.65 - com_x, 0.0, 0.0)).norm() < 1e-15);
+    assert_eq!(visuals[1].rgba, Some([0.2, 0.4, 0.6, 1.0]));
+    assert_eq!(
+        visuals[2].geometry,
+        ar_dynamics::model::visual::VisualGeometry::Mesh {
+            path: mesh,
+            scale: [0.001; 3]
+        }
+    );
+}
