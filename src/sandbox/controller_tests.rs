@@ -119,9 +119,10 @@ fn a_drag_moves_the_target_in_the_plane_facing_the_camera() {
     assert!(delta.z.abs() < 1e-12, "{delta}");
     assert!((delta.x - dx_px * depth_m / f).abs() < 1e-12, "{delta}");
     assert!((delta.y - dy_px * depth_m / f).abs() < 1e-12, "{delta}");
-    // 67 px of pointer travel at the tip's depth (about 1 m) with f = 600 px: ~11 cm.
+    // 67 px of pointer travel at the tip's depth (about 1.3 m, the view framing the scene and
+    // its shadows) with f = 600 px: ~15 cm.
     assert!((delta.norm() - dx_px.hypot(dy_px) * depth_m / f).abs() < 1e-12);
-    assert!((0.08..0.14).contains(&delta.norm()), "{} m", delta.norm());
+    assert!((0.12..0.18).contains(&delta.norm()), "{} m", delta.norm());
     assert_eq!(
         controller.handle(
             SandboxInput::PointerReleased {
