@@ -16,6 +16,7 @@ pub mod mjcf;
 pub mod model;
 pub mod options;
 pub mod urdf;
+mod xml_file;
 
 pub use emit::{scene_toml, Emitted};
 pub use error::{ImportError, Location};

@@ -25,9 +25,9 @@ mod tests;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use roxmltree::{Document, Node};
+use roxmltree::Node;
 
-use crate::error::{ImportError, Location};
+use crate::error::ImportError;
 use crate::model::{JointKind, Model};
 use crate::options::ImportOptions;
 use defaults::Defaults;
@@ -40,22 +40,13 @@ pub use frame::euler;
 /// Reads the MJCF file at `path` (the keyframe named by `options.keyframe`, if any, sets the
 /// initial joint positions).
 pub fn read(path: &Path, options: &ImportOptions) -> Result<Model, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(|cause| ImportError::Io {
-        path: path.to_owned(),
-        cause,
-    })?;
+    let text = crate::xml_file::read_text(path)?;
     read_str(&text, path, options)
 }
 
 /// Reads MJCF text; `path` names it in messages and is where mesh files are looked up from.
 pub fn read_str(text: &str, path: &Path, options: &ImportOptions) -> Result<Model, ImportError> {
-    let doc = Document::parse(text).map_err(|e| ImportError::Xml {
-        at: Location {
-            file: path.to_owned(),
-            line: e.pos().row,
-        },
-        message: e.to_string(),
-    })?;
+    let doc = crate::xml_file::parse(text, path)?;
     let root = doc.root_element();
     if root.tag_name().name() != "mujoco" {
         return Err(invalid(

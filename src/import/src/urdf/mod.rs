@@ -23,31 +23,22 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use nalgebra::{Matrix3, Unit, Vector3};
-use roxmltree::{Document, Node};
+use roxmltree::Node;
 
-use crate::error::{ImportError, Location};
+use crate::error::ImportError;
 use crate::model::{Ignored, Joint, JointKind, Link, Mimic, Model};
 use crate::options::ImportOptions;
 use values::Ctx;
 
 /// Reads and parses a URDF file.
 pub fn read(path: &Path, options: &ImportOptions) -> Result<Model, ImportError> {
-    let text = ar_io::input_file::read_text(path).map_err(|cause| ImportError::Io {
-        path: path.to_owned(),
-        cause,
-    })?;
+    let text = crate::xml_file::read_text(path)?;
     parse(&text, path, options)
 }
 
 /// Parses URDF text; `path` names the file in messages and anchors relative mesh paths.
 pub fn parse(text: &str, path: &Path, options: &ImportOptions) -> Result<Model, ImportError> {
-    let doc = Document::parse(text).map_err(|e| ImportError::Xml {
-        at: Location {
-            file: path.to_owned(),
-            line: e.pos().row,
-        },
-        message: e.to_string(),
-    })?;
+    let doc = crate::xml_file::parse(text, path)?;
     let cx = Ctx {
         doc: &doc,
         path,
