@@ -4,28 +4,23 @@
 //! tip file at --out is kept unless --force; and `arm probe --tip` and the rig then report the
 //! true tip's path.
 
-use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_drivers::arm::kinematics::{angles_to_counts, counts_to_angles, tip_in_arm};
 use ar_drivers::arm::sim::{pivot_script, PivotMotion, REST_POSE_RAD};
 use ar_drivers::arm::{
-    ArmConfig, DhParams, MaxValues, PortSpec, RawDhParams, SimArmConfig, SimArmControl,
-    SimulatedArm, TipCorrection,
+    DhParams, MaxValues, RawDhParams, SimArmConfig, SimArmControl, SimulatedArm, TipCorrection,
 };
-use ar_dynamics::scene::resolve_scene;
 use ar_multibody::compositor::{Compositor, CompositorConfig};
-use ar_multibody::rig::devices::arm::DEFAULT_BUTTON_MASK;
-use ar_multibody::rig::devices::demo_world::demo_world_from_arm;
-use ar_multibody::rig::devices::fixed_view::{look_at, FixedViewCamera};
 use ar_multibody::rig::display::frame_control::{FrameControl, FrameDecision, ShownView};
-use ar_multibody::rig::{
-    ArmLink, DisplayLoopConfig, Rig, RigArm, RigDevices, RigSimulation, SimSnapshot, SolverConfig,
-    StopFlag,
-};
+use ar_multibody::rig::{ArmLink, DisplayLoopConfig, SimSnapshot};
 use kiss3d::event::WindowEvent;
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Point3, Vector3};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
+
+#[path = "support/arm_rig.rs"]
+mod arm_rig;
+use arm_rig::{start_ten_pendula, ArmRig};
 
 fn calibrate_tip(out: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
@@ -314,44 +309,13 @@ fn the_rig_with_the_calibrated_tip_puts_the_stylus_on_the_true_tip() {
     assert!(run.status.success(), "{}", text(&run.stderr));
     let tip = TipCorrection::load(&tip_file).expect("the calibrated tip");
 
-    let sim = RigSimulation::load(
-        &resolve_scene("ten_pendula"),
-        ar_multibody::rig::method::Method::Default,
-    )
-    .unwrap();
-    let world_from_arm: Isometry3<f64> = demo_world_from_arm(&sim.grab_points()[0].point_in_world);
-    let arm = SimulatedArm::spawn(SimArmConfig::default()).expect("pty for the simulated arm");
-    let arm_driver = RigArm::start(
-        ArmConfig {
-            port: PortSpec::Path(arm.port_path()),
-            tip,
-            ..ArmConfig::default()
-        },
-        DEFAULT_BUTTON_MASK,
-    )
-    .unwrap();
-    let intrinsics = CameraIntrinsics::ideal(320, 240, 300.0);
-    let camera_from_world =
-        look_at(Point3::new(0.0, -0.9, 0.4), Point3::new(0.0, 0.0, 0.3)).expect("a valid view");
-    let rig = Rig::start(
-        RigDevices {
-            camera: Box::new(FixedViewCamera::new(
-                &intrinsics,
-                camera_from_world,
-                0.08,
-                25.0,
-            )),
-            arm: Some(arm_driver),
-            mic: None,
-            simulation: sim,
-        },
-        SolverConfig {
-            world_from_arm,
-            ..SolverConfig::default()
-        },
-        StopFlag::new(),
-    )
-    .unwrap();
+    let ArmRig {
+        arm,
+        rig,
+        world_from_arm,
+        intrinsics,
+        ..
+    } = start_ten_pendula(tip);
     let mut walker = PoseWalker {
         control: arm.control(),
         pose: None,

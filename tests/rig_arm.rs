@@ -4,21 +4,18 @@
 //! the snapshot carries the arm's linkage from the kinematics the arm told on connecting, and
 //! an arm that goes silent while clipped releases the stylus and shows as lost on the HUD.
 
-use ar_calibration::intrinsics::CameraIntrinsics;
-use ar_drivers::arm::{ArmConfig, Fault, PortSpec, SimArmConfig, SimArmHandle, SimulatedArm};
-use ar_dynamics::scene::resolve_scene;
+use ar_drivers::arm::{ArmConfig, Fault, SimArmHandle};
 use ar_multibody::compositor::{Compositor, CompositorConfig};
 use ar_multibody::rig::devices::arm::DEFAULT_BUTTON_MASK;
-use ar_multibody::rig::devices::demo_world::demo_world_from_arm;
-use ar_multibody::rig::devices::fixed_view::{look_at, FixedViewCamera};
 use ar_multibody::rig::display::frame_control::{FrameControl, FrameDecision, ShownView};
-use ar_multibody::rig::{
-    ArmLink, DisplayLoopConfig, Rig, RigArm, RigDevices, RigSimulation, SimSnapshot, SolverConfig,
-    StopFlag, StopReason,
-};
+use ar_multibody::rig::{ArmLink, DisplayLoopConfig, SimSnapshot, StopReason};
 use kiss3d::event::WindowEvent;
-use nalgebra::{Isometry3, Point3};
+use nalgebra::Point3;
 use std::time::Duration;
+
+#[path = "support/arm_rig.rs"]
+mod arm_rig;
+use arm_rig::{start_ten_pendula, ArmRig};
 
 /// Where the scripted hand is in its gesture.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,44 +90,13 @@ impl FrameControl for Hand {
 
 #[test]
 fn an_arm_lost_while_clipped_releases_the_stylus_and_shows_on_the_hud() {
-    let sim = RigSimulation::load(
-        &resolve_scene("ten_pendula"),
-        ar_multibody::rig::method::Method::Default,
-    )
-    .unwrap();
-    let grab_in_world = sim.grab_points()[0].point_in_world;
-    let world_from_arm: Isometry3<f64> = demo_world_from_arm(&grab_in_world);
-    let arm = SimulatedArm::spawn(SimArmConfig::default()).expect("pty for the simulated arm");
-    let arm_driver = RigArm::start(
-        ArmConfig {
-            port: PortSpec::Path(arm.port_path()),
-            ..ArmConfig::default()
-        },
-        DEFAULT_BUTTON_MASK,
-    )
-    .unwrap();
-    let intrinsics = CameraIntrinsics::ideal(320, 240, 300.0);
-    let camera_from_world =
-        look_at(Point3::new(0.0, -0.9, 0.4), Point3::new(0.0, 0.0, 0.3)).expect("a valid view");
-    let rig = Rig::start(
-        RigDevices {
-            camera: Box::new(FixedViewCamera::new(
-                &intrinsics,
-                camera_from_world,
-                0.08,
-                25.0,
-            )),
-            arm: Some(arm_driver),
-            mic: None,
-            simulation: sim,
-        },
-        SolverConfig {
-            world_from_arm,
-            ..SolverConfig::default()
-        },
-        StopFlag::new(),
-    )
-    .unwrap();
+    let ArmRig {
+        arm,
+        rig,
+        world_from_arm,
+        grab_in_world,
+        intrinsics,
+    } = start_ten_pendula(ArmConfig::default().tip);
     let mut hand = Hand {
         arm,
         grab_in_arm: world_from_arm.inverse() * grab_in_world,
