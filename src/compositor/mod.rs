@@ -10,6 +10,7 @@
 //!   overlay, with the colours chosen here.
 //! - [`arm`]: the digitizer arm from its linkage, drawn or as a depth-only phantom.
 //! - [`shadow`]: the lit shapes' soft shadows on the desk (z = 0).
+//! - `shape_nodes`: the scene-graph nodes of the overlay's shapes, kept between frames.
 //! - [`arrows`]: force arrows' scale, heads and legend.
 //! - [`hud`]: the HUD's numbers.
 //! - [`material`]: the one kiss3d material (and shader) the video and the overlay are drawn with.
@@ -28,6 +29,7 @@ pub mod overlay;
 pub mod presenter;
 pub mod renderer;
 pub mod shadow;
+mod shape_nodes;
 pub mod stereo;
 pub mod undistort;
 pub mod video;

@@ -3,14 +3,15 @@
 //! mono, or two eyes side by side.
 
 use super::arrows::{arrow_segments, Legend};
-use super::camera::{scale_intrinsics, to_pose3, to_vec3, ArCamera};
+use super::camera::{scale_intrinsics, to_vec3, ArCamera};
 use super::hud::{hud_line_top_px, hud_text_px};
 use super::material::{MaterialKind, OverlayMaterial};
-use super::overlay::{ForceKind, Overlay, Rgb, Shading, ShapeInstance, VisualShape};
+use super::overlay::{ForceKind, Overlay, Rgb};
 use super::presenter::Presenter;
 use super::shadow::ShadowLayer;
+use super::shape_nodes::{Roots, ShapeNodes};
 use super::stereo::{eye_from_camera, side_by_side, Eye};
-use super::video::{display_to_linear, VideoBackground, VideoError, VideoImage};
+use super::video::{VideoBackground, VideoError, VideoImage};
 use ar_calibration::intrinsics::CameraIntrinsics;
 use image::RgbImage;
 use kiss3d::color::Color;
@@ -20,7 +21,7 @@ use kiss3d::resource::{Material3d, MaterialManager2d, MeshManager2d};
 use kiss3d::scene::SceneNode3d;
 use kiss3d::text::Font;
 use kiss3d::window::{OffscreenSurface, Window};
-use nalgebra::{Isometry3, UnitQuaternion, Vector3};
+use nalgebra::Isometry3;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -122,11 +123,6 @@ impl Target {
     }
 }
 
-struct ShapeNode {
-    key: (VisualShape, Shading),
-    node: SceneNode3d,
-}
-
 /// Time spent per stage of one [`Compositor::render`], milliseconds (both eyes summed).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct StageTimings {
@@ -177,7 +173,7 @@ pub struct Compositor {
     shape_root: SceneNode3d,
     video: VideoBackground,
     camera: ArCamera,
-    shapes: Vec<ShapeNode>,
+    shapes: ShapeNodes,
     material: Rc<RefCell<Box<dyn Material3d>>>,
     phantom_material: Rc<RefCell<Box<dyn Material3d>>>,
     font: Arc<Font>,
@@ -314,7 +310,7 @@ impl Compositor {
             shape_root,
             video,
             camera,
-            shapes: Vec::new(),
+            shapes: ShapeNodes::default(),
             material,
             phantom_material,
             font: Font::default(),
@@ -365,7 +361,15 @@ impl Compositor {
             }
         }
         self.timings.upload_ms = ms_since(t0);
-        self.sync_shapes(input.overlay);
+        self.shapes.sync(
+            input.overlay,
+            Roots {
+                shapes: &mut self.shape_root,
+                phantoms: &mut self.phantom_root,
+                material: &self.material,
+                phantom_material: &self.phantom_material,
+            },
+        );
         self.shadows.sync(input.overlay);
         self.overlay_root
             .set_visible(input.camera_from_world.is_some());
@@ -466,101 +470,6 @@ impl Compositor {
                     .collect()
             })
             .unwrap_or_default()
-    }
-
-    /// Makes the scene's shape nodes match the overlay, reusing nodes whose geometry is unchanged.
-    fn sync_shapes(&mut self, overlay: &Overlay) {
-        let tip = overlay.stylus_tip_in_world.map(|p| ShapeInstance {
-            shape: VisualShape::Sphere {
-                radius_m: STYLUS_RADIUS_M,
-            },
-            world_from_shape: Isometry3::translation(p.x, p.y, p.z),
-            color: STYLUS_COLOR,
-            shading: Shading::Flat,
-        });
-        let all: Vec<&ShapeInstance> = overlay.shapes.iter().chain(tip.iter()).collect();
-        for (i, inst) in all.iter().enumerate() {
-            let key = (inst.shape, inst.shading);
-            if self.shapes.get(i).is_some_and(|s| s.key != key) {
-                let mut old = self.shapes.remove(i);
-                old.node.remove();
-            }
-            let needs_node = self.shapes.len() <= i || self.shapes[i].key != key;
-            if needs_node {
-                let (root, material) = match inst.shading {
-                    Shading::Phantom => (&mut self.phantom_root, &self.phantom_material),
-                    Shading::Lit | Shading::Flat => (&mut self.shape_root, &self.material),
-                };
-                let node = make_node(root, inst, material);
-                let at = i.min(self.shapes.len());
-                self.shapes.insert(at, ShapeNode { key, node });
-            }
-            let node = &mut self.shapes[i].node;
-            node.set_visible(true);
-            node.set_pose(to_pose3(&(inst.world_from_shape * axis_fix(&inst.shape))));
-            apply_color(node, inst);
-        }
-        for extra in self.shapes.iter_mut().skip(all.len()) {
-            extra.node.set_visible(false);
-        }
-    }
-}
-
-/// kiss3d's cylinders and capsules run along y; ours along z.
-fn axis_fix(shape: &VisualShape) -> Isometry3<f64> {
-    match shape {
-        VisualShape::Cylinder { .. } | VisualShape::Capsule { .. } => Isometry3::from_parts(
-            nalgebra::Translation3::identity(),
-            UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2),
-        ),
-        _ => Isometry3::identity(),
-    }
-}
-
-fn make_node(
-    root: &mut SceneNode3d,
-    inst: &ShapeInstance,
-    material: &Rc<RefCell<Box<dyn Material3d>>>,
-) -> SceneNode3d {
-    let mut node = match inst.shape {
-        VisualShape::Box { size_m } => {
-            root.add_cube(size_m.x as f32, size_m.y as f32, size_m.z as f32)
-        }
-        VisualShape::Sphere { radius_m } => root.add_sphere(radius_m as f32),
-        VisualShape::Cylinder { radius_m, length_m } => {
-            root.add_cylinder(radius_m as f32, length_m as f32)
-        }
-        VisualShape::Capsule { radius_m, length_m } => {
-            root.add_capsule(radius_m as f32, length_m as f32)
-        }
-    };
-    node.set_casts_shadows(false);
-    node.set_material(material.clone());
-    node
-}
-
-/// The overlay material takes linear colours: albedo for lit shapes (a surface facing the
-/// light shows exactly the asked colour), emission for flat ones (always exactly that colour).
-fn apply_color(node: &mut SceneNode3d, inst: &ShapeInstance) {
-    let [r, g, b] = inst.color;
-    let linear = Color::new(
-        display_to_linear(r),
-        display_to_linear(g),
-        display_to_linear(b),
-        1.0,
-    );
-    let black = Color::new(0.0, 0.0, 0.0, 1.0);
-    match inst.shading {
-        Shading::Lit => {
-            node.set_color(linear);
-            node.set_emissive(black);
-        }
-        Shading::Flat => {
-            node.set_color(black);
-            node.set_emissive(linear);
-        }
-        // Depth only: the colour is never written.
-        Shading::Phantom => {}
     }
 }
 
