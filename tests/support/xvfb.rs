@@ -5,7 +5,7 @@
 //! The rig is slow on a loaded machine in a debug build (a frame can take seconds), so the
 //! tests wait for the program's status lines rather than for fixed times.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
@@ -126,8 +126,8 @@ impl Drop for Xvfb {
 }
 
 /// The lines of `child`'s standard output as they come, each echoed to the test's standard
-/// error after `who`; its standard error is gathered on a thread of its own (so a full pipe
-/// never blocks the program), for the message of a failed test.
+/// error after `who`; its standard error is echoed too and gathered on a thread of its own (so
+/// a full pipe never blocks the program), for the message of a failed test.
 #[allow(dead_code)]
 pub fn stdout_lines(child: &mut Child, who: &'static str) -> (Receiver<String>, Receiver<String>) {
     let (tx, lines) = channel();
@@ -141,10 +141,16 @@ pub fn stdout_lines(child: &mut Child, who: &'static str) -> (Receiver<String>, 
         }
     });
     let (err_tx, stderr_text) = channel();
-    if let Some(mut stderr) = child.stderr.take() {
+    if let Some(stderr) = child.stderr.take() {
         std::thread::spawn(move || {
+            // Echoed as it comes too: a test that fails waiting for a status line shows why
+            // the program stopped.
             let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("{who} (stderr): {line}");
+                text.push_str(&line);
+                text.push('\n');
+            }
             let _ = err_tx.send(text);
         });
     }
