@@ -47,6 +47,10 @@ pub struct ImportArgs {
     /// scene-file limits; a comparison with a solver without limits needs them off).
     #[arg(long)]
     pub no_limits: bool,
+    /// Leave the model's joint damping and friction out of the scene (free motion, as a
+    /// comparison with a solver without them needs).
+    #[arg(long)]
+    pub no_damping: bool,
 }
 
 fn three(s: &str) -> Result<[f64; 3], String> {
@@ -96,6 +100,7 @@ pub fn run(args: ImportArgs) -> Result<()> {
         floating_base: args.floating_base,
         package_paths: args.package_paths,
         ignore_limits: args.no_limits,
+        ignore_damping: args.no_damping,
     };
     let emitted = ar_import::import(&args.file, &options)?;
     for w in &emitted.warnings {

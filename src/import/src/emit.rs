@@ -290,7 +290,7 @@ fn joints(
         }
         // Viscous damping: the scene's on hinges and prismatic joints. A length scale s
         // keeps the masses, so a hinge's N·m·s/rad scales as the inertia, by s².
-        if j.damping != 0.0 {
+        if j.damping != 0.0 && !options.ignore_damping {
             match j.kind {
                 JointKind::Revolute => {
                     w.number("damping_n_m_s_per_rad", j.damping * place.scale.powi(2))
@@ -299,7 +299,7 @@ fn joints(
                 _ => {}
             }
         }
-        joint_warnings(j, warnings);
+        joint_warnings(j, options.ignore_damping, warnings);
     }
     Ok(())
 }
@@ -350,8 +350,9 @@ fn limits(
     Ok(())
 }
 
-/// A warning for each property of a joint the scene format cannot express yet.
-fn joint_warnings(j: &crate::model::Joint, warnings: &mut Vec<String>) {
+/// A warning for each property of a joint the scene format cannot express yet (damping and
+/// friction not when the user left them out).
+fn joint_warnings(j: &crate::model::Joint, no_damping: bool, warnings: &mut Vec<String>) {
     let mut say = |what: String| {
         warnings.push(format!(
             "{}: joint \"{}\": {what} not simulated yet (the scene format has no such joint \
@@ -359,10 +360,13 @@ fn joint_warnings(j: &crate::model::Joint, warnings: &mut Vec<String>) {
             j.at, j.name
         ));
     };
-    if j.damping != 0.0 && !matches!(j.kind, JointKind::Revolute | JointKind::Prismatic) {
+    if j.damping != 0.0
+        && !no_damping
+        && !matches!(j.kind, JointKind::Revolute | JointKind::Prismatic)
+    {
         say(format!("damping {}", j.damping));
     }
-    if j.friction != 0.0 {
+    if j.friction != 0.0 && !no_damping {
         say(format!("friction {}", j.friction));
     }
     if j.armature != 0.0 {

@@ -25,6 +25,9 @@ pub struct ImportOptions {
     /// refuses scene-file limits, and a comparison with a solver that has none (Pinocchio's
     /// ABA) needs them off.
     pub ignore_limits: bool,
+    /// Leave the file's joint damping and friction out of the scene (`--no-damping`): free
+    /// motion to compare with a solver that has none (Pinocchio's ABA).
+    pub ignore_damping: bool,
 }
 
 impl Default for ImportOptions {
@@ -38,6 +41,7 @@ impl Default for ImportOptions {
             floating_base: false,
             package_paths: Vec::new(),
             ignore_limits: false,
+            ignore_damping: false,
         }
     }
 }

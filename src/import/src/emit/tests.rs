@@ -271,6 +271,14 @@ fn limits_are_relative_and_damping_is_the_scenes() {
     assert!(e.text.contains("damping_n_m_s_per_rad = 0.5"), "{}", e.text);
     assert_eq!(e.warnings.len(), 1, "{:?}", e.warnings);
     assert!(e.warnings[0].starts_with("arm.urdf:7: joint \"elbow\": friction 0.25"));
+    // --no-damping: neither in the scene nor warned about.
+    let free = ImportOptions {
+        ignore_damping: true,
+        ..options(0.5, 0.0)
+    };
+    let e = scene_toml(&m, &free).unwrap();
+    assert!(!e.text.contains("damping"), "{}", e.text);
+    assert!(e.warnings.is_empty(), "{:?}", e.warnings);
     let (line, _, message) = invalid(scene_toml(&m, &options(2.5, 0.0)).unwrap_err());
     assert_eq!(line, 6);
     assert!(message.contains("outside its limits"), "{message}");
