@@ -528,17 +528,17 @@ impl HandledSystem {
     }
 }
 
+/// A contact's three rows' J M⁻¹ Jᵀ (the impact impulse's matrix, [`impact_impulse`]).
+pub fn contact_delassus(rows: &[Row; 3], m: &[InverseMass]) -> Matrix3<f64> {
+    Matrix3::from_fn(|i, j| rows[i].coupling(&rows[j], m))
+}
+
 /// The impulse of one impact at a contact (Newton's restitution e on the normal relative
 /// velocity `u`, friction by Mirtich's prediction): the sticking impulse if it lies in the
-/// cone, else the sliding one. Returns the impulse in (n, t₁, t₂) coordinates.
-pub fn impact_impulse(
-    rows: &[Row; 3],
-    u: [f64; 3],
-    e: f64,
-    mu: f64,
-    m: &[InverseMass],
-) -> [f64; 3] {
-    let k = Matrix3::from_fn(|i, j| rows[i].coupling(&rows[j], m));
+/// cone, else the sliding one. `k` is the contact's [`contact_delassus`]. Returns the impulse
+/// in (n, t₁, t₂) coordinates.
+pub fn impact_impulse(k: &Matrix3<f64>, u: [f64; 3], e: f64, mu: f64) -> [f64; 3] {
+    let k = *k;
     let target = Vector3::new(-(1.0 + e) * u[0], -u[1], -u[2]);
     if mu > 0.0 {
         if let Some(kinv) = k.try_inverse() {

@@ -114,6 +114,12 @@ pub(crate) struct ContactScratch {
     pub(super) now: RowVelocities,
     start: RowVelocities,
     pub(super) impact_rows: Vec<[Row; 3]>,
+    /// The impact sweeps' clocks: per contact when it was last looked at, per body when its
+    /// velocity last changed (see `sequential_impacts`).
+    pub(super) impact_looked_at: Vec<u64>,
+    pub(super) impact_changed_at: Vec<u64>,
+    /// Per contact, its rows' J M⁻¹ Jᵀ once an impact sweep has needed it.
+    pub(super) impact_delassus: Vec<Option<nalgebra::Matrix3<f64>>>,
     /// The joint limits' ends in the current stage's solve (after the contacts' rows).
     pub(super) limits: Vec<crate::model::limit::LimitEnd>,
     /// Per joint, the limit impulses of the step so far (angle, travel; see [`limits`]).

@@ -19,6 +19,7 @@ pub(in crate::solver) struct SparseContacts {
     pgs: sparse_pgs::PgsScratch,
     warm: Vec<[f64; 3]>,
     order: Vec<usize>,
+    by_height: Vec<(f64, usize)>,
     /// The last contact-rows solve's impulses by contact key (sorted), the next step's warm
     /// start.
     last_impulses: Vec<(Key, [f64; 3])>,
@@ -66,14 +67,16 @@ impl SparseContacts {
         }));
         // Top of the pile first: a forward sweep carries each body's weight down to the
         // ground.
+        // (Each height once, not per comparison; the index breaks ties, so the order is
+        // unique whatever the sort.)
         let height = |p: &ContactPoint| -down.dot(&(p.point1 + p.point2));
+        self.by_height.clear();
+        self.by_height
+            .extend(points.iter().enumerate().map(|(k, p)| (height(p), k)));
+        self.by_height
+            .sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         self.order.clear();
-        self.order.extend(0..n);
-        self.order.sort_by(|&a, &b| {
-            height(&points[b])
-                .total_cmp(&height(&points[a]))
-                .then(a.cmp(&b))
-        });
+        self.order.extend(self.by_height.iter().map(|&(_, k)| k));
         let tolerance_m_per_s = tolerance_m.map_or(RESIDUAL_TOLERANCE_M_PER_S, |t| t / h);
         // Only a pile's sweeps stop when they stall: the few contacts of a pushing tip
         // converge, and their energy balance needs it (a jittering tip's balance went from
