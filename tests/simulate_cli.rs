@@ -447,3 +447,34 @@ fn the_summary_counts_sleeping_bodies() {
         "sleeping           1 bodies at the end, 1 at most at once"
     );
 }
+
+/// The pile's contacts found on one thread or two (`[contact] threads`), and the run done
+/// twice, give byte-identical poses (issue 42, acceptance 8): a falling pile has thousands of
+/// candidate pairs, so the narrow phase splits them between the threads.
+#[test]
+fn the_pile_gives_the_same_poses_on_one_thread_or_two_and_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(Path::new(ROOT).join("assets/scenes/pile.toml")).unwrap();
+    assert!(
+        !text.contains("[contact]"),
+        "the pile sets its own [contact] table"
+    );
+    let poses = |threads: usize, run: usize| {
+        let scene = dir.path().join(format!("pile_{threads}.toml"));
+        std::fs::write(&scene, format!("{text}\n[contact]\nthreads = {threads}\n")).unwrap();
+        let csv = dir.path().join(format!("poses_{threads}_{run}.csv"));
+        ok(&[
+            "simulate",
+            scene.to_str().unwrap(),
+            "--duration",
+            "0.5",
+            "--poses",
+            csv.to_str().unwrap(),
+        ]);
+        std::fs::read(csv).unwrap()
+    };
+    let one = poses(1, 0);
+    assert!(one.len() > 100_000, "{} bytes of poses", one.len());
+    assert!(one == poses(2, 0), "two threads differ from one");
+    assert!(one == poses(2, 1), "a second run on two threads differs");
+}

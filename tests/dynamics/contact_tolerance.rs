@@ -96,11 +96,13 @@ fn a_larger_tolerance_sweeps_less_and_leaves_at_most_its_penetration() {
 
 /// The error for `tolerance_m = value` in the `[contact]` table (line 6 of the text).
 fn refused(value: &str) -> (usize, String, String) {
-    let text = stacks(&format!("tolerance_m = {value}"));
-    assert_eq!(
-        text.lines().nth(5),
-        Some(format!("tolerance_m = {value}").as_str())
-    );
+    refused_line(&format!("tolerance_m = {value}"))
+}
+
+/// The error for the `[contact]` table's line `value` (line 6 of the text).
+fn refused_line(value: &str) -> (usize, String, String) {
+    let text = stacks(value);
+    assert_eq!(text.lines().nth(5), Some(value));
     match Scene::parse(&text, "stacks.toml") {
         Err(SceneError::Invalid {
             path,
@@ -112,7 +114,7 @@ fn refused(value: &str) -> (usize, String, String) {
             assert_eq!(path.to_str(), Some("stacks.toml"));
             (line, field, message)
         }
-        other => panic!("tolerance_m = {value}: {other:?}"),
+        other => panic!("{value}: {other:?}"),
     }
 }
 
@@ -153,5 +155,22 @@ fn a_tolerance_that_is_not_positive_finite_and_in_range_is_refused_naming_the_li
             assert!(message.contains("tolerance_m"), "{message}")
         }
         other => panic!("{other:?}"),
+    }
+}
+
+/// `[contact] threads`: a whole number from 1 to 64, else refused naming the line and field.
+#[test]
+fn a_thread_count_out_of_range_is_refused_naming_the_line_and_field() {
+    for value in ["0", "-2", "65"] {
+        let (line, field, message) = refused_line(&format!("threads = {value}"));
+        assert_eq!((line, field.as_str()), (6, "contact.threads"), "{value}");
+        assert_eq!(
+            message,
+            format!("must be a whole number from 1 to 64, got {value}")
+        );
+    }
+    for value in ["1", "2", "64"] {
+        Scene::parse(&stacks(&format!("threads = {value}")), "stacks.toml")
+            .unwrap_or_else(|e| panic!("threads = {value}: {e}"));
     }
 }

@@ -2,8 +2,10 @@
 //! solver of Mariti & Valentini with its coupled direct solve, contact, deformable bodies,
 //! the articulated method in reduced coordinates, scene files, and the scripted loop.
 //!
-//! No threads, no devices, no display (Cargo says so: the crate depends on none of them);
-//! its only I/O is reading scene files and scripts and writing the CSV formats of a run.
+//! No devices, no display (Cargo says so: the crate depends on none of them), and no threads
+//! of its own: contact's narrow phase may share a step's work with rayon's pool, with the same
+//! bits on any number of threads (`contact::narrow_phase`). Its only I/O is reading scene
+//! files and scripts and writing the CSV formats of a run.
 //! The layers are folders: [`model`] (what does not change within a run), [`state`] (what a
 //! step measures), [`linalg`], [`contact`], [`solver`] (the stages of a step), [`articulated`]
 //! (the second method), [`scene`] (files and generators), [`simulation`] (one interface for

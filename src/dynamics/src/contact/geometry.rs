@@ -5,11 +5,11 @@ use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
 use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::{Pose, Rot3, Vector};
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
-use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher, Ray};
+use parry3d_f64::query::Ray;
 use parry3d_f64::shape::Shape as ParryShape;
 use parry3d_f64::shape::{Ball, Capsule, Cuboid, Cylinder, HalfSpace};
 
-use super::{ContactModel, ContactPoint, Material};
+use super::{narrow_phase, ContactModel, ContactPoint, Material};
 use crate::model::body::Pose as BodyPose;
 use crate::model::body::{BodyId, GROUND};
 use crate::model::shape::Shape;
@@ -132,7 +132,7 @@ impl ColliderShape {
 
     /// Calls `f` with the parry shape and the rotation from parry's shape frame to this
     /// collider's frame (parry's cylinder lies along y, ours along z).
-    fn with_parry<R>(&self, f: impl FnOnce(&dyn ParryShape, Option<Rot3>) -> R) -> R {
+    pub(super) fn with_parry<R>(&self, f: impl FnOnce(&dyn ParryShape, Option<Rot3>) -> R) -> R {
         match *self {
             Self::Sphere { radius_m } => f(&Ball::new(radius_m), None),
             Self::Box { half_extents_m } => f(&Cuboid::new(glam(&half_extents_m)), None),
@@ -172,7 +172,7 @@ fn glam(v: &Vector3<f64>) -> Vector {
     Vector::new(v.x, v.y, v.z)
 }
 
-fn nalg(v: &Vector) -> Vector3<f64> {
+pub(super) fn nalg(v: &Vector) -> Vector3<f64> {
     Vector3::new(v.x, v.y, v.z)
 }
 
@@ -205,13 +205,19 @@ pub(crate) struct DetectScratch {
     pair_bits: Vec<u64>,
     bvh: Bvh,
     bvh_workspace: BvhWorkspace,
-    /// The manifold of pairs without a plane; planes have their own, as parry's half-space
-    /// generator replaces the point storage with a new one each time.
-    manifold: ContactManifold<(), ()>,
-    plane_manifold: ContactManifold<(), ()>,
+    /// The narrow phase's buffers, one per run of pairs.
+    runs: Vec<narrow_phase::RunScratch>,
     /// Per body, whether it sleeps (fixed for this step; empty: none): pairs of two fixed
     /// bodies (sleeping or the ground) are not looked at.
     pub(crate) asleep: Vec<bool>,
+}
+
+impl DetectScratch {
+    /// The candidate pairs of the last detection (after the broad phase).
+    #[cfg(test)]
+    pub(super) fn pair_count(&self) -> usize {
+        self.pairs.len()
+    }
 }
 
 impl std::fmt::Debug for DetectScratch {
@@ -243,7 +249,7 @@ pub const MAX_CONTACT_POINTS: usize = 4_000_000;
 pub(crate) fn detect(
     model: &ContactModel,
     poses: &[BodyPose],
-    prediction_m: impl Fn(BodyId, BodyId) -> f64,
+    prediction_m: impl Fn(BodyId, BodyId) -> f64 + Sync,
     reach_m: impl Fn(BodyId) -> f64,
     scratch: &mut DetectScratch,
     out: &mut Vec<ContactPoint>,
@@ -260,60 +266,17 @@ pub(crate) fn detect(
         world,
         radius,
         pairs,
-        manifold,
-        plane_manifold,
+        runs,
         asleep,
         ..
     } = scratch;
-    for &pair in pairs.iter() {
-        let (i, j) = unpack(pair);
-        debug_assert!(i < j && j < n);
-        let (c1, c2) = (&model.colliders[i], &model.colliders[j]);
-        if fixed(asleep, c1.body) && fixed(asleep, c2.body) {
-            continue;
-        }
-        let (w1, w2) = (&world[i], &world[j]);
-        // The bounding spheres first: the cheapest test, and most pairs of a pile fail it.
-        let apart = (w1.translation.vector - w2.translation.vector).norm_squared();
-        let touching = radius[i] + radius[j];
-        if touching.is_finite() && apart > touching * touching {
-            let prediction = prediction_m(c1.body, c2.body);
-            let reach = touching + prediction;
-            if apart > reach * reach {
-                continue;
-            }
-        }
-        if !model.pair_allowed(c1.body, c2.body) {
-            continue;
-        }
-        let prediction = prediction_m(c1.body, c2.body);
-        let manifold = if touching.is_finite() {
-            &mut *manifold
-        } else {
-            &mut *plane_manifold
-        };
-        reset(manifold);
-        c1.shape.with_parry(|g1, r1| {
-            c2.shape.with_parry(|g2, r2| {
-                let p1 = parry_pose(w1, r1);
-                let p2 = parry_pose(w2, r2);
-                let pos12 = p1.inv_mul(&p2);
-                // Every collider shape is convex (no composite shapes).
-                let found = DefaultQueryDispatcher.contact_manifold_convex_convex(
-                    &pos12, g1, g2, None, None, prediction, manifold,
-                );
-                if found.is_err() {
-                    return;
-                }
-                push_points((i, c1, &p1), (j, c2, &p2), manifold, out);
-            })
-        });
-        if out.len() > model.max_points {
-            out.truncate(model.max_points);
-            return false;
-        }
-    }
-    true
+    let inputs = narrow_phase::Inputs {
+        model,
+        world,
+        radius,
+        asleep,
+    };
+    narrow_phase::contacts(&inputs, pairs, &prediction_m, runs, out)
 }
 
 /// Whether every collider is fixed (a settled pile asleep): then no pair can touch, and the
@@ -324,45 +287,8 @@ fn all_fixed(model: &ContactModel, asleep: &[bool]) -> bool {
 
 /// Whether a body is fixed for this detection: the ground, or asleep (`asleep` by body).
 #[inline(always)]
-fn fixed(asleep: &[bool], b: BodyId) -> bool {
+pub(super) fn fixed(asleep: &[bool], b: BodyId) -> bool {
     b == GROUND || asleep.get(b).copied().unwrap_or(false)
-}
-
-/// Makes `manifold` a fresh one for the next pair (parry's convex generators may read what
-/// the last pair left), keeping only the points' storage.
-#[inline(always)]
-fn reset(manifold: &mut ContactManifold<(), ()>) {
-    let points = std::mem::take(&mut manifold.points);
-    *manifold = ContactManifold::new();
-    manifold.points = points;
-    manifold.points.clear();
-}
-
-/// Appends the points of `manifold`, found between colliders `i` and `j` at their parry
-/// poses `p1` and `p2`, as contact points.
-#[inline(always)]
-fn push_points(
-    (i, c1, p1): (usize, &Collider, &Pose),
-    (j, c2, p2): (usize, &Collider, &Pose),
-    manifold: &ContactManifold<(), ()>,
-    out: &mut Vec<ContactPoint>,
-) {
-    let material = c1.material.pair(&c2.material);
-    let normal = nalg(&p1.rotation.mul_vec3(manifold.local_n1));
-    for (index, pt) in manifold.points.iter().enumerate() {
-        out.push(ContactPoint {
-            collider1: i,
-            collider2: j,
-            index,
-            body1: c1.body,
-            body2: c2.body,
-            point1: nalg(&p1.transform_point(pt.local_p1)),
-            point2: nalg(&p2.transform_point(pt.local_p2)),
-            normal,
-            gap_m: pt.dist,
-            material,
-        });
-    }
 }
 
 /// Each collider's world pose and bounding radius (m; infinite for a plane), into `scratch`.
@@ -477,7 +403,7 @@ fn pack(i: usize, j: usize) -> u64 {
 }
 
 #[inline(always)]
-fn unpack(pair: u64) -> (usize, usize) {
+pub(super) fn unpack(pair: u64) -> (usize, usize) {
     ((pair >> 32) as usize, (pair & 0xffff_ffff) as usize)
 }
 
@@ -500,7 +426,7 @@ fn leaf_box(
     Aabb::new(centre - Vector::splat(half), centre + Vector::splat(half))
 }
 
-fn parry_pose(w: &Isometry3<f64>, shape_rotation: Option<Rot3>) -> Pose {
+pub(super) fn parry_pose(w: &Isometry3<f64>, shape_rotation: Option<Rot3>) -> Pose {
     let pose = Pose::from_parts(glam(&w.translation.vector), glam_rot(&w.rotation));
     match shape_rotation {
         Some(r) => pose * Pose::from_rotation(r),

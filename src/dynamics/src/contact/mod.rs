@@ -46,6 +46,7 @@
 
 pub mod geometry;
 pub mod lcp;
+mod narrow_phase;
 pub mod sparse_pgs;
 pub mod through_joints;
 
@@ -187,7 +188,16 @@ pub struct ContactModel {
     /// and the projection at h times what they leave, at most the solver's position
     /// tolerance (about 1e-7 m on the pile). Within [`TOLERANCE_RANGE_M`].
     pub tolerance_m: Option<f64>,
+    /// Threads the narrow phase may use (`[contact] threads`, default [`DEFAULT_THREADS`]);
+    /// the results are the same bits whatever the number (see `narrow_phase`).
+    pub threads: usize,
 }
+
+/// The narrow phase's threads by default: the two cores of the lab's machines.
+pub const DEFAULT_THREADS: usize = 2;
+
+/// The most threads `[contact] threads` may ask for.
+pub const MAX_THREADS: usize = 64;
 
 /// The range `[contact] tolerance_m` may take (m): no finer than the projection's own floor
 /// (1e-10 m), no coarser than the default contact margin (a contact sunk deeper than the
@@ -208,6 +218,7 @@ impl ContactModel {
             max_points: geometry::MAX_CONTACT_POINTS,
             sleep: true,
             tolerance_m: None,
+            threads: DEFAULT_THREADS,
         }
     }
 

@@ -9,6 +9,8 @@
 //! sleep = true                  # islands at rest fall asleep (default true)
 //! tolerance_m = 1e-6            # penetration the solve may leave, in [1e-10, 1e-3] m
 //!                               # (default: unset, the finest: ~1e-7 m on a pile)
+//! threads = 2                   # threads the narrow phase may use, 1 to 64 (default 2;
+//!                               # the same results, bit for bit, with any number)
 //!
 //! [[body]]                      # ... as before, plus (all optional):
 //! friction = 0.5                # Coulomb μ (default 0.5)
@@ -40,7 +42,8 @@ use toml::Spanned;
 use super::checker::{rotation, Checker};
 use super::file::SceneFile;
 use crate::contact::{
-    ColliderShape, ContactModel, InequalityMethod, Material, DEFAULT_MARGIN_M, TOLERANCE_RANGE_M,
+    ColliderShape, ContactModel, InequalityMethod, Material, DEFAULT_MARGIN_M, MAX_THREADS,
+    TOLERANCE_RANGE_M,
 };
 use crate::error::SceneError;
 use crate::model::body::{Body, GROUND};
@@ -54,6 +57,7 @@ pub(super) struct ContactDef {
     stylus_tip_radius_m: Option<Spanned<f64>>,
     sleep: Option<bool>,
     tolerance_m: Option<Spanned<f64>>,
+    threads: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -164,6 +168,17 @@ fn contact_settings(ck: &Checker, c: Option<&ContactDef>) -> Result<ContactModel
             ));
         }
         model.tolerance_m = Some(x);
+    }
+    if let Some(t) = c.and_then(|c| c.threads.as_ref()) {
+        let n = *t.get_ref();
+        if !(1..=MAX_THREADS as i64).contains(&n) {
+            return Err(ck.err(
+                t.span(),
+                "contact.threads",
+                format!("must be a whole number from 1 to {MAX_THREADS}, got {n}"),
+            ));
+        }
+        model.threads = n as usize;
     }
     Ok(model)
 }
