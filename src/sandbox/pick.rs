@@ -97,7 +97,10 @@ pub fn pick_body(ray: &ViewRay, bodies: &[BodyView], focal_px: f64) -> Option<Pi
         bodies
             .iter()
             .filter_map(|b| {
+                // A convex's hull is built per pick (a click, not a step); the scene made it
+                // once already, so it never fails here.
                 ColliderShape::of(&b.shape)
+                    .ok()?
                     .inflated(margin(b))
                     .cast_ray(&b.world_from_body, &origin, &direction)
                     .map(|t| (b, t))
@@ -112,8 +115,11 @@ pub fn pick_body(ray: &ViewRay, bodies: &[BodyView], focal_px: f64) -> Option<Pi
         PICK_TOLERANCE_PX * depth_m.max(0.0) / focal_px
     };
     let (body, t) = first(&margin_at_body)?;
-    let surface =
-        ColliderShape::of(&body.shape).nearest_surface_point(&body.world_from_body, &ray.at(t));
+    let surface = match ColliderShape::of(&body.shape) {
+        Ok(shape) => shape.nearest_surface_point(&body.world_from_body, &ray.at(t)),
+        // Unreachable: `first` built this body's collider.
+        Err(_) => ray.at(t),
+    };
     Some(Pick::on(body, surface))
 }
 
