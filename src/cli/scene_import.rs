@@ -47,6 +47,11 @@ pub struct ImportArgs {
     /// scene-file limits; a comparison with a solver without limits needs them off).
     #[arg(long)]
     pub no_limits: bool,
+    /// Make the links' collision geoms the bodies' colliders (meshes and boxes as convex
+    /// hulls, in the body frame), with a `[contact]` table and the desk plane z = 0; links
+    /// joined by a joint never collide with each other.
+    #[arg(long)]
+    pub collisions: bool,
 }
 
 fn three(s: &str) -> Result<[f64; 3], String> {
@@ -96,6 +101,7 @@ pub fn run(args: ImportArgs) -> Result<()> {
         floating_base: args.floating_base,
         package_paths: args.package_paths,
         ignore_limits: args.no_limits,
+        collisions: args.collisions,
     };
     let emitted = ar_import::import(&args.file, &options)?;
     for w in &emitted.warnings {

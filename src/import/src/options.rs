@@ -25,6 +25,9 @@ pub struct ImportOptions {
     /// refuses scene-file limits, and a comparison with a solver that has none (Pinocchio's
     /// ABA) needs them off.
     pub ignore_limits: bool,
+    /// Make the links' collision geoms the bodies' colliders, with a `[contact]` table and
+    /// the desk plane z = 0 (`--collisions`; see `emit::collisions`).
+    pub collisions: bool,
 }
 
 impl Default for ImportOptions {
@@ -38,6 +41,7 @@ impl Default for ImportOptions {
             floating_base: false,
             package_paths: Vec::new(),
             ignore_limits: false,
+            collisions: false,
         }
     }
 }
