@@ -121,6 +121,7 @@ impl ColliderShape {
                 radius_m: radius_m + margin_m,
             },
             Self::Plane { normal } => Self::Plane { normal },
+            Self::Convex { ref hull } if margin_m == 0.0 => Self::Convex { hull: hull.clone() },
             Self::Convex { ref hull } => Self::Convex {
                 // Never `None` for a hull parry made (its vertices span a volume, and so do
                 // the grown ones); the hull as it is then, rather than no collider.
