@@ -30,8 +30,12 @@ pub enum ColliderShape {
     /// The half-space n·(x − p) ≤ 0 is solid (unit n, p the collider's origin).
     Plane { normal: Vector3<f64> },
     /// A convex polyhedron (vertices in the collider's frame), built once from a body's
-    /// `kind = "convex"` points.
-    Convex { hull: Arc<ConvexPolyhedron> },
+    /// `kind = "convex"` points, with its bounding radius about the origin (kept: detection
+    /// asks for it every step).
+    Convex {
+        hull: Arc<ConvexPolyhedron>,
+        radius_m: f64,
+    },
 }
 
 impl ColliderShape {
@@ -51,10 +55,16 @@ impl ColliderShape {
                 half_length_m: 0.5 * length_m,
                 radius_m,
             },
-            Shape::Convex { points_m } => Self::Convex {
-                hull: convex::hull(points_m)?,
-            },
+            Shape::Convex { points_m } => Self::convex(convex::hull(points_m)?),
         })
+    }
+
+    /// A convex collider of `hull`, its bounding radius measured once.
+    pub fn convex(hull: Arc<ConvexPolyhedron>) -> Self {
+        Self::Convex {
+            radius_m: convex::bounding_radius_m(&hull),
+            hull,
+        }
     }
 
     /// Radius of a sphere about the collider's origin that holds it (infinite for a plane).
@@ -71,7 +81,7 @@ impl ColliderShape {
                 radius_m,
             } => half_length_m.hypot(radius_m),
             Self::Plane { .. } => f64::INFINITY,
-            Self::Convex { ref hull } => convex::bounding_radius_m(hull),
+            Self::Convex { radius_m, .. } => radius_m,
         }
     }
 
@@ -121,11 +131,12 @@ impl ColliderShape {
                 radius_m: radius_m + margin_m,
             },
             Self::Plane { normal } => Self::Plane { normal },
-            Self::Convex { ref hull } if margin_m == 0.0 => Self::Convex { hull: hull.clone() },
-            Self::Convex { ref hull } => Self::Convex {
-                // Never `None` for a hull parry made (its vertices span a volume, and so do
-                // the grown ones); the hull as it is then, rather than no collider.
-                hull: convex::inflated(hull, margin_m).unwrap_or_else(|| hull.clone()),
+            Self::Convex { .. } if margin_m == 0.0 => self.clone(),
+            // Never `None` for a hull parry made (its vertices span a volume, and so do the
+            // grown ones); the hull as it is then, rather than no collider.
+            Self::Convex { ref hull, .. } => match convex::inflated(hull, margin_m) {
+                Some(grown) => Self::convex(grown),
+                None => self.clone(),
             },
         }
     }
@@ -165,7 +176,7 @@ impl ColliderShape {
                 Some(Rot3::from_rotation_x(std::f64::consts::FRAC_PI_2)),
             ),
             Self::Plane { normal } => f(&HalfSpace::new(glam(&normal)), None),
-            Self::Convex { ref hull } => f(hull.as_ref(), None),
+            Self::Convex { ref hull, .. } => f(hull.as_ref(), None),
         }
     }
 }
