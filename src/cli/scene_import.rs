@@ -51,6 +51,11 @@ pub struct ImportArgs {
     /// comparison with a solver without them needs).
     #[arg(long)]
     pub no_damping: bool,
+    /// Make the links' collision geoms the bodies' colliders (meshes and boxes as convex
+    /// hulls, in the body frame), with a `[contact]` table and the desk plane z = 0; links
+    /// joined by a joint never collide with each other.
+    #[arg(long)]
+    pub collisions: bool,
 }
 
 fn three(s: &str) -> Result<[f64; 3], String> {
@@ -101,6 +106,7 @@ pub fn run(args: ImportArgs) -> Result<()> {
         package_paths: args.package_paths,
         ignore_limits: args.no_limits,
         ignore_damping: args.no_damping,
+        collisions: args.collisions,
     };
     let emitted = ar_import::import(&args.file, &options)?;
     for w in &emitted.warnings {

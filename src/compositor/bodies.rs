@@ -37,6 +37,10 @@ pub fn visual_shape(shape: &Shape) -> VisualShape {
         Shape::Sphere { radius_m } => VisualShape::Sphere { radius_m },
         Shape::Cylinder { radius_m, length_m } => VisualShape::Cylinder { radius_m, length_m },
         Shape::Capsule { radius_m, length_m } => VisualShape::Capsule { radius_m, length_m },
+        // drawn as its hull once VisualShape::Mesh lands
+        Shape::Convex { .. } => VisualShape::Box {
+            size_m: Vector3::from(shape.centred_box_m()),
+        },
     }
 }
 

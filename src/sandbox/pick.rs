@@ -97,7 +97,10 @@ pub fn pick_body(ray: &ViewRay, bodies: &[BodyView], focal_px: f64) -> Option<Pi
         bodies
             .iter()
             .filter_map(|b| {
+                // A convex's hull is built per pick (a click, not a step); the scene made it
+                // once already, so it never fails here.
                 ColliderShape::of(&b.shape)
+                    .ok()?
                     .inflated(margin(b))
                     .cast_ray(&b.world_from_body, &origin, &direction)
                     .map(|t| (b, t))
@@ -112,8 +115,11 @@ pub fn pick_body(ray: &ViewRay, bodies: &[BodyView], focal_px: f64) -> Option<Pi
         PICK_TOLERANCE_PX * depth_m.max(0.0) / focal_px
     };
     let (body, t) = first(&margin_at_body)?;
-    let surface =
-        ColliderShape::of(&body.shape).nearest_surface_point(&body.world_from_body, &ray.at(t));
+    let surface = match ColliderShape::of(&body.shape) {
+        Ok(shape) => shape.nearest_surface_point(&body.world_from_body, &ray.at(t)),
+        // Unreachable: `first` built this body's collider.
+        Err(_) => ray.at(t),
+    };
     Some(Pick::on(body, surface))
 }
 
@@ -192,6 +198,46 @@ mod tests {
             ..ray
         };
         assert_eq!(pick_body(&far, &bodies, 600.0), None);
+    }
+
+    /// A convex tetrahedron (points off its centre) is picked on its face, and a near miss
+    /// grabs its nearest surface point (its hull inflated by the tolerance).
+    #[test]
+    fn a_convex_is_picked_on_its_hull() {
+        let a = 0.02;
+        let tetrahedron = BodyView {
+            shape: Shape::Convex {
+                // A right-angled corner at the body origin, its slanted face x + y + z = a.
+                points_m: Arc::from(vec![
+                    [0.0, 0.0, 0.0],
+                    [a, 0.0, 0.0],
+                    [0.0, a, 0.0],
+                    [0.0, 0.0, a],
+                ]),
+            },
+            world_from_body: Isometry3::translation(0.0, 0.0, 0.3),
+            ..capsule_at(1, 0.3)
+        };
+        let bodies = [tetrahedron];
+        // Along −x through (·, 0.005, 0.305): meets the slanted face x + y + z = a.
+        let ray = ViewRay {
+            origin_in_world: Point3::new(1.0, 0.005, 0.305),
+            direction_in_world: -Vector3::x_axis(),
+        };
+        let pick = pick_body(&ray, &bodies, 600.0).expect("a hit");
+        assert!((pick.point_in_body - Point3::new(0.01, 0.005, 0.005)).norm() < 1e-12);
+        // 1 mm past the corner x = a, along −y: within the tolerance; a surface point.
+        let near = ViewRay {
+            origin_in_world: Point3::new(a + 0.001, 1.0, 0.3),
+            direction_in_world: -Vector3::y_axis(),
+        };
+        let pick = pick_body(&near, &bodies, 600.0).expect("within the tolerance");
+        // On the hull's edge x + y = a, z = 0 (nearest to where the ray enters the grown hull).
+        let p = pick.point_in_body;
+        assert!(
+            (p.x + p.y - a).abs() < 1e-12 && p.z.abs() < 1e-12,
+            "{pick:?}"
+        );
     }
 
     #[test]

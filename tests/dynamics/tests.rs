@@ -16,6 +16,7 @@ mod contact_presence;
 mod contact_tolerance;
 mod convergence;
 mod convergence_free_body;
+mod convex;
 mod deformable;
 mod deformable_beam;
 mod deformable_scenes;

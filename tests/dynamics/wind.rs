@@ -182,7 +182,7 @@ fn mobile_balances_at_rest_with_every_bar_level() {
         b.principal_inertia_kg_m2,
         b.body_from_principal,
         b.world_from_body(),
-        b.shape,
+        b.shape.clone(),
     );
     let r = run(&wrong, &calm, 10.0);
     assert!(

@@ -5,13 +5,16 @@
 //! Forward kinematics at the initial positions (the file's, overridden by `--joint`), then the
 //! base pose and the scale. Links joined by `fixed` joints are merged into their parent's body
 //! by the parallel-axis theorem; their names stay as `[[grab]]` points at their frames'
-//! origins. Every visual becomes a `[[body.visual]]` table in the body frame. What the scene
-//! format cannot express yet (joint friction, springs, mimic couplings, ellipsoid visuals) is
+//! origins. Every visual becomes a `[[body.visual]]` table in the body frame. With
+//! `--collisions` the links' collision geoms become the bodies' shapes (the colliders, see
+//! [`collisions`]) and the scene gets a `[contact]` table and the desk plane z = 0. What the
+//! scene format cannot express yet (joint friction, springs, mimic couplings, ellipsoid visuals) is
 //! never dropped silently: each gives a warning with the file and line. Numbers are written with Rust's shortest round-trip form (`{:?}`),
 //! so that the text parses back to the same bits: importing to a file and simulating it is
 //! the same as simulating the model directly.
 
 mod bodies;
+mod collisions;
 mod inertia;
 mod text;
 mod tree;
@@ -75,7 +78,14 @@ pub fn scene_toml(model: &Model, options: &ImportOptions) -> Result<Emitted, Imp
     w.header(model);
     let velocities = velocity::link_velocities(model, &tree)?;
     for b in &grouped.bodies {
-        body(&mut w, model, &tree, &place, b);
+        let collision = if options.collisions {
+            let c = collisions::of_body(model, &tree, b, place.scale)?;
+            warnings.extend(c.warnings.iter().cloned());
+            Some(c)
+        } else {
+            None
+        };
+        body(&mut w, model, &tree, &place, b, collision.as_ref());
         if let Some(v) = &velocities {
             body_velocity(&mut w, &tree, &place, b, v);
         }
@@ -92,24 +102,62 @@ pub fn scene_toml(model: &Model, options: &ImportOptions) -> Result<Emitted, Imp
     )?;
     loops(&mut w, model, &tree, &grouped, &place, &mut warnings);
     grabs(&mut w, model, &tree, &grouped, &place);
-    if model.links.iter().any(|l| !l.collisions.is_empty()) {
-        let n: usize = model.links.iter().map(|l| l.collisions.len()).sum();
-        warnings.push(format!(
-            "{}: {n} collision shapes not used yet (the imported scene has no contact)",
-            model.source.display()
-        ));
-    }
-    if !model.contact_excludes.is_empty() {
-        warnings.push(format!(
-            "{}: {} contact exclusions not used (the imported scene has no contact)",
-            model.source.display(),
-            model.contact_excludes.len()
-        ));
-    }
+    contact(&mut w, model, &grouped, options, &mut warnings);
     Ok(Emitted {
         text: w.finish(),
         warnings,
     })
+}
+
+/// With `--collisions`, the `[contact]` table and the desk plane z = 0, and a warning for the
+/// collisions of links merged into the ground (the desk stands for them); without, a warning
+/// that the collisions are not used, naming the option.
+fn contact(
+    w: &mut Writer,
+    model: &Model,
+    g: &bodies::Bodies,
+    options: &ImportOptions,
+    warnings: &mut Vec<String>,
+) {
+    let source = model.source.display();
+    let excludes = model.contact_excludes.len();
+    if !options.collisions {
+        let n: usize = model.links.iter().map(|l| l.collisions.len()).sum();
+        if n > 0 {
+            warnings.push(format!(
+                "{source}: {n} collision shapes not used (the imported scene has no contact; \
+                 --collisions makes them the bodies' colliders)"
+            ));
+        }
+        if excludes > 0 {
+            warnings.push(format!(
+                "{source}: {excludes} contact exclusions not used (the imported scene has no \
+                 contact)"
+            ));
+        }
+        return;
+    }
+    let on_ground: usize = (0..model.links.len())
+        .filter(|&l| g.place[l] == Place::Ground)
+        .map(|l| model.links[l].collisions.len())
+        .sum();
+    if on_ground > 0 {
+        warnings.push(format!(
+            "{source}: {on_ground} collision shapes of links fixed to the ground are not used \
+             (the desk plane z = 0 is the ground's collider)"
+        ));
+    }
+    if excludes > 0 {
+        warnings.push(format!(
+            "{source}: {excludes} contact exclusions not used (in a scene only bodies joined \
+             by a joint never collide)"
+        ));
+    }
+    w.table_once("contact");
+    w.table("plane");
+    w.string("name", "desk");
+    w.vector("normal", &Vector3::z());
+    w.vector("point_in_world_m", &Vector3::zeros());
 }
 
 /// The file's frame and units into the world's: p_world = base · (scale · p_file).
@@ -142,14 +190,24 @@ fn ignored_warnings(model: &Model) -> Vec<String> {
         .collect()
 }
 
-fn body(w: &mut Writer, model: &Model, tree: &tree::Tree, place: &World, b: &bodies::Body) {
+fn body(
+    w: &mut Writer,
+    model: &Model,
+    tree: &tree::Tree,
+    place: &World,
+    b: &bodies::Body,
+    collision: Option<&collisions::Collision>,
+) {
     let top = &model.links[b.top];
     let world_from_top = &tree.world_from_link[b.top];
     let s = place.scale;
     let inertia = b.props.inertia * (s * s);
     let (moments, axes) = inertia::principal(&inertia);
     let com_world = place.point(&(world_from_top * nalgebra::Point3::from(b.props.com)).coords);
-    let shape = shape_of(model, b, s, b.props.mass_kg, &moments);
+    let shape = match collision.and_then(|c| c.shape.clone()) {
+        Some(collider) => collider,
+        None => shape_of(model, b, s, b.props.mass_kg, &moments),
+    };
     w.table("body");
     w.string("name", &top.name);
     w.number("mass_kg", b.props.mass_kg);
@@ -161,6 +219,9 @@ fn body(w: &mut Writer, model: &Model, tree: &tree::Tree, place: &World, b: &bod
         &place.rotation(world_from_top).scaled_axis(),
     );
     w.raw("shape", &shape);
+    if collision.is_some_and(|c| c.shape.is_none()) {
+        w.raw("collide", "false");
+    }
 }
 
 /// A body's initial velocity (of its centre of mass) and angular velocity, world axes.

@@ -28,6 +28,9 @@ pub struct ImportOptions {
     /// Leave the file's joint damping and friction out of the scene (`--no-damping`): free
     /// motion to compare with a solver that has none (Pinocchio's ABA).
     pub ignore_damping: bool,
+    /// Make the links' collision geoms the bodies' colliders, with a `[contact]` table and
+    /// the desk plane z = 0 (`--collisions`; see `emit::collisions`).
+    pub collisions: bool,
 }
 
 impl Default for ImportOptions {
@@ -42,6 +45,7 @@ impl Default for ImportOptions {
             package_paths: Vec::new(),
             ignore_limits: false,
             ignore_damping: false,
+            collisions: false,
         }
     }
 }

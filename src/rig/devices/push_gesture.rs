@@ -49,6 +49,11 @@ pub fn half_extent_along_m(
             radius_m * d.xy().norm() + d.z.abs() * 0.5 * length_m
         }
         Shape::Capsule { radius_m, length_m } => radius_m + d.z.abs() * 0.5 * length_m,
+        // The support of the hull: its farthest point along d.
+        Shape::Convex { ref points_m } => points_m
+            .iter()
+            .map(|p| d.dot(&Vector3::from(*p)))
+            .fold(0.0, f64::max),
     }
 }
 

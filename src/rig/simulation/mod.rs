@@ -199,7 +199,7 @@ impl RigSimulation {
                 Some(BodyView {
                     body: i,
                     name: name.clone(),
-                    shape: b.shape?,
+                    shape: b.shape.clone()?,
                     world_from_body: self.sim.body_pose(i),
                     visuals: b.visuals.clone(),
                 })

@@ -7,15 +7,17 @@ use parry3d_f64::math::{Pose, Rot3, Vector};
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 use parry3d_f64::query::Ray;
 use parry3d_f64::shape::Shape as ParryShape;
-use parry3d_f64::shape::{Ball, Capsule, Cuboid, Cylinder, HalfSpace};
+use parry3d_f64::shape::{Ball, Capsule, ConvexPolyhedron, Cuboid, Cylinder, HalfSpace};
+use std::sync::Arc;
 
+use super::convex::{self, HullError};
 use super::{narrow_phase, ContactModel, ContactPoint, Material};
 use crate::model::body::Pose as BodyPose;
 use crate::model::body::{BodyId, GROUND};
 use crate::model::shape::Shape;
 
-/// A collider's geometry (in its own frame).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A collider's geometry (in its own frame). Not `Copy`: a convex shares its hull.
+#[derive(Clone, Debug, PartialEq)]
 pub enum ColliderShape {
     /// A sphere.
     Sphere { radius_m: f64 },
@@ -27,24 +29,41 @@ pub enum ColliderShape {
     Cylinder { half_length_m: f64, radius_m: f64 },
     /// The half-space n·(x − p) ≤ 0 is solid (unit n, p the collider's origin).
     Plane { normal: Vector3<f64> },
+    /// A convex polyhedron (vertices in the collider's frame), built once from a body's
+    /// `kind = "convex"` points, with its bounding radius about the origin (kept: detection
+    /// asks for it every step).
+    Convex {
+        hull: Arc<ConvexPolyhedron>,
+        radius_m: f64,
+    },
 }
 
 impl ColliderShape {
-    /// The collider of a body shape.
-    pub fn of(shape: &Shape) -> Self {
-        match *shape {
-            Shape::Sphere { radius_m } => Self::Sphere { radius_m },
-            Shape::Box { size_m } => Self::Box {
+    /// The collider of a body shape; for a convex, its hull (built here: call it once per
+    /// scene, not per step), or why there is none.
+    pub fn of(shape: &Shape) -> Result<Self, HullError> {
+        Ok(match shape {
+            &Shape::Sphere { radius_m } => Self::Sphere { radius_m },
+            &Shape::Box { size_m } => Self::Box {
                 half_extents_m: Vector3::from(size_m) * 0.5,
             },
-            Shape::Capsule { radius_m, length_m } => Self::Capsule {
+            &Shape::Capsule { radius_m, length_m } => Self::Capsule {
                 half_length_m: 0.5 * length_m,
                 radius_m,
             },
-            Shape::Cylinder { radius_m, length_m } => Self::Cylinder {
+            &Shape::Cylinder { radius_m, length_m } => Self::Cylinder {
                 half_length_m: 0.5 * length_m,
                 radius_m,
             },
+            Shape::Convex { points_m } => Self::convex(convex::hull(points_m)?),
+        })
+    }
+
+    /// A convex collider of `hull`, its bounding radius measured once.
+    pub fn convex(hull: Arc<ConvexPolyhedron>) -> Self {
+        Self::Convex {
+            radius_m: convex::bounding_radius_m(&hull),
+            hull,
         }
     }
 
@@ -62,6 +81,7 @@ impl ColliderShape {
                 radius_m,
             } => half_length_m.hypot(radius_m),
             Self::Plane { .. } => f64::INFINITY,
+            Self::Convex { radius_m, .. } => radius_m,
         }
     }
 
@@ -111,6 +131,13 @@ impl ColliderShape {
                 radius_m: radius_m + margin_m,
             },
             Self::Plane { normal } => Self::Plane { normal },
+            Self::Convex { .. } if margin_m == 0.0 => self.clone(),
+            // Never `None` for a hull parry made (its vertices span a volume, and so do the
+            // grown ones); the hull as it is then, rather than no collider.
+            Self::Convex { ref hull, .. } => match convex::inflated(hull, margin_m) {
+                Some(grown) => Self::convex(grown),
+                None => self.clone(),
+            },
         }
     }
 
@@ -149,6 +176,7 @@ impl ColliderShape {
                 Some(Rot3::from_rotation_x(std::f64::consts::FRAC_PI_2)),
             ),
             Self::Plane { normal } => f(&HalfSpace::new(glam(&normal)), None),
+            Self::Convex { ref hull, .. } => f(hull.as_ref(), None),
         }
     }
 }

@@ -15,7 +15,8 @@
 //!   without any of them step exactly as before (their golden hashes hold).
 //!
 //! # Detection
-//! Shapes are parry's (`Ball`, `Cuboid`, `Capsule`, `Cylinder`, `HalfSpace`; a cylinder or a
+//! Shapes are parry's (`Ball`, `Cuboid`, `Capsule`, `Cylinder`, `HalfSpace`, `ConvexPolyhedron`
+//! for a convex, its hull built once when the model is made; a cylinder or a
 //! capsule lies along the body z axis as in [`crate::model::shape`]). Candidate pairs come from
 //! parry's bounding-volume hierarchy over the colliders' bounding boxes (planes pair with
 //! everything), taken in collider order (deterministic) and tested by bounding spheres,
@@ -44,6 +45,7 @@
 //! complementarity problem by projected Gauss–Seidel on the bodies' velocities
 //! ([`sparse_pgs`]), warm-started from the last step.
 
+pub mod convex;
 pub mod geometry;
 pub mod lcp;
 mod narrow_phase;

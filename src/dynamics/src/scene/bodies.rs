@@ -48,14 +48,8 @@ pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneE
                 ));
             }
         }
-        for (field, size) in b.shape.get_ref().sizes() {
-            if !(size > 0.0 && size.is_finite()) {
-                return Err(ck.err(
-                    b.shape.span(),
-                    f(&format!("shape.{field}")),
-                    format!("must be positive, got {size}"),
-                ));
-            }
+        if let Some((field, message)) = b.shape.get_ref().problem() {
+            return Err(ck.err(b.shape.span(), f(&format!("shape.{field}")), message));
         }
         let position = ck.finite3(&b.position_m, &f("position_m"))?;
         let rotation_rad = b
@@ -78,7 +72,7 @@ pub(super) fn bodies(ck: &Checker, defs: &[BodyDef]) -> Result<Vec<Body>, SceneE
             inertia,
             rotation(inertia_rotation_rad.map(Into::into)),
             pose,
-            Some(*b.shape.get_ref()),
+            Some(b.shape.get_ref().clone()),
         );
         body.visuals = super::visuals::visuals(ck, i, &b.visuals, b.name.span())?;
         if let Some(v) = &b.velocity_m_per_s {

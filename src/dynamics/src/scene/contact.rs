@@ -24,7 +24,7 @@
 //! friction = 0.5
 //! restitution = 0.0
 //!
-//! [[static]]                    # a fixed shape of the ground
+//! [[static]]                    # a fixed shape of the ground (any body shape, convex too)
 //! name = "post"
 //! shape = { kind = "box", size_m = [0.1, 0.1, 0.3] }
 //! position_m = [0.2, 0, 0.15]
@@ -202,13 +202,13 @@ fn add_body_colliders(
             None => (Material::default(), true),
         };
         if let (true, Some(shape)) = (collide, &b.shape) {
-            model.add(
-                b.name.clone(),
-                i,
-                ColliderShape::of(shape),
-                Isometry3::identity(),
-                mat,
-            );
+            // Checked with the bodies (a mobile's parts are never convex); the hull is built
+            // here, once.
+            let shape = ColliderShape::of(shape).map_err(|e| {
+                let span = def.map(|d| d.shape.span()).unwrap_or(0..0);
+                ck.err(span, field(&format!("shape.{}", e.field)), e.message)
+            })?;
+            model.add(b.name.clone(), i, shape, Isometry3::identity(), mat);
         }
     }
     Ok(())
@@ -222,14 +222,8 @@ fn add_statics(
 ) -> Result<(), SceneError> {
     for (i, s) in statics.iter().enumerate() {
         let field = |name: &str| format!("static[{i}].{name}");
-        for (f, size) in s.shape.get_ref().sizes() {
-            if !(size > 0.0 && size.is_finite()) {
-                return Err(ck.err(
-                    s.shape.span(),
-                    field(&format!("shape.{f}")),
-                    format!("must be positive, got {size}"),
-                ));
-            }
+        if let Some((f, message)) = s.shape.get_ref().problem() {
+            return Err(ck.err(s.shape.span(), field(&format!("shape.{f}")), message));
         }
         let mat = material(ck, s.friction.as_ref(), s.restitution.as_ref(), &field)?;
         let position = ck.finite3(&s.position_m, &field("position_m"))?;
@@ -242,13 +236,14 @@ fn add_statics(
             Translation3::from(position),
             rotation(rotation_rad.map(Into::into)),
         );
-        model.add(
-            s.name.get_ref().clone(),
-            GROUND,
-            ColliderShape::of(s.shape.get_ref()),
-            pose,
-            mat,
-        );
+        let shape = ColliderShape::of(s.shape.get_ref()).map_err(|e| {
+            ck.err(
+                s.shape.span(),
+                field(&format!("shape.{}", e.field)),
+                e.message,
+            )
+        })?;
+        model.add(s.name.get_ref().clone(), GROUND, shape, pose, mat);
     }
     Ok(())
 }

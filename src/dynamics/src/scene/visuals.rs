@@ -89,16 +89,10 @@ fn visual(
                     "only a mesh is scaled: give the shape's sizes instead",
                 ));
             }
-            for (field, size) in shape.get_ref().sizes() {
-                if !(size > 0.0 && size.is_finite()) {
-                    return Err(ck.err(
-                        shape.span(),
-                        f(&format!("shape.{field}")),
-                        format!("must be positive, got {size}"),
-                    ));
-                }
+            if let Some((field, message)) = shape.get_ref().problem() {
+                return Err(ck.err(shape.span(), f(&format!("shape.{field}")), message));
             }
-            VisualGeometry::Shape(*shape.get_ref())
+            VisualGeometry::Shape(shape.get_ref().clone())
         }
         (None, Some(mesh)) => VisualGeometry::Mesh {
             path: mesh_path(ck, mesh, &f("mesh"))?,

@@ -119,7 +119,7 @@ impl WindSettings {
 }
 
 /// A body the wind may push, as the simulation has it now.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct WindBody {
     /// Its visual shape (the faces the wind blows on).
     pub shape: Shape,
@@ -137,7 +137,7 @@ fn wind_body(sim: &MethodSim, body: BodyId) -> Option<WindBody> {
     match sim {
         MethodSim::Default(sim) => {
             let b = sim.bodies().get(body)?;
-            match (b.is_dynamic(), b.shape) {
+            match (b.is_dynamic(), b.shape.clone()) {
                 (true, Some(shape)) => Some(WindBody {
                     shape,
                     world_from_body: b.world_from_body(),
@@ -149,7 +149,7 @@ fn wind_body(sim: &MethodSim, body: BodyId) -> Option<WindBody> {
         }
         MethodSim::Articulated(sim) => {
             let b = sim.model().bodies.get(body)?;
-            let shape = b.shape?;
+            let shape = b.shape.clone()?;
             sim.body_map().link_of_body[body]?;
             let (linear_velocity_in_world, angular_velocity_in_world) = sim.body_velocity(body);
             Some(WindBody {

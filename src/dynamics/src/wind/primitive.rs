@@ -87,6 +87,12 @@ impl From<&crate::Shape> for Primitive {
                 radius_m,
                 half_length_m: length_m / 2.0,
             },
+            // An approximation: the wind blows on the box that holds the hull, centred on the
+            // body frame's origin (its faces' areas and lever arms; a hull's own faces would
+            // need a wind primitive of polygons).
+            Shape::Convex { .. } => Primitive::Cuboid {
+                half_extents_m: shape.centred_box_m().map(|s| s / 2.0),
+            },
         }
     }
 }

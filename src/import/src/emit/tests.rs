@@ -377,3 +377,111 @@ fn visuals_are_placed_in_the_body_frame() {
         }
     );
 }
+
+/// `--collisions`: a box centred on the upper arm's centre of mass becomes its 8 corners; the
+/// forearm's off-centre sphere and the merged tool's box one hull with warnings naming the
+/// links; the ground's collision is not used (warned); the desk plane and `[contact]` are
+/// there, and the upper arm and forearm (joined by the elbow) are an excluded pair.
+#[test]
+fn collisions_become_colliders_in_the_body_frame() {
+    use crate::model::{Geom, GeomShape};
+    let geom = |shape, x: f64| Geom {
+        shape,
+        link_from_geom: Isometry3::translation(x, 0.0, 0.0),
+        rgba: None,
+        at: at(11),
+    };
+    let cuboid = |x: f64, y: f64, z: f64| GeomShape::Box {
+        size: Vector3::new(x, y, z),
+    };
+    let mut model = arm();
+    model.links[0].collisions = vec![geom(cuboid(0.1, 0.1, 0.1), 0.0)];
+    model.links[1].collisions = vec![geom(cuboid(0.2, 0.1, 0.06), 0.5)];
+    model.links[2].collisions = vec![geom(GeomShape::Sphere { radius: 0.05 }, 0.3)];
+    model.links[3].collisions = vec![geom(cuboid(0.1, 0.02, 0.02), 0.05)];
+    let o = ImportOptions {
+        collisions: true,
+        ..options(0.0, 0.0)
+    };
+    let emitted = scene_toml(&model, &o).unwrap();
+    let warned = |what: &[&str]| {
+        emitted
+            .warnings
+            .iter()
+            .any(|w| what.iter().all(|x| w.contains(x)))
+    };
+    assert!(
+        warned(&["arm.urdf:11:", "\"fore\"", "sphere", "points"]),
+        "{:?}",
+        emitted.warnings
+    );
+    assert!(warned(&["\"fore\"", "2 collision geoms", "fore, tool"]));
+    assert!(warned(&["1 collision shapes of links fixed to the ground"]));
+    assert!(!warned(&["--collisions"]));
+    let scene = Scene::parse(&emitted.text, "arm.toml").unwrap();
+    let ar_dynamics::Shape::Convex { points_m } = body(&scene, "upper").shape.clone().unwrap()
+    else {
+        panic!("{}", emitted.text);
+    };
+    assert_eq!(points_m.len(), 8);
+    for p in points_m.iter() {
+        let half = [0.1, 0.05, 0.03];
+        assert!(
+            (0..3).all(|k| (p[k].abs() - half[k]).abs() < 1e-15),
+            "{p:?}"
+        );
+    }
+    // The merged forearm: sphere samples around x = 0.3 − 0.65/1.5 and the tool's box out
+    // to x = 0.6 + 0.1 − 0.65/1.5 in the body frame.
+    let ar_dynamics::Shape::Convex { points_m } = body(&scene, "fore").shape.clone().unwrap()
+    else {
+        panic!("{}", emitted.text);
+    };
+    let com_x = 0.65 / 1.5;
+    let max_x = points_m.iter().map(|p| p[0]).fold(f64::MIN, f64::max);
+    let min_x = points_m.iter().map(|p| p[0]).fold(f64::MAX, f64::min);
+    assert!((max_x - (0.7 - com_x)).abs() < 1e-12, "{max_x}");
+    assert!((min_x - (0.25 - com_x)).abs() < 1e-12, "{min_x}");
+    let contact = scene.contact.as_ref().unwrap();
+    let names: Vec<&str> = contact.colliders.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["upper", "fore", "desk"]);
+    let (upper, fore) = (
+        scene.bodies.iter().position(|b| b.name == "upper").unwrap(),
+        scene.bodies.iter().position(|b| b.name == "fore").unwrap(),
+    );
+    // Joined by the elbow: never a pair once built.
+    let sim = scene.build().unwrap();
+    let built = sim.model().contact.as_ref().unwrap();
+    assert!(!built.pair_allowed(upper, fore));
+    // The shoulder joins the upper arm to the ground (the massless base is merged into
+    // it), so it never touches the desk either; the forearm does.
+    assert!(!built.pair_allowed(upper, 0) && built.pair_allowed(fore, 0));
+}
+
+/// One sphere centred on the body's centre of mass stays a sphere; a body without collision
+/// geoms does not collide.
+#[test]
+fn a_centred_sphere_stays_a_sphere_and_a_body_without_collisions_does_not_collide() {
+    use crate::model::{Geom, GeomShape};
+    let mut model = arm();
+    model.links[1].collisions = vec![Geom {
+        shape: GeomShape::Sphere { radius: 0.05 },
+        link_from_geom: Isometry3::translation(0.5, 0.0, 0.0),
+        rgba: None,
+        at: at(11),
+    }];
+    let o = ImportOptions {
+        collisions: true,
+        ..options(0.0, 0.0)
+    };
+    let emitted = scene_toml(&model, &o).unwrap();
+    assert!(emitted.warnings.is_empty(), "{:?}", emitted.warnings);
+    let scene = Scene::parse(&emitted.text, "arm.toml").unwrap();
+    assert_eq!(
+        body(&scene, "upper").shape,
+        Some(ar_dynamics::Shape::Sphere { radius_m: 0.05 })
+    );
+    let contact = scene.contact.as_ref().unwrap();
+    let names: Vec<&str> = contact.colliders.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["upper", "desk"]);
+}

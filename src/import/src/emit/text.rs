@@ -39,6 +39,11 @@ impl Writer {
         let _ = write!(self.out, "\n[[{name}]]\n");
     }
 
+    /// A plain table `[name]` (not an array of tables).
+    pub(crate) fn table_once(&mut self, name: &str) {
+        let _ = write!(self.out, "\n[{name}]\n");
+    }
+
     pub(crate) fn string(&mut self, key: &str, value: &str) {
         let _ = writeln!(self.out, "{key} = {}", quote(value));
     }
