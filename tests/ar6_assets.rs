@@ -2,7 +2,8 @@
 //! flange carries a two-finger gripper, `assets/robots/meshes/ar6_gripper.obj`, written by
 //! [`gripper_obj`] here: the test checks that the committed file is exactly what the generator
 //! writes (`AR6_WRITE_MESHES=1 cargo test --test ar6_assets` writes it again after a change),
-//! that the mesh is closed and wound outward, and that `ar6.urdf` imports with it as a mesh
+//! that the mesh is closed and wound outward, that the importer's mesh loader (`mesh-loader`)
+//! reads it whole, and that `ar6.urdf` imports with it as a mesh
 //! visual of the flange's body, found relative to the URDF's folder.
 
 use std::collections::HashMap;
@@ -190,4 +191,18 @@ fn the_ar6_imports_with_the_gripper_as_the_flange_body_s_mesh_visual() {
         "{expected} not in wrist_3's tables:\n{}",
         &scene[wrist_3..next_body]
     );
+}
+
+#[test]
+fn the_importer_s_mesh_loader_reads_the_whole_gripper() {
+    let path = root().join("assets/robots/meshes/ar6_gripper.obj");
+    let at = ar_import::error::Location {
+        file: path.clone(),
+        line: 0,
+    };
+    let mesh = ar_import::mesh::load(&path, &nalgebra::Vector3::repeat(1.0), &at).unwrap();
+    assert_eq!(mesh.triangle_count(), 60 + 12 * 3);
+    let top_m = mesh.vertices().map(|v| v.z).fold(f64::MIN, f64::max);
+    let width_m = mesh.vertices().map(|v| v.x).fold(f64::MIN, f64::max);
+    assert!((top_m - 0.070).abs() < 1e-7 && (width_m - 0.026).abs() < 1e-7);
 }
