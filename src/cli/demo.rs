@@ -34,11 +34,12 @@ pub enum DisplayArg {
 /// Arguments of `demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Scene name (a file in assets/scenes/) or path to a scene file. In a scene whose stylus
-    /// tip pushes (`[contact] stylus_tip_radius_m`, e.g. `push`) the scripted user first pushes
-    /// the grab point's body with the tip, button up, then clips and drags it. In a scene
-    /// without a grab point (e.g. `pile`) the user holds the stylus still and the demo shows
-    /// the scene moving on its own.
+    /// Scene name (a file in assets/scenes/, or a robot in assets/robots/ such as ar6) or path
+    /// to a scene or model file. In a scene whose stylus tip pushes (`[contact]
+    /// stylus_tip_radius_m`, e.g. `push`) the scripted user first pushes the grab point's body
+    /// with the tip, button up, then clips and drags it. In a scene without a grab point (e.g.
+    /// `pile`) the user holds the stylus still and the demo shows the scene moving on its own.
+    /// A mechanism standing straight up under its grab point (ar6) is dragged down, not up.
     #[arg(long, default_value = "ten_pendula")]
     pub scene: String,
     /// monitor (one view in a window) or hmd (two eye views side by side, full screen).

@@ -28,7 +28,8 @@ const COMMAND_QUEUE: usize = 256;
 /// Arguments of `sandbox`.
 #[derive(Args, Debug)]
 pub struct SandboxArgs {
-    /// Scene name (a file in assets/scenes/) or path to a scene file.
+    /// Scene name (a file in assets/scenes/, or a robot in assets/robots/ such as ar6) or path
+    /// to a scene or model file.
     #[arg(default_value = "ten_pendula")]
     pub scene: String,
     /// Stop after this many seconds (default: until the window closes, Esc or Ctrl-C).

@@ -122,6 +122,11 @@ impl Drop for Xvfb {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Killed, the server leaves its socket and lock file behind; left there, they used up
+        // the display numbers 90-189 after some fifty runs ("a free X display number").
+        let n = self.display.trim_start_matches(':');
+        let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{n}"));
+        let _ = std::fs::remove_file(format!("/tmp/.X{n}-lock"));
     }
 }
 

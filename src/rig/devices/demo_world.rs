@@ -18,6 +18,7 @@
 //! [`Rig`]: crate::rig::Rig
 
 use super::arm::{RigArm, DEFAULT_BUTTON_MASK};
+use super::drag_reach::{column_note, drag_within_reach};
 use super::fixed_view::FixedViewCamera;
 use super::interfaces::{CameraTracker, MicDevice};
 use super::mic_level::DeferredMic;
@@ -214,7 +215,9 @@ impl DemoWorld {
         let script = anchor.script(&simulation);
         let gesture_s = script.duration_s();
         let breaths = demo_breaths(gesture_s);
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = column_note(&simulation, &script.drag_in_world)
+            .into_iter()
+            .collect();
         if !anchor.grab {
             notes.push(watch_note(&options.scene));
         } else if let Some(r) = simulation.stylus_tip_radius_m() {
@@ -312,10 +315,11 @@ impl DemoWorld {
 }
 
 /// The demo's scripted gesture on `sim`, whose first grab point is at `grab_in_world`: the
-/// clip-drag-release of [`UserScript::demo`] with the drag of [`demo_drag_in_world`], after a
+/// clip-drag-release of [`UserScript::demo`] with the drag of [`demo_drag_in_world`] (down
+/// instead of up for a column standing under the grab point, [`drag_within_reach`]), after a
 /// push along the drag's horizontal direction ([`demo_push`]) when the scene's tip pushes.
 pub fn demo_script(sim: &RigSimulation, grab_in_world: Point3<f64>) -> UserScript {
-    let drag_in_world = demo_drag_in_world(&grab_in_world);
+    let drag_in_world = drag_within_reach(sim, &grab_in_world, demo_drag_in_world(&grab_in_world));
     UserScript {
         drag_in_world,
         push: demo_push(sim, &drag_in_world),

@@ -11,11 +11,13 @@
 //! - [`view_tee`]: the camera's tracked pose, passed on to the solver (for the wind).
 //! - [`demo_world`]: the demo's simulated devices and scripted user.
 //! - [`scripted_user`]: the demo's user, moving the simulated arm.
+//! - [`drag_reach`]: the demo's drag down, not up, for a mechanism standing straight up.
 //! - [`push_gesture`]: the demo's push with the stylus tip, in a scene whose tip pushes.
 //! - [`watch_gesture`]: the demo's user in a scene without a grab point, who only watches.
 
 pub mod arm;
 pub mod demo_world;
+pub mod drag_reach;
 pub mod fixed_view;
 pub mod interfaces;
 pub mod mic_level;
