@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use nalgebra::{Isometry3, Point3, Vector3};
 
+use crate::compositor::mesh::SharedMesh;
+
 pub use ar_dynamics::{Shape, Support, SupportShape};
 
 /// One body to show: which body, what it looks like, and where it is.
@@ -24,6 +26,10 @@ pub struct BodyView {
     /// What is drawn instead of `shape` when not empty (the scene's `[[body.visual]]` tables;
     /// shared, like the name).
     pub visuals: Arc<[ar_dynamics::model::visual::Visual]>,
+    /// The loaded geometry of each visual that is a mesh, in the order of `visuals` (`None`
+    /// for a primitive), read once when the scene was loaded; empty when its meshes were not
+    /// loaded, and then the body's `shape` stands in for its mesh visuals.
+    pub meshes: Arc<[Option<SharedMesh>]>,
 }
 
 /// A deformable body's rigid group (see [`ar_dynamics::deformable::rigid_group`]) and whether
