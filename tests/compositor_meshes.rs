@@ -286,3 +286,37 @@ fn a_mesh_that_cannot_be_read_stops_the_demo_at_load_naming_the_body_and_the_pat
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!dir.path().join("demo-frames").exists());
 }
+
+/// A URDF with an OBJ visual and no fixed link (so no grab point): `demo` takes it directly,
+/// reads its mesh, holds the stylus still and runs to the end.
+#[test]
+fn the_demo_runs_a_urdf_with_a_mesh_visual_and_no_grab_point() {
+    let dir = tempfile::tempdir().unwrap();
+    write_obj(&dir.path().join("cube.obj"));
+    let urdf = dir.path().join("arm.urdf");
+    std::fs::write(
+        &urdf,
+        r#"<robot name="arm">
+  <link name="base"/>
+  <joint name="j1" type="continuous">
+    <parent link="base"/><child link="l1"/>
+    <origin xyz="0 0 0.2"/><axis xyz="0 1 0"/>
+  </joint>
+  <link name="l1">
+    <inertial><origin xyz="0.05 0 0"/><mass value="0.5"/>
+      <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/></inertial>
+    <visual><origin xyz="0.05 0 0"/><geometry><mesh filename="cube.obj"/></geometry></visual>
+  </link>
+</robot>
+"#,
+    )
+    .unwrap();
+    let (code, stderr) = demo(&urdf, dir.path());
+    eprintln!("{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("has no grab point"), "{stderr}");
+    assert!(
+        !stderr.contains("mesh"),
+        "no warning about the mesh: {stderr}"
+    );
+}
