@@ -1,7 +1,8 @@
 //! What a running simulation shows, as neutral data: its bodies (shape and pose), its joint
 //! reactions and the supports its scene draws. The rig's simulation interface returns these and the solver thread publishes
 //! them; the compositor turns them into its drawables and chooses how they look (colours,
-//! arrow scale). Nothing here knows about drawing, and nothing here is solver state.
+//! arrow scale). Nothing here knows about drawing (a mesh visual's triangles, read once at load,
+//! are data the compositor shares, not drawing state), and nothing here is solver state.
 
 use std::sync::Arc;
 

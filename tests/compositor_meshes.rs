@@ -1,8 +1,9 @@
 //! Issue 43, acceptance 3, on the off-screen surface (Mesa lavapipe): mesh visuals (an OBJ
 //! with a material colour and an STL without one, written here) are drawn in their colours at
-//! their poses, cast shadows, and take the body's shape's place; a mesh that cannot be read
-//! stops `demo` at scene load with exit 1, naming the body and the path. Every pixel check is
-//! at an image position computed from the geometry (the pinhole projection).
+//! their poses, cast shadows, go to the GPU once however many frames show them, and take the
+//! body's shape's place; a mesh that cannot be read stops `demo` at scene load with exit 1,
+//! naming the body and the path. Every pixel check is at an image position computed from the
+//! geometry (the pinhole projection).
 
 use ar_calibration::intrinsics::CameraIntrinsics;
 use ar_multibody::compositor::mesh::{MeshGeometry, SharedMesh};
@@ -186,6 +187,39 @@ fn an_obj_shows_its_material_colour_and_an_stl_the_instance_colour_with_the_desk
     eprintln!("shadow of the OBJ at {under:?}: {dark:?}");
     assert!(dark.iter().all(|&v| v < DESK_GREY - 30), "{dark:?}");
     assert_eq!(at(&c, &shadowed, &Point3::new(0.0, 0.12, 0.0)), desk_px);
+}
+
+/// A mesh's buffers go to the GPU once: frames that move it, and a frame whose overlay puts a
+/// marker before it (its node is made again), draw the same buffers; a new scene's mesh (a
+/// new shared mesh) is uploaded anew.
+#[test]
+fn a_mesh_is_uploaded_once_however_many_frames_show_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let stl = dir.path().join("cube.stl");
+    write_stl(&stl);
+    let mesh = SharedMesh::new(MeshGeometry::load(&stl, [1.0; 3]).unwrap());
+    let mut c = compositor();
+    for k in 0..5 {
+        let mut overlay = Overlay::default();
+        if k >= 3 {
+            overlay.push_marker(Point3::new(0.1, 0.1, 0.0), 0.01, [1.0, 1.0, 0.0]);
+        }
+        let centre = Point3::new(0.01 * f64::from(k), 0.0, 0.05);
+        overlay.shapes.push(mesh_at(&mesh, centre, [0.1, 0.8, 0.1]));
+        let img = render(&mut c, &overlay);
+        let top = centre + Vector3::new(0.0, 0.0, f64::from(HALF_M));
+        assert_eq!(dominant(at(&c, &img, &top)), Some(1), "frame {k}");
+    }
+    assert_eq!(c.mesh_uploads(), 1);
+    let reloaded = SharedMesh::new(MeshGeometry::load(&stl, [1.0; 3]).unwrap());
+    let mut overlay = Overlay::default();
+    overlay.shapes.push(mesh_at(
+        &reloaded,
+        Point3::new(0.0, 0.0, 0.05),
+        [0.1, 0.8, 0.1],
+    ));
+    render(&mut c, &overlay);
+    assert_eq!(c.mesh_uploads(), 2);
 }
 
 /// A scene with one body: a capsule at (0, 0, 0.1) whose visual is `mesh` 0.1 m along x.

@@ -54,6 +54,8 @@ pub(super) struct ShapeNodes {
     /// Each shown mesh's GPU meshes, one per part, by [`SharedMesh::id`] (the mesh is kept
     /// with them, so the id cannot be reused while the entry lives).
     gpu_meshes: HashMap<usize, (SharedMesh, Vec<SharedGpuMesh>)>,
+    /// How many meshes' GPU buffers were made.
+    mesh_uploads: u64,
 }
 
 impl ShapeNodes {
@@ -120,11 +122,18 @@ impl ShapeNodes {
 
     /// The GPU meshes of `mesh`'s parts, made on first use.
     fn gpu_meshes_of(&mut self, mesh: &SharedMesh) -> Vec<SharedGpuMesh> {
+        let uploads = &mut self.mesh_uploads;
         let (_, gpu) = self.gpu_meshes.entry(mesh.id()).or_insert_with(|| {
+            *uploads += 1;
             let parts = mesh.parts.iter().map(gpu_mesh).collect();
             (mesh.clone(), parts)
         });
         gpu.clone()
+    }
+
+    /// How many meshes' GPU buffers were made so far.
+    pub(super) fn mesh_uploads(&self) -> u64 {
+        self.mesh_uploads
     }
 }
 
