@@ -10,6 +10,7 @@
 use ar_import::mesh::{MeshPart, TriMesh};
 use ar_import::Location;
 use nalgebra::{Point3, Vector3};
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,8 +20,8 @@ use std::sync::Arc;
 pub struct MeshGeometryPart {
     /// Vertex positions in the mesh frame (m, after the visual's scale).
     pub positions_m: Vec<[f32; 3]>,
-    /// Unit vertex normals, the area-weighted mean of the triangles around each vertex (a
-    /// vertex that files duplicate along a sharp edge keeps that edge sharp).
+    /// Unit vertex normals: the area-weighted mean of the triangles that share the vertex
+    /// (those meeting within [`CREASE_ANGLE_RAD`] of each other; see `drawn_part`).
     pub normals: Vec<[f32; 3]>,
     /// Triangles as indices into `positions_m`, counter-clockwise seen from outside.
     pub triangles: Vec<[u32; 3]>,
@@ -104,33 +105,76 @@ impl MeshGeometry {
     }
 }
 
-/// One part's f32 buffers and area-weighted vertex normals.
+/// Where two triangles meeting at a vertex share its normal (a smooth surface) rather than
+/// keep their own (an edge): at most this angle between them, 30° as in CAD viewers.
+pub const CREASE_ANGLE_RAD: f64 = std::f64::consts::PI / 6.0;
+
+/// A vertex being built: its position, the area-weighted sum of its triangles' normals, and
+/// the first triangle's unit normal, which later triangles are compared with.
+struct Corner {
+    index: u32,
+    normal_sum: Vector3<f64>,
+    first_unit_normal: Vector3<f64>,
+}
+
+/// One part's f32 buffers. Corners at one position are welded into one vertex where their
+/// triangles meet within [`CREASE_ANGLE_RAD`] (a curved surface shades smoothly) and kept
+/// apart across sharper edges. Files often give each triangle its own three vertices (the
+/// Panda's DAE meshes do): welding also draws them with about a third of the vertices.
 fn drawn_part(part: &MeshPart) -> MeshGeometryPart {
-    let positions_m: Vec<[f32; 3]> = part
-        .vertices_m
-        .iter()
-        .map(|v| [v.x as f32, v.y as f32, v.z as f32])
-        .collect();
-    let mut sums = vec![Vector3::<f64>::zeros(); part.vertices_m.len()];
-    for &[a, b, c] in &part.triangles {
-        let [pa, pb, pc] = [a, b, c].map(|i| part.vertices_m[i as usize]);
+    let cos_crease = CREASE_ANGLE_RAD.cos();
+    let mut at_position: HashMap<[u64; 3], Vec<Corner>> = HashMap::new();
+    let mut positions = Vec::new();
+    let mut triangles = Vec::with_capacity(part.triangles.len());
+    for tri in &part.triangles {
+        let [pa, pb, pc] = tri.map(|i| part.vertices_m[i as usize]);
         // Twice the triangle's area along its normal: larger triangles weigh more.
-        let n = (pb - pa).cross(&(pc - pa));
-        for i in [a, b, c] {
-            sums[i as usize] += n;
-        }
+        let area_normal = (pb - pa).cross(&(pc - pa));
+        let unit = area_normal
+            .try_normalize(1e-300)
+            .unwrap_or_else(Vector3::zeros);
+        let welded = tri.map(|i| {
+            let p = part.vertices_m[i as usize];
+            let corners = at_position
+                .entry(p.coords.map(f64::to_bits).into())
+                .or_default();
+            let near = corners
+                .iter_mut()
+                .find(|c| c.first_unit_normal.dot(&unit) >= cos_crease);
+            match near {
+                Some(c) => {
+                    c.normal_sum += area_normal;
+                    c.index
+                }
+                None => {
+                    let index = positions.len() as u32;
+                    positions.push(p);
+                    corners.push(Corner {
+                        index,
+                        normal_sum: area_normal,
+                        first_unit_normal: unit,
+                    });
+                    index
+                }
+            }
+        });
+        triangles.push(welded);
     }
-    let normals = sums
-        .iter()
-        .map(|n| {
-            let n = n.try_normalize(1e-300).unwrap_or_else(Vector3::z);
-            [n.x as f32, n.y as f32, n.z as f32]
-        })
-        .collect();
+    let mut normals = vec![[0.0f32, 0.0, 1.0]; positions.len()];
+    for c in at_position.values().flatten() {
+        let n = c
+            .normal_sum
+            .try_normalize(1e-300)
+            .unwrap_or_else(Vector3::z);
+        normals[c.index as usize] = [n.x as f32, n.y as f32, n.z as f32];
+    }
     MeshGeometryPart {
-        positions_m,
+        positions_m: positions
+            .iter()
+            .map(|v| [v.x as f32, v.y as f32, v.z as f32])
+            .collect(),
         normals,
-        triangles: part.triangles.clone(),
+        triangles,
         rgba: part.rgba.map(|c| c.map(|x| x as f32)),
     }
 }
@@ -185,17 +229,53 @@ mod tests {
     }
 
     #[test]
-    fn normals_point_out_of_the_solid_and_the_box_bounds_the_vertices() {
+    fn sharp_edges_keep_their_faces_normals_and_the_box_bounds_the_vertices() {
         let g = MeshGeometry::new(Path::new("t.obj"), &tetrahedron(), None);
         assert_eq!(g.triangle_count(), 4);
         assert_eq!(g.parts[0].rgba, Some([0.5, 0.25, 1.0, 1.0]));
-        // The vertex at the origin: the three faces it touches face −x, −y, −z equally.
-        let n0 = Vector3::from(g.parts[0].normals[0].map(f64::from));
-        let want = -Vector3::repeat(1.0).normalize();
-        assert!((n0 - want).norm() < 1e-6, "{n0:?}");
+        // Every edge is sharper than the crease: each face has its own three vertices, whose
+        // normals are the face's, pointing out of the solid.
+        let p = &g.parts[0];
+        assert_eq!(p.positions_m.len(), 12);
+        let outward = Vector3::repeat(1.0).normalize();
+        let slanted = p.triangles[3].map(|i| Vector3::from(p.normals[i as usize].map(f64::from)));
+        assert!(
+            slanted.iter().all(|n| (n - outward).norm() < 1e-6),
+            "{slanted:?}"
+        );
         assert_eq!(g.min_m, Point3::origin());
         assert_eq!(g.max_m, Point3::new(1.0, 1.0, 1.0));
         assert_eq!(g.hull_points_m.len(), 4);
+    }
+
+    /// Two triangles folded by 10° along their shared edge, given with their own vertices each
+    /// (as files do): welded into four vertices, the edge's two with the mean normal.
+    #[test]
+    fn a_shallow_fold_is_welded_and_shaded_smoothly() {
+        let fold = 10f64.to_radians();
+        let tip = Point3::new(1.0, fold.cos(), fold.sin());
+        let vertices_m = vec![
+            Point3::new(0.0, 0.0, 0.0),
+            Point3::new(1.0, 0.0, 0.0),
+            Point3::new(0.0, -1.0, 0.0),
+            Point3::new(0.0, 0.0, 0.0),
+            tip,
+            Point3::new(1.0, 0.0, 0.0),
+        ];
+        let mesh = TriMesh {
+            parts: vec![MeshPart {
+                vertices_m,
+                triangles: vec![[0, 2, 1], [3, 5, 4]],
+                rgba: None,
+            }],
+        };
+        let g = MeshGeometry::new(Path::new("fold.stl"), &mesh, None);
+        let p = &g.parts[0];
+        assert_eq!(p.positions_m.len(), 4);
+        assert_eq!(p.triangles[0][0], p.triangles[1][0], "the origin is shared");
+        let n = Vector3::from(p.normals[p.triangles[0][0] as usize].map(f64::from));
+        // Both faces have equal areas: the mean normal is halfway, 5° off +z.
+        assert!((n.z - (0.5 * fold).cos()).abs() < 1e-6, "{n:?}");
     }
 
     #[test]

@@ -6,6 +6,8 @@
 # frame 0 is drawn before the camera's first image), while the arm still stands in its start
 # configuration (nothing holds it up: it then falls under gravity), is written, reduced to 256
 # colours (Pillow, in the same environment) to stay small, to assets/screenshots/demo_panda.png.
+# The demo runs in real time: when the simulated arm has not connected by frame 1 (its HUD line
+# says "arm: waiting"), the frame has no arm; run it again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ${CARGO:-cargo} build --release --bin ar-multibody
