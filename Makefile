@@ -15,7 +15,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1 xvfb xdotool
 
-.PHONY: deps demo test lint bench bench-compare bench-pile release help test-import fuzz fuzz-arm fuzz-parsers fuzz-recordings fuzz-scene-sizes
+.PHONY: deps demo test lint bench bench-compare bench-pile release help test-import screenshot-panda fuzz fuzz-arm fuzz-parsers fuzz-recordings fuzz-scene-sizes
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
@@ -25,6 +25,7 @@ help:
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
 	@echo "make bench-pile - the 288-body pile in ar-multibody and rapier: the work-precision front (step time, penetration, energy)"
 	@echo "make test-import - URDF robots against Pinocchio, MJCF models and exported scenes against MuJoCo (downloads them)"
+	@echo "make screenshot-panda - the README's frame of the Franka Panda with its meshes (downloads it)"
 	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings, make fuzz-arm and make fuzz-scene-sizes"
 	@echo "make fuzz-parsers - the parser fuzz harness, 130,000 mutated inputs per parser (8 parsers)"
 	@echo "make fuzz-recordings - replay on 20,000 damaged, linked and oversized session folders"
@@ -76,6 +77,12 @@ test-import: deps
 	CARGO=$(CARGO) bash tests/import/pinocchio.sh
 	$(CARGO) build --release --bin ar-multibody
 	python3 tests/import/mujoco_check.py
+
+# The README's frame of the imported Franka Panda with its DAE meshes (issue 43, acceptance 3):
+# assets/screenshots/demo_panda.png, from the robot venv of tests/import/robot_venv.sh.
+screenshot-panda: EXTRA_APT_PACKAGES := python3 python3-venv
+screenshot-panda: deps
+	CARGO=$(CARGO) bash tests/import/panda_screenshot.sh
 
 # The pile of assets/scenes/pile.toml (issue 15, acceptance 7; issue 42, acceptance 2) in
 # ar-multibody at five `tolerance_m` settings and rapier3d-f64 at 1, 2, 4 and 8 solver iterations,

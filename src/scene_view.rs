@@ -1,11 +1,14 @@
 //! What a running simulation shows, as neutral data: its bodies (shape and pose), its joint
 //! reactions and the supports its scene draws. The rig's simulation interface returns these and the solver thread publishes
 //! them; the compositor turns them into its drawables and chooses how they look (colours,
-//! arrow scale). Nothing here knows about drawing, and nothing here is solver state.
+//! arrow scale). Nothing here knows about drawing (a mesh visual's triangles, read once at load,
+//! are data the compositor shares, not drawing state), and nothing here is solver state.
 
 use std::sync::Arc;
 
 use nalgebra::{Isometry3, Point3, Vector3};
+
+use crate::compositor::mesh::SharedMesh;
 
 pub use ar_dynamics::{Shape, Support, SupportShape};
 
@@ -24,6 +27,10 @@ pub struct BodyView {
     /// What is drawn instead of `shape` when not empty (the scene's `[[body.visual]]` tables;
     /// shared, like the name).
     pub visuals: Arc<[ar_dynamics::model::visual::Visual]>,
+    /// The loaded geometry of each visual that is a mesh, in the order of `visuals` (`None`
+    /// for a primitive), read once when the scene was loaded; empty when its meshes were not
+    /// loaded, and then the body's `shape` stands in for its mesh visuals.
+    pub meshes: Arc<[Option<SharedMesh>]>,
 }
 
 /// A deformable body's rigid group (see [`ar_dynamics::deformable::rigid_group`]) and whether

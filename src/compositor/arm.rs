@@ -136,7 +136,10 @@ mod tests {
         assert_eq!(phantom.shapes.len(), o.shapes.len());
         for (p, d) in phantom.shapes.iter().zip(&o.shapes) {
             assert_eq!(p.shading, Shading::Phantom);
-            assert_eq!((p.shape, p.world_from_shape), (d.shape, d.world_from_shape));
+            assert_eq!(
+                (&p.shape, p.world_from_shape),
+                (&d.shape, d.world_from_shape)
+            );
         }
     }
 }

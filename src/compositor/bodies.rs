@@ -28,7 +28,8 @@ pub fn body_color(body: usize) -> Rgb {
     BODY_PALETTE[body % BODY_PALETTE.len()]
 }
 
-/// The compositor's geometry for a body shape.
+/// The compositor's geometry for a body shape (a convex as its hull's mesh, built once per
+/// shape: [`super::convex_hull`]).
 pub fn visual_shape(shape: &Shape) -> VisualShape {
     match *shape {
         Shape::Box { size_m } => VisualShape::Box {
@@ -37,10 +38,13 @@ pub fn visual_shape(shape: &Shape) -> VisualShape {
         Shape::Sphere { radius_m } => VisualShape::Sphere { radius_m },
         Shape::Cylinder { radius_m, length_m } => VisualShape::Cylinder { radius_m, length_m },
         Shape::Capsule { radius_m, length_m } => VisualShape::Capsule { radius_m, length_m },
-        // drawn as its hull once VisualShape::Mesh lands
-        Shape::Convex { .. } => VisualShape::Box {
-            size_m: Vector3::from(shape.centred_box_m()),
-        },
+        // Points that span no volume never pass the scene loader; the box stands in if they do.
+        Shape::Convex { ref points_m } => super::convex_hull::hull_mesh(points_m).map_or_else(
+            || VisualShape::Box {
+                size_m: Vector3::from(shape.centred_box_m()),
+            },
+            VisualShape::Mesh,
+        ),
     }
 }
 
@@ -53,33 +57,43 @@ fn drawable(pose: &Isometry3<f64>) -> bool {
 }
 
 impl Overlay {
-    /// Adds the bodies as lit shapes in their palette colours, or their visuals (primitives in
-    /// their own colours where given) when they have any. A body whose pose cannot be drawn
-    /// (not finite in f32) is left out. Mesh visuals are not drawn yet: a body with one is
-    /// drawn as its shape in their place.
+    /// Adds the bodies as lit shapes in their palette colours, or their visuals when they have
+    /// any: primitives and meshes at body pose ∘ visual pose, in the visual's colour or the
+    /// palette's (a mesh's parts in their materials' colours where the file gives them). A body
+    /// whose pose cannot be drawn (not finite in f32) is left out. A body with a mesh visual
+    /// whose mesh was not loaded ([`BodyView::meshes`]) is drawn as its shape in its place.
     pub fn push_bodies(&mut self, bodies: &[BodyView]) {
         for b in bodies.iter().filter(|b| drawable(&b.world_from_body)) {
             let palette = body_color(b.body);
-            let primitive =
-                |shape: &Shape, pose: Isometry3<f64>, rgba: Option<[f64; 4]>| ShapeInstance {
-                    shape: visual_shape(shape),
-                    world_from_shape: pose,
-                    color: rgba.map_or(palette, |c| [c[0] as f32, c[1] as f32, c[2] as f32]),
+            let color = |rgba: Option<[f64; 4]>| {
+                rgba.map_or(palette, |c| [c[0] as f32, c[1] as f32, c[2] as f32])
+            };
+            let mesh_missing = b.visuals.iter().enumerate().any(|(k, v)| {
+                matches!(v.geometry, VisualGeometry::Mesh { .. })
+                    && !matches!(b.meshes.get(k), Some(Some(_)))
+            });
+            if b.visuals.is_empty() || mesh_missing {
+                self.shapes.push(ShapeInstance {
+                    shape: visual_shape(&b.shape),
+                    world_from_shape: b.world_from_body,
+                    color: palette,
                     shading: Shading::Lit,
-                };
-            let has_mesh = b
-                .visuals
-                .iter()
-                .any(|v| matches!(v.geometry, VisualGeometry::Mesh { .. }));
-            if b.visuals.is_empty() || has_mesh {
-                self.shapes
-                    .push(primitive(&b.shape, b.world_from_body, None));
+                });
             }
-            for v in b.visuals.iter() {
-                if let VisualGeometry::Shape(shape) = &v.geometry {
-                    let pose = b.world_from_body * v.body_from_visual;
-                    self.shapes.push(primitive(shape, pose, v.rgba));
-                }
+            for (k, v) in b.visuals.iter().enumerate() {
+                let shape = match (&v.geometry, b.meshes.get(k)) {
+                    (VisualGeometry::Shape(shape), _) => visual_shape(shape),
+                    (VisualGeometry::Mesh { .. }, Some(Some(mesh))) => {
+                        VisualShape::Mesh(mesh.clone())
+                    }
+                    (VisualGeometry::Mesh { .. }, _) => continue,
+                };
+                self.shapes.push(ShapeInstance {
+                    shape,
+                    world_from_shape: b.world_from_body * v.body_from_visual,
+                    color: color(v.rgba),
+                    shading: Shading::Lit,
+                });
             }
         }
     }
@@ -170,6 +184,7 @@ impl Overlay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compositor::mesh::{MeshGeometry, SharedMesh};
     use nalgebra::{Point3, Translation3, UnitQuaternion};
     use std::sync::Arc;
 
@@ -186,6 +201,7 @@ mod tests {
                 UnitQuaternion::identity(),
             ),
             visuals: Arc::new([]),
+            meshes: Arc::new([]),
         }
     }
 
@@ -228,7 +244,8 @@ mod tests {
     }
 
     /// A body with visuals shows them, each at body pose ∘ visual pose, in its own colour or the
-    /// palette's; a mesh visual (not drawn yet) leaves the body's shape in its place.
+    /// palette's; a mesh visual whose mesh is not loaded leaves the body's shape in its place,
+    /// a loaded one is drawn as the mesh.
     #[test]
     fn visuals_are_drawn_instead_of_the_shape() {
         use ar_dynamics::model::visual::Visual;
@@ -265,9 +282,18 @@ mod tests {
         };
         b.visuals = Arc::from(vec![mesh, sphere]);
         let mut o = Overlay::default();
-        o.push_bodies(&[b]);
+        o.push_bodies(std::slice::from_ref(&b));
         assert_eq!(o.shapes.len(), 2);
         assert!(matches!(o.shapes[0].shape, VisualShape::Capsule { .. }));
+        assert_eq!(o.shapes[1].shape, VisualShape::Sphere { radius_m: 0.02 });
+
+        let loaded = SharedMesh::new(MeshGeometry::default());
+        b.meshes = Arc::from(vec![Some(loaded.clone()), None]);
+        let mut o = Overlay::default();
+        o.push_bodies(&[b]);
+        assert_eq!(o.shapes.len(), 2, "the mesh, then the sphere; no capsule");
+        assert_eq!(o.shapes[0].shape, VisualShape::Mesh(loaded));
+        assert_eq!(o.shapes[0].color, body_color(1));
         assert_eq!(o.shapes[1].shape, VisualShape::Sphere { radius_m: 0.02 });
     }
 }

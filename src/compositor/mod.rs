@@ -8,6 +8,7 @@
 //! - [`overlay`]: what is drawn, as plain data (shapes at world poses, stylus, spring, arrows).
 //! - [`bodies`]: a simulation's neutral view (bodies, supports, reactions) turned into the
 //!   overlay, with the colours chosen here.
+//! - [`mesh`]: mesh visuals' triangles as drawn (read once per scene, shared by every frame).
 //! - [`arm`]: the digitizer arm from its linkage, drawn or as a depth-only phantom.
 //! - [`shadow`]: the lit shapes' soft shadows on the desk (z = 0).
 //! - `shape_nodes`: the scene-graph nodes of the overlay's shapes, kept between frames.
@@ -22,9 +23,11 @@ pub mod arm;
 pub mod arrows;
 pub mod bodies;
 pub mod camera;
+pub mod convex_hull;
 pub mod frames;
 pub mod hud;
 pub mod material;
+pub mod mesh;
 pub mod overlay;
 pub mod presenter;
 pub mod renderer;

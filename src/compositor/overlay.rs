@@ -2,13 +2,15 @@
 //! lines, the stylus tip, the spring, force arrows and highlighted points. The solver, the interaction and the
 //! tests fill it in; the compositor never looks at solver internals.
 
+use super::mesh::SharedMesh;
 use nalgebra::{Isometry3, Point3, Vector3};
 
 /// An RGB colour, each channel in [0, 1] (sRGB, as displayed).
 pub type Rgb = [f32; 3];
 
-/// The geometry of one visual shape, in its own frame (metres).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The geometry of one visual shape, in its own frame (metres). Not `Copy`: a mesh is shared
+/// data, and two meshes are equal only when they are the same shared mesh.
+#[derive(Debug, Clone, PartialEq)]
 pub enum VisualShape {
     /// A box with these full extents along the shape frame's x, y, z.
     Box {
@@ -34,6 +36,9 @@ pub enum VisualShape {
         /// Length of the cylindrical part along z, metres.
         length_m: f64,
     },
+    /// A triangle mesh (a mesh visual), in its file's frame after the visual's scale; its
+    /// parts are drawn in their materials' colours, the rest in the instance's colour.
+    Mesh(SharedMesh),
 }
 
 /// How a shape is shaded.
@@ -65,22 +70,36 @@ impl ShapeInstance {
     /// The corners of the shape's bounding box, world frame: points whose convex hull holds
     /// the shape (what a view must keep in frame to show it whole).
     pub fn hull_points(&self) -> [Point3<f64>; 8] {
-        let half = match self.shape {
-            VisualShape::Box { size_m } => 0.5 * size_m,
-            VisualShape::Sphere { radius_m } => Vector3::repeat(radius_m),
-            VisualShape::Cylinder { radius_m, length_m } => {
-                Vector3::new(radius_m, radius_m, 0.5 * length_m)
-            }
-            VisualShape::Capsule { radius_m, length_m } => {
-                Vector3::new(radius_m, radius_m, 0.5 * length_m + radius_m)
-            }
+        let (centre, half) = match &self.shape {
+            VisualShape::Mesh(mesh) => (
+                nalgebra::center(&mesh.min_m, &mesh.max_m),
+                0.5 * (mesh.max_m - mesh.min_m),
+            ),
+            shape => (Point3::origin(), primitive_half_extents(shape)),
         };
         let mut corners = [Point3::origin(); 8];
         for (i, c) in corners.iter_mut().enumerate() {
             let s = |bit: usize| if i & bit == 0 { -1.0 } else { 1.0 };
-            *c = self.world_from_shape * Point3::new(s(1) * half.x, s(2) * half.y, s(4) * half.z);
+            let corner = centre + Vector3::new(s(1) * half.x, s(2) * half.y, s(4) * half.z);
+            *c = self.world_from_shape * corner;
         }
         corners
+    }
+}
+
+/// Half the extents of a primitive's bounding box about its centre (zero for a mesh, whose
+/// box [`ShapeInstance::hull_points`] takes from the mesh).
+fn primitive_half_extents(shape: &VisualShape) -> Vector3<f64> {
+    match *shape {
+        VisualShape::Box { size_m } => 0.5 * size_m,
+        VisualShape::Sphere { radius_m } => Vector3::repeat(radius_m),
+        VisualShape::Cylinder { radius_m, length_m } => {
+            Vector3::new(radius_m, radius_m, 0.5 * length_m)
+        }
+        VisualShape::Capsule { radius_m, length_m } => {
+            Vector3::new(radius_m, radius_m, 0.5 * length_m + radius_m)
+        }
+        VisualShape::Mesh(_) => Vector3::zeros(),
     }
 }
 

@@ -342,6 +342,12 @@ impl Compositor {
         window.events().iter().map(|e| e.value).collect()
     }
 
+    /// How many meshes' GPU buffers have been made so far: once per mesh shown, however many
+    /// frames show it (see [`super::mesh::SharedMesh`]).
+    pub fn mesh_uploads(&self) -> u64 {
+        self.shapes.mesh_uploads()
+    }
+
     /// The pinhole intrinsics of one rendered view (the camera's, scaled to the view size).
     pub fn view_intrinsics(&self) -> &CameraIntrinsics {
         self.camera.intrinsics()

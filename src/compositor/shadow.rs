@@ -2,10 +2,11 @@
 //! shadow tells the eye that an object stands on a surface.
 //!
 //! **Method: planar projected footprints with an analytic soft edge.** Each lit shape's
-//! silhouette (a box's corners; the circles that bound a sphere, a capsule or a cylinder) is
-//! projected onto z = 0 along the overlay's light ([`super::renderer`]'s light, the one that
-//! shades the shapes), and the convex hull of the projected points is the shape's footprint
-//! (exact for these convex shapes, up to the circles' sampling). The footprint is drawn as a
+//! silhouette (a box's corners; the circles that bound a sphere, a capsule or a cylinder; a
+//! mesh's convex hull's vertices) is projected onto z = 0 along the overlay's light
+//! ([`super::renderer`]'s light, the one that shades the shapes), and the convex hull of the
+//! projected points is the shape's footprint (exact for the convex primitives, up to the
+//! circles' sampling; a mesh's concavities are filled in). The footprint is drawn as a
 //! quad on the desk whose fragment shader (`overlay.wgsl`, `fs_shadow`) computes the signed
 //! distance to the polygon (the largest distance outside its edges' lines,
 //! [`Footprint::edge_lines`]) and fades the darkening over a penumbra that widens with the
@@ -107,8 +108,8 @@ fn silhouette_points(shape: &ShapeInstance, light: &Vector3<f64>) -> Vec<Point3<
             pose * Point3::new(0.0, 0.0, half),
         ]
     };
-    match shape.shape {
-        VisualShape::Box { size_m } => {
+    match &shape.shape {
+        &VisualShape::Box { size_m } => {
             let h = 0.5 * size_m;
             (0..8)
                 .map(|i| {
@@ -118,20 +119,22 @@ fn silhouette_points(shape: &ShapeInstance, light: &Vector3<f64>) -> Vec<Point3<
                 .collect()
         }
         // A sphere's outline seen along the light is its great circle normal to the light.
-        VisualShape::Sphere { radius_m } => {
+        &VisualShape::Sphere { radius_m } => {
             circle(pose * Point3::origin(), *light, radius_m).collect()
         }
-        VisualShape::Capsule { radius_m, length_m } => along_z(0.5 * length_m)
+        &VisualShape::Capsule { radius_m, length_m } => along_z(0.5 * length_m)
             .into_iter()
             .flat_map(|c| circle(c, *light, radius_m))
             .collect(),
-        VisualShape::Cylinder { radius_m, length_m } => {
+        &VisualShape::Cylinder { radius_m, length_m } => {
             let axis = pose.rotation * Vector3::z();
             along_z(0.5 * length_m)
                 .into_iter()
                 .flat_map(|c| circle(c, axis, radius_m))
                 .collect()
         }
+        // A mesh's shadow is its convex hull's: the hull's vertices, computed at load.
+        VisualShape::Mesh(mesh) => mesh.hull_points_m.iter().map(|p| pose * p).collect(),
     }
 }
 
@@ -422,7 +425,7 @@ mod tests {
                 length_m: 0.1,
             },
         ] {
-            let f = footprint(&lit(shape, tilt), &light).unwrap();
+            let f = footprint(&lit(shape.clone(), tilt), &light).unwrap();
             // The shape's centre projects inside its footprint.
             assert!(inside(&f, Point2::new(0.3 * 0.2, 0.4 * 0.2)), "{shape:?}");
         }

@@ -1,24 +1,38 @@
 //! The scene graph's nodes of the overlay's shapes: one kiss3d node per shape instance (and the
 //! stylus tip), kept from frame to frame while its geometry and shading stay the same, posed
 //! and coloured anew each frame.
+//!
+//! A mesh's node is a group with one child per part, each drawing the part's GPU mesh, which
+//! is made once per shared mesh ([`SharedMesh`]) and kept while the overlay still shows it:
+//! a node made again (the overlay's order changed) draws the same GPU buffers, so a robot's
+//! 100,000 triangles are uploaded once per scene.
 
 use super::camera::to_pose3;
-use super::overlay::{Overlay, Shading, ShapeInstance, VisualShape};
+use super::mesh::{MeshGeometryPart, SharedMesh};
+use super::overlay::{Overlay, Rgb, Shading, ShapeInstance, VisualShape};
 use super::renderer::{STYLUS_COLOR, STYLUS_RADIUS_M};
 use super::video::display_to_linear;
 use kiss3d::color::Color;
-use kiss3d::resource::Material3d;
+use kiss3d::glamx::Vec3;
+use kiss3d::procedural::{IndexBuffer, RenderMesh};
+use kiss3d::resource::{GpuMesh3d, Material3d};
 use kiss3d::scene::SceneNode3d;
 use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// A material shared by nodes.
 type SharedMaterial = Rc<RefCell<Box<dyn Material3d>>>;
 
+/// A GPU mesh shared by nodes.
+type SharedGpuMesh = Rc<RefCell<GpuMesh3d>>;
+
 struct ShapeNode {
     key: (VisualShape, Shading),
     node: SceneNode3d,
+    /// A mesh's part nodes (children of `node`), in the mesh's part order.
+    parts: Vec<SceneNode3d>,
 }
 
 /// Where new nodes go and with which material.
@@ -37,6 +51,11 @@ pub(super) struct Roots<'a> {
 #[derive(Default)]
 pub(super) struct ShapeNodes {
     nodes: Vec<ShapeNode>,
+    /// Each shown mesh's GPU meshes, one per part, by [`SharedMesh::id`] (the mesh is kept
+    /// with them, so the id cannot be reused while the entry lives).
+    gpu_meshes: HashMap<usize, (SharedMesh, Vec<SharedGpuMesh>)>,
+    /// How many meshes' GPU buffers were made.
+    mesh_uploads: u64,
 }
 
 impl ShapeNodes {
@@ -54,7 +73,7 @@ impl ShapeNodes {
         });
         let all: Vec<&ShapeInstance> = overlay.shapes.iter().chain(tip.iter()).collect();
         for (i, inst) in all.iter().enumerate() {
-            let key = (inst.shape, inst.shading);
+            let key = (inst.shape.clone(), inst.shading);
             if self.nodes.get(i).is_some_and(|s| s.key != key) {
                 let mut old = self.nodes.remove(i);
                 old.node.remove();
@@ -65,19 +84,94 @@ impl ShapeNodes {
                     Shading::Phantom => (&mut *roots.phantoms, roots.phantom_material),
                     Shading::Lit | Shading::Flat => (&mut *roots.shapes, roots.material),
                 };
-                let node = make_node(root, inst, material);
+                let gpu = match &inst.shape {
+                    VisualShape::Mesh(mesh) => self.gpu_meshes_of(mesh),
+                    _ => Vec::new(),
+                };
+                let (node, parts) = make_node(root, &inst.shape, &gpu, material);
                 let at = i.min(self.nodes.len());
-                self.nodes.insert(at, ShapeNode { key, node });
+                self.nodes.insert(at, ShapeNode { key, node, parts });
             }
-            let node = &mut self.nodes[i].node;
-            node.set_visible(true);
-            node.set_pose(to_pose3(&(inst.world_from_shape * axis_fix(&inst.shape))));
-            apply_color(node, inst);
+            let shape_node = &mut self.nodes[i];
+            shape_node.node.set_visible(true);
+            let pose = inst.world_from_shape * axis_fix(&inst.shape);
+            shape_node.node.set_pose(to_pose3(&pose));
+            match &inst.shape {
+                VisualShape::Mesh(mesh) => {
+                    for (part_node, part) in shape_node.parts.iter_mut().zip(&mesh.parts) {
+                        apply_color(part_node, part_color(part, inst.color), inst.shading);
+                    }
+                }
+                _ => apply_color(&mut shape_node.node, inst.color, inst.shading),
+            }
         }
         for extra in self.nodes.iter_mut().skip(all.len()) {
             extra.node.set_visible(false);
         }
+        // A mesh no node draws any more (its scene is gone) frees its GPU buffers.
+        let shown: Vec<usize> = self
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.key.0 {
+                VisualShape::Mesh(m) => Some(m.id()),
+                _ => None,
+            })
+            .collect();
+        self.gpu_meshes.retain(|id, _| shown.contains(id));
     }
+
+    /// The GPU meshes of `mesh`'s parts, made on first use.
+    fn gpu_meshes_of(&mut self, mesh: &SharedMesh) -> Vec<SharedGpuMesh> {
+        let uploads = &mut self.mesh_uploads;
+        let (_, gpu) = self.gpu_meshes.entry(mesh.id()).or_insert_with(|| {
+            *uploads += 1;
+            let parts = mesh.parts.iter().map(gpu_mesh).collect();
+            (mesh.clone(), parts)
+        });
+        gpu.clone()
+    }
+
+    /// How many meshes' GPU buffers were made so far.
+    pub(super) fn mesh_uploads(&self) -> u64 {
+        self.mesh_uploads
+    }
+}
+
+/// A part's buffers on the GPU (uploaded when first drawn).
+fn gpu_mesh(part: &MeshGeometryPart) -> SharedGpuMesh {
+    let coords = part.positions_m.iter().map(|&p| Vec3::from(p)).collect();
+    let normals = part.normals.iter().map(|&n| Vec3::from(n)).collect();
+    let mesh = RenderMesh::new(
+        coords,
+        Some(normals),
+        None,
+        Some(IndexBuffer::Unified(part.triangles.clone())),
+    );
+    Rc::new(RefCell::new(GpuMesh3d::from_render_mesh(mesh, false)))
+}
+
+/// A group under `root` with one child per part mesh.
+fn make_mesh_node(
+    root: &mut SceneNode3d,
+    parts: &[SharedGpuMesh],
+    material: &SharedMaterial,
+) -> (SceneNode3d, Vec<SceneNode3d>) {
+    let mut group = root.add_group();
+    let children = parts
+        .iter()
+        .map(|gpu| {
+            let mut child = group.add_mesh(gpu.clone(), Vec3::ONE);
+            child.set_casts_shadows(false);
+            child.set_material(material.clone());
+            child
+        })
+        .collect();
+    (group, children)
+}
+
+/// A mesh part's colour: its material's where the file gives one, else the instance's.
+fn part_color(part: &MeshGeometryPart, instance: Rgb) -> Rgb {
+    part.rgba.map_or(instance, |[r, g, b, _]| [r, g, b])
 }
 
 /// kiss3d's cylinders and capsules run along y; ours along z.
@@ -91,32 +185,36 @@ fn axis_fix(shape: &VisualShape) -> Isometry3<f64> {
     }
 }
 
+/// A node under `root` drawing `shape` (a mesh's group and part nodes from its GPU meshes
+/// `mesh_parts`, one per part).
 fn make_node(
     root: &mut SceneNode3d,
-    inst: &ShapeInstance,
+    shape: &VisualShape,
+    mesh_parts: &[SharedGpuMesh],
     material: &SharedMaterial,
-) -> SceneNode3d {
-    let mut node = match inst.shape {
-        VisualShape::Box { size_m } => {
+) -> (SceneNode3d, Vec<SceneNode3d>) {
+    let mut node = match shape {
+        VisualShape::Mesh(_) => return make_mesh_node(root, mesh_parts, material),
+        &VisualShape::Box { size_m } => {
             root.add_cube(size_m.x as f32, size_m.y as f32, size_m.z as f32)
         }
-        VisualShape::Sphere { radius_m } => root.add_sphere(radius_m as f32),
-        VisualShape::Cylinder { radius_m, length_m } => {
+        &VisualShape::Sphere { radius_m } => root.add_sphere(radius_m as f32),
+        &VisualShape::Cylinder { radius_m, length_m } => {
             root.add_cylinder(radius_m as f32, length_m as f32)
         }
-        VisualShape::Capsule { radius_m, length_m } => {
+        &VisualShape::Capsule { radius_m, length_m } => {
             root.add_capsule(radius_m as f32, length_m as f32)
         }
     };
     node.set_casts_shadows(false);
     node.set_material(material.clone());
-    node
+    (node, Vec::new())
 }
 
 /// The overlay material takes linear colours: albedo for lit shapes (a surface facing the
 /// light shows exactly the asked colour), emission for flat ones (always exactly that colour).
-fn apply_color(node: &mut SceneNode3d, inst: &ShapeInstance) {
-    let [r, g, b] = inst.color;
+fn apply_color(node: &mut SceneNode3d, color: Rgb, shading: Shading) {
+    let [r, g, b] = color;
     let linear = Color::new(
         display_to_linear(r),
         display_to_linear(g),
@@ -124,7 +222,7 @@ fn apply_color(node: &mut SceneNode3d, inst: &ShapeInstance) {
         1.0,
     );
     let black = Color::new(0.0, 0.0, 0.0, 1.0);
-    match inst.shading {
+    match shading {
         Shading::Lit => {
             node.set_color(linear);
             node.set_emissive(black);

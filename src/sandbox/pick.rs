@@ -142,6 +142,7 @@ mod tests {
                 UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 0.3),
             ),
             visuals: Arc::new([]),
+            meshes: Arc::new([]),
         }
     }
 

@@ -132,6 +132,7 @@ mod tests {
                 shape: Shape::Sphere { radius_m: 0.01 },
                 world_from_body: Isometry3::translation(0.0, 0.0, 0.5),
                 visuals: Arc::new([]),
+                meshes: Arc::new([]),
             }],
             reactions: Vec::new(),
             contacts: Vec::new(),

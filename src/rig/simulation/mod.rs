@@ -17,10 +17,12 @@
 //! scene without a `[wind]` table places no user's mouth, so it gets no wind.
 
 pub mod stylus;
+mod visual_meshes;
 
 #[cfg(test)]
 mod tests;
 
+use crate::compositor::mesh::SharedMesh;
 use crate::interaction::{GrabPoint, SpringAttachment};
 use crate::rig::method::Method;
 use crate::rig::record::wind_log::WindLog;
@@ -55,12 +57,16 @@ pub struct RigSimulation {
     supports: Arc<[Support]>,
     /// The scene's name, shared by every snapshot.
     name: Arc<str>,
+    /// Each body's loaded mesh visuals (see [`BodyView::meshes`]), shared by every snapshot;
+    /// empty until [`Self::load`] reads them.
+    meshes: Vec<Arc<[Option<SharedMesh>]>>,
 }
 
 impl RigSimulation {
     /// Loads the scene file at `path` for `method` (the articulated method as the rig runs
-    /// it: RK4, four steps per scene step). A scene the method cannot run is an error saying
-    /// what is unsupported.
+    /// it: RK4, four steps per scene step), with its bodies' mesh visuals. A scene the method
+    /// cannot run is an error saying what is unsupported; a mesh that cannot be read is an
+    /// error naming the body, the path tried and the cause.
     pub fn load(path: &Path, method: Method) -> Result<Self, SimulationError> {
         let method = match method {
             Method::Default => ar_dynamics::Method::Default,
@@ -68,12 +74,15 @@ impl RigSimulation {
         };
         let scene =
             crate::scene_load::load_scene(path).map_err(|e| SimulationError(e.to_string()))?;
-        SceneSimulation::build(&scene, method)
+        let mut rig = SceneSimulation::build(&scene, method)
             .map(Self::new)
-            .map_err(|e| SimulationError(e.to_string()))
+            .map_err(|e| SimulationError(e.to_string()))?;
+        rig.meshes = visual_meshes::load(&rig.sim)?;
+        Ok(rig)
     }
 
-    /// Drives a built simulation with the default stylus spring.
+    /// Drives a built simulation with the default stylus spring. Its mesh visuals are not
+    /// read (the bodies' shapes stand in for them); [`Self::load`] reads them.
     pub fn new(sim: SceneSimulation) -> Self {
         let names = sim
             .bodies()
@@ -95,6 +104,7 @@ impl RigSimulation {
             group_names,
             supports: Arc::from(sim.supports().to_vec()),
             name: Arc::from(sim.name()),
+            meshes: Vec::new(),
             stylus,
             tip_in_world: None,
             wind_log: WindLog::default(),
@@ -202,6 +212,7 @@ impl RigSimulation {
                     shape: b.shape.clone()?,
                     world_from_body: self.sim.body_pose(i),
                     visuals: b.visuals.clone(),
+                    meshes: self.meshes.get(i).cloned().unwrap_or_else(|| Arc::new([])),
                 })
             })
             .collect()

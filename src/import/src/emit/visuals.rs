@@ -19,7 +19,6 @@ pub(crate) fn write(
     scale: f64,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
-    let mut meshes = 0;
     let world_from_top = &tree.world_from_link[b.top];
     let body_from_top = Translation3::from(-b.props.com * scale);
     for &l in &b.links {
@@ -48,7 +47,6 @@ pub(crate) fn write(
                     path,
                     scale: mesh_scale,
                 } => {
-                    meshes += 1;
                     // Absolute: the scene resolves a relative path against its own folder.
                     let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
                     Entry::Mesh(path.to_string_lossy().into_owned(), mesh_scale * scale)
@@ -85,14 +83,6 @@ pub(crate) fn write(
                 w.array("color_rgba", &rgba);
             }
         }
-    }
-    if meshes > 0 {
-        let top = &model.links[b.top];
-        warnings.push(format!(
-            "{}: link \"{}\": {meshes} mesh visuals are in the scene, but the compositor does not \
-             draw meshes yet: the body's shape stands in for them",
-            top.at, top.name
-        ));
     }
     warnings
 }
