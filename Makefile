@@ -55,6 +55,7 @@ test: deps
 lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p ar-dynamics --features rapier --all-targets -- -D warnings
 
 bench: deps
 	$(CARGO) bench --workspace

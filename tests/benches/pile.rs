@@ -119,12 +119,12 @@ fn to_pose(iso: &Isometry3<f64>) -> Pose {
 
 /// The pile's collider geometry in parry (shared by rapier's colliders and the check).
 fn parry_shape(shape: &ColliderShape) -> SharedShape {
-    match *shape {
-        ColliderShape::Sphere { radius_m } => SharedShape::new(Ball::new(radius_m)),
+    match shape {
+        &ColliderShape::Sphere { radius_m } => SharedShape::new(Ball::new(radius_m)),
         ColliderShape::Box { half_extents_m } => {
-            SharedShape::new(Cuboid::new(to_r(&half_extents_m)))
+            SharedShape::new(Cuboid::new(to_r(half_extents_m)))
         }
-        ColliderShape::Plane { normal } => SharedShape::new(HalfSpace::new(to_r(&normal))),
+        ColliderShape::Plane { normal } => SharedShape::new(HalfSpace::new(to_r(normal))),
         other => panic!("the pile bench has no parry shape for {other:?}"),
     }
 }
