@@ -17,6 +17,7 @@ fn a_generated_chain_and_mobile_run_in_simulate() {
     for (kind, flag, value, bodies) in [
         ("chain", "--links", "25", "25 dynamic bodies"),
         ("mobile", "--depth", "5", "31 dynamic bodies"),
+        ("pile", "--bodies", "40", "40 dynamic bodies"),
     ] {
         let path = dir.path().join(format!("{kind}.toml"));
         let out = run(&["scene", kind, flag, value, "--out", path.to_str().unwrap()]);
@@ -45,10 +46,12 @@ fn the_chain_goes_to_stdout_and_bad_sizes_are_refused() {
     for (args, flag) in [
         (&["scene", "chain", "--links", "0"][..], "--links 0"),
         (&["scene", "mobile", "--depth", "1"][..], "--depth 1"),
+        (&["scene", "pile", "--bodies", "0"][..], "--bodies 0"),
     ] {
         let out = run(args);
         assert!(!out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(flag), "{stderr}");
+        assert!(out.stdout.is_empty(), "no scene written");
     }
 }

@@ -1,5 +1,5 @@
 //! `scene`: writes parametric scenes (a chain of N Table 1 pendula, a balanced binary mobile
-//! of depth D) as scene TOML to stdout or to a file (see [`ar_dynamics::scene::generate`]), and
+//! of depth D, a pile of N bodies) as scene TOML to stdout or to a file (see [`ar_dynamics::scene::generate`]), and
 //! imports URDF and MJCF models as scene files (`scene import`, [`super::scene_import`]).
 
 use std::io::Write as _;
@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
 use ar_dynamics::scene::generate::{chain_toml, mobile_toml};
+use ar_dynamics::scene::generate_pile::pile_toml;
 
 /// What `scene` generates.
 #[derive(Subcommand, Debug)]
@@ -20,6 +21,10 @@ pub enum SceneCommand {
     /// A balanced binary Calder mobile of D levels (2^(D-1) - 1 bars, 2^(D-1) fish), masses
     /// computed so that every bar hangs level.
     Mobile(MobileArgs),
+    /// A pile of N bodies (spheres, cubes, capsules and convex octahedra in turn) dropped into
+    /// a bin on the desk, the bin's width grown with N; `simulate` it, or `sandbox` it to grab
+    /// any body with the mouse.
+    Pile(PileArgs),
     /// A URDF or MJCF model as a scene file (bodies at their centres of mass, fixed links
     /// merged and kept as grab points); `simulate`, `demo`, `sandbox` and `run` also take the
     /// model file directly, imported the same way with the default options.
@@ -52,6 +57,16 @@ pub struct MobileArgs {
     pub output: OutputArgs,
 }
 
+/// Arguments of `scene pile`.
+#[derive(Args, Debug)]
+pub struct PileArgs {
+    /// Number of bodies (1 to 100000).
+    #[arg(long, value_name = "N")]
+    pub bodies: usize,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
 /// Where the scene goes.
 #[derive(Args, Debug)]
 pub struct OutputArgs {
@@ -66,6 +81,7 @@ pub fn run(command: SceneCommand) -> Result<()> {
     let (text, output) = match command {
         SceneCommand::Chain(args) => (chain_toml(args.links)?, args.output),
         SceneCommand::Mobile(args) => (mobile_toml(args.depth)?, args.output),
+        SceneCommand::Pile(args) => (pile_toml(args.bodies)?, args.output),
         SceneCommand::Import(args) => return super::scene_import::run(args),
         SceneCommand::Export(args) => return super::scene_export::run(args),
     };

@@ -29,6 +29,7 @@ mod joint_damping;
 mod joint_limits;
 mod lever;
 mod mobile_scale;
+mod pile_generate;
 mod sleeping;
 mod solver;
 mod solver_failures;

@@ -44,6 +44,9 @@ pub enum GenerateError {
     /// A mobile needs 2 to [`MAX_MOBILE_DEPTH`] levels (one bar and two fish at least).
     #[error("--depth {0}: a mobile has 2 to {MAX_MOBILE_DEPTH} levels (the last one of fish)")]
     Depth(usize),
+    /// A pile needs 1 to [`super::generate_pile::MAX_PILE_BODIES`] bodies.
+    #[error("--bodies {0}: a pile has 1 to {max} bodies", max = super::generate_pile::MAX_PILE_BODIES)]
+    Bodies(usize),
 }
 
 /// Scene TOML of a chain of `links` Table 1 pendula (see the module docs).

@@ -26,6 +26,7 @@ mod elements;
 mod file;
 mod forces;
 pub mod generate;
+pub mod generate_pile;
 mod joints;
 mod locate;
 pub mod mobile;
