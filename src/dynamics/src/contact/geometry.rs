@@ -466,7 +466,7 @@ pub(super) fn parry_pose(w: &Isometry3<f64>, shape_rotation: Option<Rot3>) -> Po
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::contact::InequalityMethod;
 
@@ -509,23 +509,40 @@ mod tests {
         }
     }
 
-    fn broad_phase_against_all_pairs(bodies: usize) {
-        let mut model = ContactModel::new(1.0e-3, InequalityMethod::Right);
-        let mut poses = vec![BodyPose::new(Vector3::zeros(), UnitQuaternion::identity())];
-        let mut seed = 3u64;
-        let mut uniform = move || {
-            seed = seed
+    /// A deterministic uniform sequence in [0, 1) (a 64-bit linear congruential generator).
+    pub(in crate::contact) struct Lcg(pub(in crate::contact) u64);
+
+    impl Lcg {
+        pub(in crate::contact) fn uniform(&mut self) -> f64 {
+            self.0 = self
+                .0
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// `bodies` shapes scattered through the cube [0, `extent_m`]³ over the desk plane: spheres
+    /// (even bodies) and boxes (odd) of size `size_m[0] + size_m[1]·u`, a box's half extents
+    /// (1, `aspect[0]`, `aspect[1]`) times its size, each turned about a random axis by up to
+    /// `turn_rad` (not turned, and no numbers drawn for it, at 0). Body 0, the ground, first.
+    pub(in crate::contact) fn scatter(
+        bodies: usize,
+        rng: &mut Lcg,
+        size_m: [f64; 2],
+        aspect: [f64; 2],
+        extent_m: f64,
+        turn_rad: f64,
+    ) -> (ContactModel, Vec<BodyPose>) {
+        let mut model = ContactModel::new(1.0e-3, InequalityMethod::Right);
+        let mut poses = vec![BodyPose::new(Vector3::zeros(), UnitQuaternion::identity())];
         for body in 1..=bodies {
-            let size = 0.005 + 0.03 * uniform();
+            let size = size_m[0] + size_m[1] * rng.uniform();
             let shape = if body % 2 == 0 {
                 ColliderShape::Sphere { radius_m: size }
             } else {
                 ColliderShape::Box {
-                    half_extents_m: Vector3::new(size, 0.5 * size, 0.8 * size),
+                    half_extents_m: Vector3::new(size, aspect[0] * size, aspect[1] * size),
                 }
             };
             model.add(
@@ -535,19 +552,32 @@ mod tests {
                 Isometry3::identity(),
                 Material::default(),
             );
-            let x = Vector3::new(uniform(), uniform(), uniform()) * 0.5;
-            poses.push(BodyPose::new(x, UnitQuaternion::identity()));
+            let x = Vector3::new(rng.uniform(), rng.uniform(), rng.uniform()) * extent_m;
+            let q = if turn_rad == 0.0 {
+                UnitQuaternion::identity()
+            } else {
+                let turn = Vector3::new(rng.uniform(), rng.uniform(), rng.uniform());
+                UnitQuaternion::from_scaled_axis(turn * turn_rad)
+            };
+            poses.push(BodyPose::new(x, q));
         }
         model
             .add_plane("desk", Vector3::z(), Vector3::zeros(), Material::default())
             .unwrap();
+        (model, poses)
+    }
+
+    fn broad_phase_against_all_pairs(bodies: usize) {
+        let mut rng = Lcg(3);
+        let (model, mut poses) = scatter(bodies, &mut rng, [0.005, 0.03], [0.5, 0.8], 0.5, 0.0);
         let reach = |b: BodyId| 0.0005 + 0.002 * (b % 3) as f64;
         let mut scratch = DetectScratch::default();
         // The first call builds the hierarchy; the later ones refit it after every body moved.
         for frame in 0..30 {
             if frame > 0 {
                 for p in poses.iter_mut().skip(1) {
-                    let step = Vector3::new(uniform(), uniform(), uniform()) - Vector3::repeat(0.5);
+                    let step = Vector3::new(rng.uniform(), rng.uniform(), rng.uniform())
+                        - Vector3::repeat(0.5);
                     *p = BodyPose::new(p.x + step * 0.08, p.q);
                 }
             }

@@ -224,49 +224,15 @@ fn push_points(
 
 #[cfg(test)]
 mod tests {
-    use nalgebra::{UnitQuaternion, Vector3};
-
-    use super::super::geometry::{detect, ColliderShape, DetectScratch};
-    use super::super::{InequalityMethod, Material};
+    use super::super::geometry::tests::{scatter, Lcg};
+    use super::super::geometry::{detect, DetectScratch};
     use super::*;
     use crate::model::body::Pose as BodyPose;
 
     /// 300 boxes and spheres crowded into a 0.2 m cube over a plane, tilted every which way:
     /// thousands of candidate pairs.
     fn crowd() -> (ContactModel, Vec<BodyPose>) {
-        let mut model = ContactModel::new(1.0e-3, InequalityMethod::Right);
-        let mut poses = vec![BodyPose::new(Vector3::zeros(), UnitQuaternion::identity())];
-        let mut seed = 7u64;
-        let mut uniform = move || {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
-        for body in 1..=300 {
-            let size = 0.01 + 0.01 * uniform();
-            let shape = if body % 2 == 0 {
-                ColliderShape::Sphere { radius_m: size }
-            } else {
-                ColliderShape::Box {
-                    half_extents_m: Vector3::new(size, 0.7 * size, 0.9 * size),
-                }
-            };
-            model.add(
-                format!("b{body}"),
-                body,
-                shape,
-                Isometry3::identity(),
-                Material::default(),
-            );
-            let x = Vector3::new(uniform(), uniform(), uniform()) * 0.2;
-            let turn = Vector3::new(uniform(), uniform(), uniform()) * 3.0;
-            poses.push(BodyPose::new(x, UnitQuaternion::from_scaled_axis(turn)));
-        }
-        model
-            .add_plane("desk", Vector3::z(), Vector3::zeros(), Material::default())
-            .unwrap();
-        (model, poses)
+        scatter(300, &mut Lcg(7), [0.01, 0.01], [0.7, 0.9], 0.2, 3.0)
     }
 
     fn points(model: &ContactModel, poses: &[BodyPose]) -> (bool, Vec<ContactPoint>, usize) {
