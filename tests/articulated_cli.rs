@@ -2,9 +2,9 @@
 //! (ball joint + hinge) kicked sideways, its CSV files, its summary, and the flags it refuses;
 //! the ten pendula's acceptance drag and the Steel Fish's wind, against the default method.
 
-use std::process::{Command, Output};
-
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+#[path = "support/cli.rs"]
+mod cli;
+use cli::run;
 
 /// Two 0.1 m links hanging from (0, 0, 1) m, the lower one kicked: the velocities are a
 /// rotation of the whole pendulum about the pivot at 1 rad/s about y.
@@ -49,14 +49,6 @@ name = "tip"
 body = "lower"
 point_in_world_m = [0.0, 0.0, 0.8]
 "#;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(args)
-        .current_dir(ROOT)
-        .output()
-        .expect("the binary runs")
-}
 
 #[test]
 fn simulate_articulated_writes_the_main_columns_and_poses() {

@@ -6,31 +6,13 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::{Command, Output};
+
+#[path = "support/cli.rs"]
+mod cli;
+use cli::{ok, run, s};
 
 /// Edge of the cube (m): exact in f32 (the mesh reader keeps vertices in f32).
 const EDGE_M: f64 = 0.03125;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// An ASCII STL of the closed cube [0, a]³, its 12 triangles counter-clockwise from outside.
 fn cube_stl(a: f64) -> String {

@@ -1,20 +1,9 @@
 //! MJCF through the commands: `scene import MODEL.xml` then `simulate` gives the same bytes as
 //! `simulate MODEL.xml`; bad MJCF gives exit 1 with file, line and element, and no output file.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+#[path = "support/cli.rs"]
+mod cli;
+use cli::{run, s};
 
 #[test]
 fn an_imported_mjcf_simulates_to_the_same_bytes_as_the_model() {

@@ -4,31 +4,13 @@
 //! refused with exit 1, the file, the line and the element, and no output file.
 
 use std::path::Path;
-use std::process::{Command, Output};
+
+#[path = "support/cli.rs"]
+mod cli;
+use cli::{ok, run, s};
 
 const ARM_URDF: &str = "tests/import/three_link.urdf";
 const ARM_TOML: &str = "tests/import/three_link.toml";
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// (t, body, x, y, z) of a poses CSV.
 fn poses(path: &Path) -> Vec<(String, String, [f64; 3])> {

@@ -1,15 +1,9 @@
 //! `ar-multibody scene`: generated scenes load and run in `simulate`, and bad sizes are refused
 //! with the flag named.
 
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
+#[path = "support/cli.rs"]
+mod cli;
+use cli::run;
 
 #[test]
 fn a_generated_chain_and_mobile_run_in_simulate() {

@@ -2,15 +2,9 @@
 //! warnings on stderr; a scene that cannot be read gives exit 1 naming it and writes nothing,
 //! leaving an existing output file as it was.
 
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
+#[path = "support/cli.rs"]
+mod cli;
+use cli::run;
 
 #[test]
 fn a_shipped_scene_is_exported_with_its_warnings() {

@@ -3,18 +3,13 @@
 //! solver library), its summary, and its refusal of bad numeric flags.
 
 use std::path::Path;
-use std::process::{Command, Output};
+
+#[path = "support/cli.rs"]
+mod cli;
+use cli::run;
 
 /// The package root: scene names and the scripts' relative paths resolve from here.
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(args)
-        .current_dir(ROOT)
-        .output()
-        .expect("the binary runs")
-}
 
 fn ok(args: &[&str]) -> String {
     let out = run(args);
