@@ -134,6 +134,38 @@ pub struct Joint {
     pub at: Location,
 }
 
+impl Joint {
+    /// A joint of `kind` placing `child` at `parent_from_child` in `parent`, its anchor at the
+    /// child frame's origin, with no limits, damping, friction, armature, spring or mimic.
+    pub fn new(
+        name: impl Into<String>,
+        kind: JointKind,
+        parent: impl Into<String>,
+        child: impl Into<String>,
+        parent_from_child: Isometry3<f64>,
+        axis_in_child: Unit<Vector3<f64>>,
+        at: Location,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+            parent: parent.into(),
+            child: child.into(),
+            parent_from_child,
+            anchor_in_child: Vector3::zeros(),
+            axis_in_child,
+            limits: None,
+            damping: 0.0,
+            friction: 0.0,
+            armature: 0.0,
+            stiffness: 0.0,
+            spring_ref: 0.0,
+            mimic: None,
+            at,
+        }
+    }
+}
+
 /// Joint kinds of both formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JointKind {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use ar_dynamics::Scene;
-use nalgebra::{Isometry3, Matrix3, Unit, Vector3};
+use nalgebra::{Isometry3, Matrix3, Vector3};
 
 use super::scene_toml;
 use crate::error::{ImportError, Location};
@@ -38,23 +38,15 @@ fn joint(
     origin: [f64; 3],
     line: u32,
 ) -> Joint {
-    Joint {
-        name: name.into(),
+    Joint::new(
+        name,
         kind,
-        parent: parent.into(),
-        child: child.into(),
-        parent_from_child: Isometry3::translation(origin[0], origin[1], origin[2]),
-        anchor_in_child: Vector3::zeros(),
-        axis_in_child: Unit::new_normalize(Vector3::y()),
-        limits: None,
-        damping: 0.0,
-        friction: 0.0,
-        armature: 0.0,
-        stiffness: 0.0,
-        spring_ref: 0.0,
-        mimic: None,
-        at: at(line),
-    }
+        parent,
+        child,
+        Isometry3::translation(origin[0], origin[1], origin[2]),
+        Vector3::y_axis(),
+        at(line),
+    )
 }
 
 /// base (massless, fixed base) —shoulder (y, at z = 1)→ upper (2 kg, COM x = 0.5)

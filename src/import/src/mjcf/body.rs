@@ -163,23 +163,15 @@ impl<'a, 'input> Reader<'a, 'input> {
     ) -> Result<(), ImportError> {
         match joints {
             [] => {
-                self.model.joints.push(Joint {
-                    name: format!("{child}_weld"),
-                    kind: JointKind::Fixed,
-                    parent: parent.to_owned(),
-                    child: child.to_owned(),
-                    parent_from_child: parent_from_body,
-                    anchor_in_child: Vector3::zeros(),
-                    axis_in_child: Vector3::z_axis(),
-                    limits: None,
-                    damping: 0.0,
-                    friction: 0.0,
-                    armature: 0.0,
-                    stiffness: 0.0,
-                    spring_ref: 0.0,
-                    mimic: None,
-                    at: location(self.file, node),
-                });
+                self.model.joints.push(Joint::new(
+                    format!("{child}_weld"),
+                    JointKind::Fixed,
+                    parent,
+                    child,
+                    parent_from_body,
+                    Vector3::z_axis(),
+                    location(self.file, node),
+                ));
                 Ok(())
             }
             [(j, class, f)] => {

@@ -245,23 +245,15 @@ fn joint(cx: &Ctx, node: Node) -> Result<Joint, ImportError> {
     if axis.norm() == 0.0 {
         return Err(cx.invalid(node, element, "the <axis> is zero"));
     }
-    let mut j = Joint {
-        name: name.clone(),
+    let mut j = Joint::new(
+        name.clone(),
         kind,
-        parent: link_of("parent")?,
-        child: link_of("child")?,
-        parent_from_child: cx.origin(node, &element)?,
-        anchor_in_child: Vector3::zeros(),
-        axis_in_child: Unit::new_normalize(axis),
-        limits: None,
-        damping: 0.0,
-        friction: 0.0,
-        armature: 0.0,
-        stiffness: 0.0,
-        spring_ref: 0.0,
-        mimic: None,
-        at: cx.at(node),
-    };
+        link_of("parent")?,
+        link_of("child")?,
+        cx.origin(node, &element)?,
+        Unit::new_normalize(axis),
+        cx.at(node),
+    );
     if j.parent == j.child {
         return Err(cx.invalid(node, element, "a joint needs two different links"));
     }
