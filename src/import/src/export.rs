@@ -425,30 +425,15 @@ impl Writer<'_> {
 
 /// A body's shape as a massless geom that does not collide (MJCF sizes are halves).
 fn geom(shape: &Shape) -> String {
+    let half_box = |size_m: [f64; 3]| {
+        let [x, y, z] = size_m.map(|s| s / 2.0);
+        ("box", format!("{x:?} {y:?} {z:?}"))
+    };
     let (kind, size) = match *shape {
         // Drawn only (no contact in the export): the box that holds the hull stands in for it
         // (an MJCF mesh asset of its points would draw it exactly).
-        Shape::Convex { .. } => {
-            let size_m = shape.centred_box_m();
-            (
-                "box",
-                format!(
-                    "{:?} {:?} {:?}",
-                    size_m[0] / 2.0,
-                    size_m[1] / 2.0,
-                    size_m[2] / 2.0
-                ),
-            )
-        }
-        Shape::Box { size_m } => (
-            "box",
-            format!(
-                "{:?} {:?} {:?}",
-                size_m[0] / 2.0,
-                size_m[1] / 2.0,
-                size_m[2] / 2.0
-            ),
-        ),
+        Shape::Convex { .. } => half_box(shape.centred_box_m()),
+        Shape::Box { size_m } => half_box(size_m),
         Shape::Cylinder { radius_m, length_m } => {
             ("cylinder", format!("{radius_m:?} {:?}", length_m / 2.0))
         }
