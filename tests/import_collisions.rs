@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::process::Output;
 
 #[path = "support/cli.rs"]
 mod cli;
@@ -84,22 +85,28 @@ fn number_after(text: &str, what: &str) -> f64 {
         .unwrap()
 }
 
-#[test]
-fn an_imported_stl_collision_falls_and_rests_on_the_desk() {
-    let dir = tempfile::tempdir().unwrap();
-    let urdf = write_model(dir.path());
-    let scene = dir.path().join("block.toml");
-    let out = ok(run(&[
+/// `scene import` of the block model (written into `dir`) with a floating base and `extra`
+/// options, into `dir/block.toml`: the run and the scene's path.
+fn import_block(dir: &Path, extra: &[&str]) -> (Output, std::path::PathBuf) {
+    let urdf = write_model(dir);
+    let scene = dir.join("block.toml");
+    let mut args = vec![
         "scene",
         "import",
         s(&urdf),
         "--out",
         s(&scene),
         "--floating-base",
-        "--collisions",
-        "--base-at",
-        "0,0,0.05",
-    ]));
+    ];
+    args.extend_from_slice(extra);
+    let out = ok(run(&args));
+    (out, scene)
+}
+
+#[test]
+fn an_imported_stl_collision_falls_and_rests_on_the_desk() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, scene) = import_block(dir.path(), &["--collisions", "--base-at", "0,0,0.05"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("not used"), "{stderr}");
     let text = std::fs::read_to_string(&scene).unwrap();
@@ -170,16 +177,7 @@ fn an_imported_stl_collision_falls_and_rests_on_the_desk() {
 #[test]
 fn without_the_option_the_collisions_are_not_used_and_the_warning_names_it() {
     let dir = tempfile::tempdir().unwrap();
-    let urdf = write_model(dir.path());
-    let scene = dir.path().join("block.toml");
-    let out = ok(run(&[
-        "scene",
-        "import",
-        s(&urdf),
-        "--out",
-        s(&scene),
-        "--floating-base",
-    ]));
+    let (out, scene) = import_block(dir.path(), &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("1 collision shapes not used") && stderr.contains("--collisions"),
