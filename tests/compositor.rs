@@ -9,6 +9,10 @@ use nalgebra::{Isometry3, Point2, Point3, Vector3};
 use opencv::core::{Mat, Point2d, Point3d, Vector};
 use opencv::prelude::*;
 
+#[path = "support/ramp_video.rs"]
+mod ramp_video;
+use ramp_video::ramp_video;
+
 /// `camera_from_world` (OpenCV axes) for a camera at `eye` looking at `target`, world z up.
 fn look_at(eye: Point3<f64>, target: Point3<f64>) -> Isometry3<f64> {
     ar_multibody::rig::devices::fixed_view::look_at(eye, target)
@@ -141,15 +145,7 @@ fn video_background_keeps_its_pixels_and_colours() {
     let cam = test_camera();
     let (w, h) = (cam.image_width, cam.image_height);
     // A smooth colour ramp with a white dot: colours must pass unchanged, the dot must stay put.
-    let mut rgb = vec![0u8; (w * h * 3) as usize];
-    for y in 0..h {
-        for x in 0..w {
-            let i = ((y * w + x) * 3) as usize;
-            rgb[i] = (x * 255 / (w - 1)) as u8;
-            rgb[i + 1] = (y * 255 / (h - 1)) as u8;
-            rgb[i + 2] = 90;
-        }
-    }
+    let mut rgb = ramp_video(w, h, 90);
     let dot = (201u32, 133u32);
     for y in dot.1 - 2..=dot.1 + 2 {
         for x in dot.0 - 2..=dot.0 + 2 {

@@ -17,6 +17,10 @@ use ar_multibody::rig::devices::fixed_view::look_at;
 use image::RgbImage;
 use nalgebra::{Isometry3, Point2, Point3, Vector3};
 
+#[path = "support/ramp_video.rs"]
+mod ramp_video;
+use ramp_video::ramp_video;
+
 /// The grey of the plain desk video.
 const DESK_GREY: u8 = 160;
 
@@ -176,20 +180,10 @@ fn overlapping_shadows_darken_no_more_than_one() {
     assert_eq!(at(&double, overlap), at(&single, overlap));
 }
 
-/// A colour ramp, so that "the video's pixel" is a different value at every place.
-fn ramp_video() -> Vec<u8> {
+/// The camera's frame of the colour ramp (blue 60).
+fn ramp() -> Vec<u8> {
     let cam = camera();
-    let (w, h) = (cam.image_width, cam.image_height);
-    let mut rgb = vec![0u8; (w * h * 3) as usize];
-    for y in 0..h {
-        for x in 0..w {
-            let i = ((y * w + x) * 3) as usize;
-            rgb[i] = (x * 255 / (w - 1)) as u8;
-            rgb[i + 1] = (y * 255 / (h - 1)) as u8;
-            rgb[i + 2] = 60;
-        }
-    }
-    rgb
+    ramp_video(cam.image_width, cam.image_height, 60)
 }
 
 fn video_at(rgb: &[u8], px: (u32, u32)) -> [u8; 3] {
@@ -203,7 +197,7 @@ fn close(a: [u8; 3], b: [u8; 3]) -> bool {
 
 #[test]
 fn the_arm_phantom_in_front_of_a_body_shows_the_video_where_it_covers_the_body() {
-    let video = ramp_video();
+    let video = ramp();
     let body_centre = Point3::new(0.0, 0.0, 0.12);
     let body = lit_sphere(body_centre, 0.04, [0.9, 0.1, 0.1]);
     // An arm whose last link passes between the camera and the body's centre: 40 % of the way
@@ -270,7 +264,7 @@ fn the_arm_phantom_in_front_of_a_body_shows_the_video_where_it_covers_the_body()
 
 #[test]
 fn a_phantom_behind_a_body_does_not_hide_it() {
-    let video = ramp_video();
+    let video = ramp();
     let body_centre = Point3::new(0.0, 0.0, 0.12);
     let mut overlay = Overlay::default();
     overlay
