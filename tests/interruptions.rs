@@ -282,18 +282,46 @@ fn a_signal_during_a_long_step_ends_the_run_with_whole_rows() {
 #[test]
 fn a_second_ctrl_c_ends_the_run_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    // Eight seconds in, the sheet lies on the box and a step takes seconds; the two signals
-    // 2 ms apart (not at once: a second SIGINT pending beside the first would be merged with
-    // it) both come within one step, so the second one ends the run, not the step's end.
-    let (child, csv) = start_large_cloth(dir.path(), Duration::from_secs(8));
+    // Eight seconds in, the sheet lies on the box and a step takes seconds. The second signal
+    // is sent once the run has said it heard the first: two SIGINTs pending at once are one
+    // signal to the process, so sending them a fixed time apart failed on a loaded machine.
+    let (mut child, csv) = start_large_cloth(dir.path(), Duration::from_secs(8));
+    let lines = stderr_lines(&mut child);
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    std::thread::sleep(Duration::from_millis(2));
+    let mut stderr = String::new();
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("the first Ctrl-C was not acknowledged: {stderr}"));
+        stderr += &line;
+        if line.starts_with("Ctrl-C: stopping at the end of the step in progress") {
+            break;
+        }
+    }
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let status = child.wait().unwrap();
+    stderr.extend(lines.iter());
+    assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("(Ctrl-C again;"), "{stderr}");
     assert_whole_rows(&csv, steps_said(&stderr));
+}
+
+/// The child's stderr, line by line (each with its newline), read on a thread of its own.
+fn stderr_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(n) if n > 0 => {
+                if send.send(line).is_err() {
+                    return;
+                }
+            }
+            _ => return,
+        }
+    });
+    receive
 }
 
 /// `demo` ends on a signal like the end of its run (summary printed) and exits 130 or 143 as

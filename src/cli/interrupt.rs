@@ -180,6 +180,13 @@ fn start_grace_timer(shared: Arc<Shared>, signal: StopSignal) {
     let Some(grace) = shared.grace() else {
         return;
     };
+    // A step can take seconds: say that the signal was heard, and what a second one does.
+    eprintln!(
+        "{}: stopping at the end of the step in progress, within {:.1} s ({} again ends the run at once)",
+        signal.name(),
+        grace.as_secs_f64(),
+        signal.name()
+    );
     let spawned = std::thread::Builder::new()
         .name("signal-grace".into())
         .spawn(move || {
