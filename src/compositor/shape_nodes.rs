@@ -185,6 +185,16 @@ fn axis_fix(shape: &VisualShape) -> Isometry3<f64> {
     }
 }
 
+/// Segments around a sphere or capsule (half as many from pole to pole): kiss3d's default of 50
+/// × 50 is 5,000 triangles a sphere, and a pile of 288 bodies then took a software renderer
+/// (lavapipe) 100 ms a frame; at 32 the silhouette of a ball 100 pixels across is within a
+/// quarter of a pixel of the circle.
+const ROUND_SUBDIV: u32 = 32;
+
+/// The name of the unit sphere of [`ROUND_SUBDIV`] segments in kiss3d's mesh cache (made once
+/// per window, shared by every sphere).
+const COARSE_SPHERE: &str = "ar-multibody sphere";
+
 /// A node under `root` drawing `shape` (a mesh's group and part nodes from its GPU meshes
 /// `mesh_parts`, one per part).
 fn make_node(
@@ -198,13 +208,26 @@ fn make_node(
         &VisualShape::Box { size_m } => {
             root.add_cube(size_m.x as f32, size_m.y as f32, size_m.z as f32)
         }
-        &VisualShape::Sphere { radius_m } => root.add_sphere(radius_m as f32),
+        &VisualShape::Sphere { radius_m } => root
+            .add_geom_with_name(COARSE_SPHERE, Vec3::splat(2.0 * radius_m as f32))
+            .unwrap_or_else(|| {
+                let sphere = kiss3d::procedural::unit_sphere(ROUND_SUBDIV, ROUND_SUBDIV / 2, true);
+                let mesh = kiss3d::resource::MeshManager3d::get_global_manager(|m| {
+                    m.add_render_mesh(sphere.clone(), false, COARSE_SPHERE)
+                });
+                let node = SceneNode3d::mesh(mesh, Vec3::splat(2.0 * radius_m as f32));
+                root.add_child(node.clone());
+                node
+            }),
         &VisualShape::Cylinder { radius_m, length_m } => {
             root.add_cylinder(radius_m as f32, length_m as f32)
         }
-        &VisualShape::Capsule { radius_m, length_m } => {
-            root.add_capsule(radius_m as f32, length_m as f32)
-        }
+        &VisualShape::Capsule { radius_m, length_m } => root.add_capsule_with_subdiv(
+            radius_m as f32,
+            length_m as f32,
+            ROUND_SUBDIV,
+            ROUND_SUBDIV / 2,
+        ),
     };
     node.set_casts_shadows(false);
     node.set_material(material.clone());
