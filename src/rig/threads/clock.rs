@@ -162,9 +162,14 @@ impl RealTimeStepper {
         self.steps_skipped
     }
 
-    /// Simulated time over wall time at `now` (1.0 when keeping up).
+    /// Simulated time over wall time at `now`, the wall time counted in whole steps (the steps
+    /// due by `now`): exactly 1.0 when every step due has been taken, below it by the steps
+    /// dropped or still owed. (Counting the wall time to `now` itself would put a run that
+    /// kept pace below 1 by the part of a step since the last one fell due.)
     pub fn real_time_factor(&self, now: Instant) -> f64 {
-        let wall = (self.wall_before + now.saturating_duration_since(self.origin)).as_secs_f64();
+        let since_origin = now.saturating_duration_since(self.origin);
+        let due = (since_origin.as_nanos() / self.step.as_nanos()) as u64;
+        let wall = (self.wall_before + self.step_times(due)).as_secs_f64();
         if wall <= 0.0 {
             return 1.0;
         }
@@ -196,6 +201,28 @@ mod tests {
         assert_eq!(s.steps_taken(), 100);
         let rtf = s.real_time_factor(t0 + Duration::from_secs(1));
         assert!((rtf - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_factor_counts_whole_steps_due() {
+        let t0 = Instant::now();
+        let mut s = RealTimeStepper::new(t0, 0.01, 10).unwrap();
+        // Every step due taken, measured 7 ms into the next one: exactly real time.
+        assert_eq!(s.plan(t0 + Duration::from_millis(1000)).steps, 10);
+        for k in 1..=9u64 {
+            s.plan(t0 + Duration::from_millis(1000 + 100 * k));
+        }
+        assert_eq!((s.steps_taken(), s.steps_skipped()), (100, 90));
+        let rtf = s.real_time_factor(t0 + Duration::from_millis(1907));
+        assert_eq!(rtf, 100.0 / 190.0);
+        // Three steps due and not yet taken count against it.
+        let rtf = s.real_time_factor(t0 + Duration::from_millis(1930));
+        assert_eq!(rtf, 100.0 / 193.0);
+        let mut kept = RealTimeStepper::new(t0, 0.01, 10).unwrap();
+        for k in 1..=50u64 {
+            kept.plan(t0 + Duration::from_millis(20 * k));
+        }
+        assert_eq!(kept.real_time_factor(t0 + Duration::from_millis(1009)), 1.0);
     }
 
     #[test]
