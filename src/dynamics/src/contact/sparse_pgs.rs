@@ -140,6 +140,12 @@ impl Packed {
     }
 }
 
+/// Whether a contact's impulses `l` carry a load (what [`contact_residual`] asks before it
+/// reads the tangent rows).
+fn loaded(l: &[f64; 3]) -> bool {
+    l[0] > 0.0
+}
+
 /// The sweeps check the residual every this many sweeps (the check costs about a sweep).
 const CHECK_EVERY: usize = 4;
 
@@ -288,10 +294,13 @@ impl PgsScratch {
             history[slot] = residual;
             checks += 1;
         }
+        self.tangent_velocities(order, dv, dw);
         stats
     }
 
-    /// The row velocities now (into `u`, per contact) and the largest contact residual.
+    /// The row velocities now (into `u`, per contact) and the largest contact residual. The
+    /// residual of an unloaded contact reads only its normal row, so its tangent velocities
+    /// are left for [`Self::tangent_velocities`] once the sweeps end.
     fn residual(
         &mut self,
         contacts: &[ContactRows],
@@ -301,11 +310,26 @@ impl PgsScratch {
     ) -> f64 {
         let mut residual = 0.0f64;
         for ((c, l), &k) in self.packed.iter().zip(&self.lambda).zip(order) {
-            let u = [0, 1, 2].map(|r| c.u0[r] + c.velocity(r, dv, dw));
+            let u = if loaded(l) {
+                [0, 1, 2].map(|r| c.u0[r] + c.velocity(r, dv, dw))
+            } else {
+                [c.u0[0] + c.velocity(0, dv, dw), 0.0, 0.0]
+            };
             self.u[k] = u;
             residual = residual.max(contact_residual(&contacts[k], l, &u));
         }
         residual
+    }
+
+    /// The tangent velocities of the unloaded contacts, which [`Self::residual`] left out.
+    fn tangent_velocities(&mut self, order: &[usize], dv: &[Vector3<f64>], dw: &[Vector3<f64>]) {
+        for ((c, l), &k) in self.packed.iter().zip(&self.lambda).zip(order) {
+            if !loaded(l) {
+                for r in 1..3 {
+                    self.u[k][r] = c.u0[r] + c.velocity(r, dv, dw);
+                }
+            }
+        }
     }
 
     /// One impulse per contact, in contact order.
