@@ -1,10 +1,119 @@
 //! `arm probe` against the simulated arm: it reconnects after silence and an unplug, writes
 //! its CSV rows as they arrive, ends cleanly on SIGTERM keeping them, and gives up (exit 1,
-//! rows kept) when the arm is gone for good.
+//! rows kept) when the arm is gone for good, but not while it was itself stalled writing its
+//! rows.
 
 use ar_drivers::arm::{Fault, SimArmConfig, SimulatedArm};
-use std::process::{Command, Stdio};
+use std::io::Read;
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// A running `arm probe` whose stdout and stderr are read as they come, by two threads. Read
+/// only at the end, its stdout pipe fills after about 690 rows (64 KiB) and the probe then
+/// waits in its own `write`: no row more reaches the CSV either, which looked like an arm
+/// that stopped streaming after a reconnect.
+struct Probe {
+    child: Child,
+    /// `None` while the test holds the probe's stdout unread on purpose.
+    stdout: Option<JoinHandle<Vec<u8>>>,
+    stderr: JoinHandle<Vec<u8>>,
+}
+
+/// Reads `pipe` to its end on a thread.
+fn read_to_end(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = pipe.read_to_end(&mut out);
+        out
+    })
+}
+
+impl Probe {
+    /// Starts `arm probe ARGS`, its output read as it comes.
+    fn spawn(args: &[&std::ffi::OsStr]) -> Self {
+        let mut probe = Self::spawn_with_stdout_unread(args);
+        probe.read_stdout();
+        probe
+    }
+
+    /// Starts `arm probe ARGS` with its stderr read as it comes and its stdout left unread
+    /// until [`Self::read_stdout`] (or [`Self::wait`]).
+    fn spawn_with_stdout_unread(args: &[&std::ffi::OsStr]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
+            .args(["arm", "probe"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("arm probe");
+        let stderr = read_to_end(child.stderr.take().expect("stderr"));
+        Self {
+            child,
+            stdout: None,
+            stderr,
+        }
+    }
+
+    /// Starts reading stdout (once).
+    fn read_stdout(&mut self) {
+        if let Some(pipe) = self.child.stdout.take() {
+            self.stdout = Some(read_to_end(pipe));
+        }
+    }
+
+    /// Bytes written to stdout and not read yet, and the pipe's capacity.
+    fn stdout_unread_and_capacity(&self) -> (usize, usize) {
+        use std::os::fd::AsRawFd;
+        let fd = self
+            .child
+            .stdout
+            .as_ref()
+            .expect("stdout unread")
+            .as_raw_fd();
+        let mut unread: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through a valid pointer; F_GETPIPE_SZ reads nothing;
+        // both on our end of the child's stdout pipe, open while `self` holds it.
+        let (rc, capacity) = unsafe {
+            (
+                libc::ioctl(fd, libc::FIONREAD, &mut unread),
+                libc::fcntl(fd, libc::F_GETPIPE_SZ),
+            )
+        };
+        assert!(rc == 0 && capacity > 0, "ioctl {rc}, capacity {capacity}");
+        (unread as usize, capacity as usize)
+    }
+
+    /// Sends SIGTERM, unless it has ended already (its exit status then tells why).
+    fn terminate(&mut self) {
+        if self.has_ended() {
+            return;
+        }
+        // SAFETY: sending a signal to our own child process, not yet reaped.
+        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        assert_eq!(rc, 0);
+    }
+
+    /// Waits for the end and returns everything it wrote.
+    fn wait(mut self) -> Output {
+        self.read_stdout();
+        let status = self.child.wait().expect("wait");
+        Output {
+            status,
+            stdout: self
+                .stdout
+                .take()
+                .map(|r| r.join().expect("stdout reader"))
+                .unwrap_or_default(),
+            stderr: self.stderr.join().expect("stderr reader"),
+        }
+    }
+
+    /// True once the probe has ended.
+    fn has_ended(&mut self) -> bool {
+        self.child.try_wait().expect("try_wait").is_some()
+    }
+}
 
 fn csv_rows(path: &std::path::Path) -> usize {
     std::fs::read_to_string(path)
@@ -50,15 +159,14 @@ fn probe_reconnects_keeps_its_rows_and_ends_cleanly_on_sigterm() {
         ..SimArmConfig::default()
     })
     .expect("simulated arm");
-    let child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args(["arm", "probe", "--count", "0", "--port"])
-        .arg(&link)
-        .arg("--csv")
-        .arg(&csv)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("arm probe");
+    let mut probe = Probe::spawn(&[
+        "--count".as_ref(),
+        "0".as_ref(),
+        "--port".as_ref(),
+        link.as_os_str(),
+        "--csv".as_ref(),
+        csv.as_os_str(),
+    ]);
     // Rows appear while it runs, not only at the end.
     let before_faults = wait_rows(&csv, 200, Duration::from_secs(20));
     assert!(before_faults > 200, "rows as they arrive: {before_faults}");
@@ -74,10 +182,8 @@ fn probe_reconnects_keeps_its_rows_and_ends_cleanly_on_sigterm() {
         after_unplug > after_silence && after_silence > before_faults,
         "streaming resumed after each fault: {before_faults} → {after_silence} → {after_unplug}"
     );
-    // SAFETY: sending a signal to our own child process.
-    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-    assert_eq!(rc, 0);
-    let out = child.wait_with_output().expect("wait");
+    probe.terminate();
+    let out = probe.wait();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
@@ -96,31 +202,96 @@ fn probe_reconnects_keeps_its_rows_and_ends_cleanly_on_sigterm() {
 
     // Gone for good: gives up, exit 1, rows kept.
     let csv2 = dir.path().join("rows2.csv");
-    let child = Command::new(env!("CARGO_BIN_EXE_ar-multibody"))
-        .args([
-            "arm",
-            "probe",
-            "--count",
-            "0",
-            "--give-up-after",
-            "2",
-            "--port",
-        ])
-        .arg(&link)
-        .arg("--csv")
-        .arg(&csv2)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("arm probe");
+    let probe = Probe::spawn(&[
+        "--count".as_ref(),
+        "0".as_ref(),
+        "--give-up-after".as_ref(),
+        "2".as_ref(),
+        "--port".as_ref(),
+        link.as_os_str(),
+        "--csv".as_ref(),
+        csv2.as_os_str(),
+    ]);
     let kept = wait_rows(&csv2, 100, Duration::from_secs(20));
     assert!(kept > 100);
     drop(sim);
-    let out = child.wait_with_output().expect("wait");
+    let out = probe.wait();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no arm connected"), "{stderr}");
     assert!(csv_rows(&csv2) >= kept, "rows kept");
+}
+
+/// A probe whose stdout nobody reads for a while (piped into a paused pager) waits in its own
+/// `write` once the pipe is full; read again, it goes on with the samples the worker kept
+/// meanwhile. It used to give up as soon as it could write again, blaming the arm ("answers
+/// commands but sent no data for 1.0 s", exit 1): its give-up clock had run while it was the
+/// one waiting. (In the reconnection test above, whose stdout was read only at the end, a
+/// SIGTERM racing that check made the probe exit 1 now and then.)
+#[test]
+fn a_probe_stalled_writing_its_rows_goes_on_without_blaming_the_arm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let link = dir.path().join("arm");
+    let csv = dir.path().join("rows.csv");
+    let _sim = SimulatedArm::spawn(SimArmConfig {
+        link: Some(link.clone()),
+        ..SimArmConfig::default()
+    })
+    .expect("simulated arm");
+    let mut probe = Probe::spawn_with_stdout_unread(&[
+        "--count".as_ref(),
+        "0".as_ref(),
+        "--give-up-after".as_ref(),
+        "1".as_ref(),
+        "--port".as_ref(),
+        link.as_os_str(),
+        "--csv".as_ref(),
+        csv.as_os_str(),
+    ]);
+    // Its stdout pipe fills (the last page may hold less than a whole one: rows do not
+    // straddle pages)...
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (unread, capacity) = probe.stdout_unread_and_capacity();
+        if unread + 4096 >= capacity {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline && !probe.has_ended(),
+            "stdout never filled: {unread} of {capacity} bytes"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // ... and then no row reaches the CSV for twice --give-up-after: the probe is waiting.
+    let stalled = loop {
+        let rows = csv_rows(&csv);
+        std::thread::sleep(Duration::from_secs(2));
+        if csv_rows(&csv) == rows {
+            break rows;
+        }
+        assert!(Instant::now() < deadline, "the probe never stalled");
+    };
+    probe.read_stdout();
+    let start = Instant::now();
+    while csv_rows(&csv) <= stalled + 200
+        && !probe.has_ended()
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    probe.terminate();
+    let out = probe.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
+    assert!(!stderr.contains("sent no data"), "{stderr}");
+    assert!(stdout.contains("stopped by signal"), "{stdout}");
+    let rows = csv_rows(&csv);
+    assert!(rows > stalled + 200, "rows went on: {stalled} → {rows}");
+    assert!(
+        stdout.contains(&format!("wrote {rows} samples")),
+        "{stdout}"
+    );
 }
 
 /// An arm that answers the handshake and then sends nothing, or nothing that passes the

@@ -384,6 +384,53 @@ fn worker_survives_garbage_drops_truncation_silence_and_hang_up() {
     );
 }
 
+/// An unplug reaches the host as one even when a process was started while the arm ran: the
+/// simulated arm's pty is close-on-exec, so a child (the `arm probe` a CLI test starts, a
+/// shell) holds no copy of its master, and dropping the master at a hang-up makes the host's
+/// read fail. A leaked copy once turned every hang-up into a silent line that only the
+/// 500 ms silence timeout noticed.
+#[test]
+fn a_hang_up_reaches_the_host_even_after_a_process_was_spawned() {
+    let sim = SimulatedArm::spawn(SimArmConfig::default()).expect("simulated arm");
+    let mut child = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .expect("a child process");
+    let path = sim.pty_path();
+    let mut line = SerialLine::open(
+        path.to_str().expect("utf-8"),
+        9_600,
+        Duration::from_millis(20),
+    )
+    .expect("open the pty");
+    sim.inject(Fault::HangUp);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut buf = [0u8; 64];
+    let failed = loop {
+        match std::io::Read::read(&mut line, &mut buf) {
+            Err(e)
+                if !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                break Some(e)
+            }
+            _ if Instant::now() > deadline => break None,
+            _ => {}
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_ne!(sim.pty_path(), path, "a new pty");
+    assert!(
+        failed.is_some(),
+        "the host's line was still open 10 s after the hang-up"
+    );
+}
+
 #[test]
 fn probing_a_silent_port_reports_no_autosync() {
     // A pty with nobody on the other side.

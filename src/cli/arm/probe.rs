@@ -272,24 +272,30 @@ fn probe_streamed(args: &ProbeArgs, tip: TipCorrection, rows: &mut Rows) -> Prob
                 ArmStatus::Reconnecting { .. } => {}
             }
         }
-        if last_sample.elapsed() > give_up {
-            let counters = worker.counters();
-            let why = GiveUp {
-                answering: connected || last_connected.is_some_and(|t| t.elapsed() < give_up),
-                refused: counters.rejected.total() - refused_before_last_sample,
-                counters,
-                last_reason: last_reason.as_deref(),
-            };
-            fault = Some(why.error(&args.port, args.give_up_after));
-            break;
-        }
-        if let Ok(s) = worker.samples().recv_timeout(Duration::from_millis(50)) {
-            last_sample = Instant::now();
-            refused_before_last_sample = worker.counters().rejected.total();
-            if let Err(e) = rows.push(s) {
-                fault = Some(e);
+        // Give up only when the worker has nothing queued: a probe that was itself stalled
+        // writing its rows (stdout into a pipe nobody reads, a paused terminal) finds the
+        // samples that came meanwhile, and must not blame the arm for its own wait.
+        match worker.samples().recv_timeout(Duration::from_millis(50)) {
+            Ok(s) => {
+                last_sample = Instant::now();
+                refused_before_last_sample = worker.counters().rejected.total();
+                if let Err(e) = rows.push(s) {
+                    fault = Some(e);
+                    break;
+                }
+            }
+            Err(_) if last_sample.elapsed() > give_up => {
+                let counters = worker.counters();
+                let why = GiveUp {
+                    answering: connected || last_connected.is_some_and(|t| t.elapsed() < give_up),
+                    refused: counters.rejected.total() - refused_before_last_sample,
+                    counters,
+                    last_reason: last_reason.as_deref(),
+                };
+                fault = Some(why.error(&args.port, args.give_up_after));
                 break;
             }
+            Err(_) => {}
         }
     }
     let counters = worker.counters();

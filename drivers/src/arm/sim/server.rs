@@ -15,6 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use serialport::{SerialPort, TTYPort};
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,14 +26,33 @@ use std::time::{Duration, Instant};
 /// loaded host) are made up by sending the queued packets back to back, not lost.
 const CATCH_UP: Duration = Duration::from_millis(50);
 
-/// Makes a pty pair and returns (master, slave, slave path).
+/// Makes a pty pair and returns (master, slave, slave path). Both ends are close-on-exec:
+/// the serialport crate opens them without it, and a process spawned while the arm runs (the
+/// `arm probe` a test starts, any program of the host) would otherwise keep a copy of the
+/// master, so that dropping it at a [`Fault::HangUp`] no longer hangs up the host's side: the
+/// host would see a silent line instead of a vanished port, unlike an unplugged adaptor.
 pub(crate) fn new_pty() -> io::Result<(TTYPort, TTYPort, PathBuf)> {
     let (master, slave) = TTYPort::pair().map_err(io::Error::from)?;
+    set_cloexec(&master)?;
+    set_cloexec(&slave)?;
     let path = slave
         .name()
         .map(PathBuf::from)
         .ok_or_else(|| io::Error::other("pty slave has no name"))?;
     Ok((master, slave, path))
+}
+
+/// Sets `FD_CLOEXEC` on an open port.
+fn set_cloexec(port: &TTYPort) -> io::Result<()> {
+    let fd = port.as_raw_fd();
+    // SAFETY: fcntl on a descriptor the port owns and keeps open; F_GETFD/F_SETFD only read
+    // and set its descriptor flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Points `link` at `target`, atomically (a new symlink renamed over the old one).
@@ -254,9 +274,8 @@ impl Server {
             Fault::MuteData => self.mute_data = true,
             Fault::HangUp => match new_pty() {
                 Ok((master, slave, path)) => {
-                    // Dropping the old pair hangs up the host's side.
-                    self.master = master;
-                    self.slave = slave;
+                    // The link, the path and the count move first, so that a host (or a
+                    // test) acting at once on the hang-up finds the new port, not the dead one.
                     if let Some(link) = &self.link {
                         if let Err(e) = relink(link, &path) {
                             log::warn!("simulated arm: moving link {}: {e}", link.display());
@@ -270,6 +289,9 @@ impl Server {
                     }
                     self.device.power_cycle(Instant::now());
                     self.line_free_at = Instant::now();
+                    // Dropping the old pair hangs up the host's side.
+                    self.master = master;
+                    self.slave = slave;
                 }
                 Err(e) => log::warn!("simulated arm: cannot make a new pty after hang-up: {e}"),
             },
