@@ -87,7 +87,8 @@ pub struct SolverSummary {
     pub dt_secs: f64,
     /// Steps dropped by the catch-up bound.
     pub skipped_steps: u64,
-    /// Simulated over wall time.
+    /// Simulated over wall time, in whole steps, as the last batch of steps ended
+    /// ([`super::clock::RealTimeStepper::real_time_factor`]).
     pub real_time_factor: f64,
     /// Clip / release events with their simulated times.
     pub events: EventLog<(f64, String)>,
@@ -321,6 +322,11 @@ impl SolverLoop {
                 self.fail(&stepper, why, stop);
                 break;
             }
+            if steps > 0 {
+                // Measured as each batch ends: the stop is seen on waking for the next step,
+                // which is then due but not taken, and would count as a step behind.
+                self.summary.real_time_factor = stepper.real_time_factor(Instant::now());
+            }
             let quiet = self
                 .last_slowdown_report
                 .is_some_and(|t| t.elapsed() < Duration::from_secs(1));
@@ -345,7 +351,9 @@ impl SolverLoop {
             }
         }
         self.summary.skipped_steps = stepper.steps_skipped();
-        self.summary.real_time_factor = stepper.real_time_factor(Instant::now());
+        if self.summary.steps == 0 {
+            self.summary.real_time_factor = stepper.real_time_factor(Instant::now());
+        }
         if let Some(mut r) = self.inputs.recorder.take() {
             if let Err(e) = r.finish() {
                 let t = self.now_s();
