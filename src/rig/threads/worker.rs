@@ -82,13 +82,20 @@ impl<T: Send + 'static> Worker<T> {
         body: impl FnOnce(StopFlag) -> T + Send + 'static,
     ) -> Result<Self, WorkerError> {
         let flag = stop.clone();
+        let (started_tx, started_rx) = std::sync::mpsc::sync_channel(1);
         let handle = std::thread::Builder::new()
             .name(name.to_owned())
-            .spawn(move || body(flag))
+            .spawn(move || {
+                let _ = started_tx.send(());
+                body(flag)
+            })
             .map_err(|source| WorkerError::Spawn {
                 name: name.to_owned(),
                 source,
             })?;
+        // The thread takes its name as it starts: once it runs, whatever looks threads up by
+        // name (the sandbox's priorities, a profiler) finds it under that name.
+        let _ = started_rx.recv();
         Ok(Self {
             name: name.to_owned(),
             stop,
