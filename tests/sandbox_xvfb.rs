@@ -457,6 +457,7 @@ fn a_drag_lifts_a_body_out_of_the_pile() {
             break;
         }
     }
+    assert_drawing_yields_to_the_solver(child.id());
     x.xdotool(&["mousedown", "1"]);
     let grabbed = wait_for(&lines, "grabbed ");
     let name = grabbed
@@ -479,4 +480,32 @@ fn a_drag_lifts_a_body_out_of_the_pile() {
     x.xdotool(&["key", "Escape"]);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
+}
+
+/// The sandbox's drawing threads run below its solver (`rig::display::priority`): the solver's
+/// threads keep the nice value the process started with, the display loop's (the main thread)
+/// runs 4 steps below.
+fn assert_drawing_yields_to_the_solver(pid: u32) {
+    // The nice value is field 19 of a thread's stat, the 17th after its parenthesised name.
+    let nice_and_name = |task: &Path| {
+        let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        let nice: i32 = after_name.split(' ').nth(16).unwrap().parse().unwrap();
+        let name = std::fs::read_to_string(task.join("comm")).unwrap();
+        (nice, name.trim_end().to_owned())
+    };
+    let own = nice_and_name(Path::new("/proc/thread-self")).0;
+    let tasks = Path::new("/proc").join(pid.to_string()).join("task");
+    let (main_nice, _) = nice_and_name(&tasks.join(pid.to_string()));
+    assert_eq!(main_nice, (own + 4).min(19));
+    let solver: Vec<i32> = std::fs::read_dir(&tasks)
+        .unwrap()
+        .map(|t| nice_and_name(&t.unwrap().path()))
+        .filter(|(_, name)| name == "solver")
+        .map(|(nice, _)| nice)
+        .collect();
+    assert!(
+        !solver.is_empty() && solver.iter().all(|&n| n == own),
+        "{solver:?}"
+    );
 }

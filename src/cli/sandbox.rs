@@ -148,6 +148,11 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
          P pause, N step, R reset, F forces, Tab next scene, G rigid groups, Space wind, Esc quit)",
         args.scene
     );
+    // The window's renderer threads exist and the solver's has started: the drawing yields.
+    match ar_multibody::rig::display::priority::lower_drawing_threads() {
+        Ok(n) => log::debug!("{n} drawing threads run below the solver"),
+        Err(e) => log::warn!("could not lower the drawing threads' priority: {e}"),
+    }
     let loop_config = DisplayLoopConfig {
         max_duration: args.duration_s.map(Duration::from_secs_f64),
         show_grab_points: false,

@@ -8,6 +8,7 @@
 //! - [`latency`]: per-frame statistics.
 //! - [`memory`]: resident memory over a run, and the allocator tuning for long runs.
 //! - [`pace`]: when the next frame is drawn (the period, or a new camera frame).
+//! - [`priority`]: the drawing threads yield the CPU to the solver (the sandbox).
 //! - [`probe`]: whether a window can be opened (a named display whose server answers).
 //! - [`display_summary`]: what the display loop measured.
 //! - [`report`]: the printed run summary.
@@ -19,5 +20,6 @@ pub mod framing;
 pub mod latency;
 pub mod memory;
 pub mod pace;
+pub mod priority;
 pub mod probe;
 pub mod report;
