@@ -25,23 +25,78 @@ use xvfb::{figure_before, stdout_lines, wait_for, Xvfb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ar-multibody");
 
+/// The shipped scene `name`, loaded as the sandbox loads it.
+fn load(name: &str) -> RigSimulation {
+    RigSimulation::load(
+        &resolve_scene(name),
+        ar_multibody::rig::method::Method::Default,
+    )
+    .unwrap()
+}
+
+/// Where `point_in_world` of `sim` is in the view the sandbox starts with, pixels.
+fn view_px(sim: &RigSimulation, point_in_world: Point3<f64>) -> Point2<f64> {
+    let view = initial_view(sim).camera_from_world();
+    demo_intrinsics().project(&(view * point_in_world)).unwrap()
+}
+
 /// Where the ten pendula's tip (p10's centre) is in the window, from the view the sandbox
 /// starts with.
 fn tip_px() -> Point2<f64> {
-    let sim = RigSimulation::load(
-        &resolve_scene("ten_pendula"),
-        ar_multibody::rig::method::Method::Default,
-    )
-    .unwrap();
+    let sim = load("ten_pendula");
     let tip = sim
         .bodies()
         .into_iter()
         .find(|b| &*b.name == "p10")
         .unwrap();
-    let view = initial_view(&sim).camera_from_world();
-    demo_intrinsics()
-        .project(&(view * Point3::from(tip.world_from_body.translation.vector)))
-        .unwrap()
+    view_px(&sim, Point3::from(tip.world_from_body.translation.vector))
+}
+
+/// `sandbox SCENE` for up to 600 s in a focused window of `x`: the process, its standard
+/// output's lines and the window.
+fn open_sandbox(x: &Xvfb, scene: &str) -> (Child, Receiver<String>, String) {
+    let mut child = x.spawn(Command::new(BIN).args(["sandbox", scene, "--duration-s", "600"]));
+    let (lines, _stderr) = stdout_lines(&mut child, "sandbox");
+    let window = x.window("ar-multibody sandbox");
+    x.xdotool(&["windowfocus", "--sync", &window]);
+    (child, lines, window)
+}
+
+/// A left drag in `window`, which shows the view stretched by `scale`: presses at `from_px` (a
+/// pixel of the view), waits for the grab, moves the pointer through `moves` (pixels of the
+/// view from `from_px`, each seen by the display loop), holds it `hold` and lets go. The
+/// line that says what was grabbed, and the one that says where it was let go.
+fn drag(
+    x: &Xvfb,
+    window: &str,
+    lines: &Receiver<String>,
+    (from_px, scale): (Point2<f64>, f64),
+    moves: &[(f64, f64)],
+    hold: Duration,
+) -> (String, String) {
+    // Pixel edges scale: the view's pixel centre c is the window's (c + ½)·scale − ½.
+    let in_window = |c: f64| (c + 0.5) * scale - 0.5;
+    let at = |(dx, dy): (f64, f64)| {
+        x.move_to(window, in_window(from_px.x + dx), in_window(from_px.y + dy))
+    };
+    at((0.0, 0.0));
+    std::thread::sleep(Duration::from_millis(500));
+    x.xdotool(&["mousedown", "1"]);
+    let grabbed = wait_for(lines, "grabbed ");
+    let body = grabbed
+        .split("grabbed ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .unwrap_or_else(|| panic!("{grabbed}"))
+        .to_owned();
+    for &m in moves {
+        at(m);
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    std::thread::sleep(hold);
+    x.xdotool(&["mouseup", "1"]);
+    let released = wait_for(lines, &format!("released {body}"));
+    (grabbed, released)
 }
 
 /// The standard output of a command that must have succeeded (its output in the message).
@@ -85,28 +140,10 @@ impl Sandbox {
     /// tip, each seen by the display loop), holds it `hold` and lets go, in a window that
     /// shows the view stretched by `scale`; the line that says where it was let go.
     fn drag_tip(&self, x: &Xvfb, scale: f64, moves: &[(f64, f64)], hold: Duration) -> String {
-        let tip_px = tip_px();
-        // Pixel edges scale: the view's pixel centre c is the window's (c + ½)·scale − ½.
-        let in_window = |c: f64| (c + 0.5) * scale - 0.5;
-        let at = |(dx, dy): (f64, f64)| {
-            x.move_to(
-                &self.window,
-                in_window(tip_px.x + dx),
-                in_window(tip_px.y + dy),
-            )
-        };
-        at((0.0, 0.0));
-        std::thread::sleep(Duration::from_millis(500));
-        x.xdotool(&["mousedown", "1"]);
-        let grabbed = wait_for(&self.lines, "grabbed ");
+        let from = (tip_px(), scale);
+        let (grabbed, released) = drag(x, &self.window, &self.lines, from, moves, hold);
         assert!(grabbed.contains("grabbed p10 at"), "{grabbed}");
-        for &m in moves {
-            at(m);
-            std::thread::sleep(Duration::from_millis(400));
-        }
-        std::thread::sleep(hold);
-        x.xdotool(&["mouseup", "1"]);
-        wait_for(&self.lines, "released p10")
+        released
     }
 }
 
@@ -164,34 +201,18 @@ fn a_drag_on_the_tip_moves_it_and_the_reset_key_puts_it_back() {
 /// (`wrist_3`, which the flange is merged into) follows the mouse several centimetres.
 #[test]
 fn a_drag_on_the_ar6_flange_bends_the_arm() {
-    let sim = RigSimulation::load(
-        &resolve_scene("ar6"),
-        ar_multibody::rig::method::Method::Default,
-    )
-    .unwrap();
-    let flange = sim.grab_points()[0].point_in_world;
-    let view = initial_view(&sim).camera_from_world();
-    let flange_px = demo_intrinsics().project(&(view * flange)).unwrap();
+    let sim = load("ar6");
+    let flange_px = view_px(&sim, sim.grab_points()[0].point_in_world);
     let x = Xvfb::start("800x600x24");
-    let mut child = x.spawn(Command::new(BIN).args(["sandbox", "ar6", "--duration-s", "600"]));
-    let (lines, _stderr) = stdout_lines(&mut child, "sandbox");
-    let window = x.window("ar-multibody sandbox");
-    x.xdotool(&["windowfocus", "--sync", &window]);
-    let at = |dx: f64, dy: f64| x.move_to(&window, flange_px.x + dx, flange_px.y + dy);
-    at(0.0, 0.0);
-    std::thread::sleep(Duration::from_millis(500));
-    x.xdotool(&["mousedown", "1"]);
-    let grabbed = wait_for(&lines, "grabbed ");
-    assert!(grabbed.contains("grabbed wrist_3 at"), "{grabbed}");
+    let (mut child, lines, window) = open_sandbox(&x, "ar6");
     // 60 px right and 40 px down, in steps the display loop sees one by one: the upright arm
     // is at its full reach upward, so the drag goes down to bend it.
-    for k in 1..=8 {
-        at(7.5 * f64::from(k), 5.0 * f64::from(k));
-        std::thread::sleep(Duration::from_millis(400));
-    }
-    std::thread::sleep(Duration::from_secs(2));
-    x.xdotool(&["mouseup", "1"]);
-    let released = wait_for(&lines, "released wrist_3");
+    let moves: Vec<_> = (1..=8)
+        .map(|k| (7.5 * f64::from(k), 5.0 * f64::from(k)))
+        .collect();
+    let hold = Duration::from_secs(2);
+    let (grabbed, released) = drag(&x, &window, &lines, (flange_px, 1.0), &moves, hold);
+    assert!(grabbed.contains("grabbed wrist_3 at"), "{grabbed}");
     let moved_cm = figure_before(&released, "cm from where it was grabbed");
     assert!(moved_cm > 4.0, "{released}");
     x.xdotool(&["key", "Escape"]);
@@ -427,24 +448,12 @@ fn an_unknown_scene_or_no_display_is_refused_with_a_clear_error() {
 /// meets first, and a drag upwards lifts it out of the pile.
 #[test]
 fn a_drag_lifts_a_body_out_of_the_pile() {
-    let sim = RigSimulation::load(
-        &resolve_scene("pile"),
-        ar_multibody::rig::method::Method::Default,
-    )
-    .unwrap();
+    let sim = load("pile");
     assert!(sim.grab_points().is_empty());
-    let view = initial_view(&sim).camera_from_world();
     // The middle of the bin, a little below the top of the settled pile (about 9 cm high).
-    let middle_px = demo_intrinsics()
-        .project(&(view * Point3::new(0.0, 0.0, 0.06)))
-        .unwrap();
+    let middle_px = view_px(&sim, Point3::new(0.0, 0.0, 0.06));
     let x = Xvfb::start("800x600x24");
-    let mut child = x.spawn(Command::new(BIN).args(["sandbox", "pile", "--duration-s", "600"]));
-    let (lines, _stderr) = stdout_lines(&mut child, "sandbox");
-    let window = x.window("ar-multibody sandbox");
-    x.xdotool(&["windowfocus", "--sync", &window]);
-    let at = |dx: f64, dy: f64| x.move_to(&window, middle_px.x + dx, middle_px.y + dy);
-    at(0.0, 0.0);
+    let (mut child, lines, window) = open_sandbox(&x, "pile");
     // The pile has fallen into its bin after 2.5 s of the session's time (read from the
     // status line of a pause, as the machine may run the session slower than real time).
     loop {
@@ -458,23 +467,14 @@ fn a_drag_lifts_a_body_out_of_the_pile() {
         }
     }
     assert_drawing_yields_to_the_solver(child.id());
-    x.xdotool(&["mousedown", "1"]);
-    let grabbed = wait_for(&lines, "grabbed ");
-    let name = grabbed
-        .split("grabbed ")
-        .nth(1)
-        .and_then(|s| s.split(' ').next())
-        .unwrap_or_else(|| panic!("{grabbed}"))
-        .to_owned();
-    assert!(sim.bodies().iter().any(|b| *b.name == name), "{grabbed}");
     // 60 px up, in steps the display loop sees one by one.
-    for k in 1..=6 {
-        at(0.0, -10.0 * f64::from(k));
-        std::thread::sleep(Duration::from_millis(400));
-    }
-    std::thread::sleep(Duration::from_secs(2));
-    x.xdotool(&["mouseup", "1"]);
-    let released = wait_for(&lines, &format!("released {name}"));
+    let moves: Vec<_> = (1..=6).map(|k| (0.0, -10.0 * f64::from(k))).collect();
+    let hold = Duration::from_secs(2);
+    let (grabbed, released) = drag(&x, &window, &lines, (middle_px, 1.0), &moves, hold);
+    let named = |b: &ar_multibody::scene_view::BodyView| {
+        grabbed.contains(&format!("grabbed {} at", b.name))
+    };
+    assert!(sim.bodies().iter().any(named), "{grabbed}");
     let moved_cm = figure_before(&released, "cm from where it was grabbed");
     assert!(moved_cm > 3.0, "{released}");
     x.xdotool(&["key", "Escape"]);
