@@ -195,6 +195,20 @@ const ROUND_SUBDIV: u32 = 32;
 /// per window, shared by every sphere).
 const COARSE_SPHERE: &str = "ar-multibody sphere";
 
+/// A node under `root` drawing a sphere of `radius_m`: the unit sphere of [`ROUND_SUBDIV`]
+/// segments, registered in kiss3d's mesh cache by the first sphere, scaled.
+fn add_coarse_sphere(root: &mut SceneNode3d, radius_m: f64) -> SceneNode3d {
+    let mesh = kiss3d::resource::MeshManager3d::get_global_manager(|m| {
+        m.get(COARSE_SPHERE).unwrap_or_else(|| {
+            let sphere = kiss3d::procedural::unit_sphere(ROUND_SUBDIV, ROUND_SUBDIV / 2, true);
+            m.add_render_mesh(sphere, false, COARSE_SPHERE)
+        })
+    });
+    let node = SceneNode3d::mesh(mesh, Vec3::splat(2.0 * radius_m as f32));
+    root.add_child(node.clone());
+    node
+}
+
 /// A node under `root` drawing `shape` (a mesh's group and part nodes from its GPU meshes
 /// `mesh_parts`, one per part).
 fn make_node(
@@ -208,17 +222,7 @@ fn make_node(
         &VisualShape::Box { size_m } => {
             root.add_cube(size_m.x as f32, size_m.y as f32, size_m.z as f32)
         }
-        &VisualShape::Sphere { radius_m } => root
-            .add_geom_with_name(COARSE_SPHERE, Vec3::splat(2.0 * radius_m as f32))
-            .unwrap_or_else(|| {
-                let sphere = kiss3d::procedural::unit_sphere(ROUND_SUBDIV, ROUND_SUBDIV / 2, true);
-                let mesh = kiss3d::resource::MeshManager3d::get_global_manager(|m| {
-                    m.add_render_mesh(sphere.clone(), false, COARSE_SPHERE)
-                });
-                let node = SceneNode3d::mesh(mesh, Vec3::splat(2.0 * radius_m as f32));
-                root.add_child(node.clone());
-                node
-            }),
+        &VisualShape::Sphere { radius_m } => add_coarse_sphere(root, radius_m),
         &VisualShape::Cylinder { radius_m, length_m } => {
             root.add_cylinder(radius_m as f32, length_m as f32)
         }
