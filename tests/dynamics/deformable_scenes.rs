@@ -62,6 +62,41 @@ fn the_shipped_cloth_has_64_elements_and_161_connections() {
     assert_eq!(scene.springs.len(), 112 + 49);
 }
 
+/// The shipped cloth (`cloth.toml`, 8 × 8) drops onto the box, strikes it and folds over its
+/// edges: its contacts are solved together with the springs (`solver::contact::coupled`), so
+/// the energy balance closes to the solve's tolerance (measured: 6.1e-10 J of E_ref 9e-3 J
+/// over 3 s; with the contacts solved after the springs it drifted 9.7 %), and the
+/// dissipation runs backwards only at the contact solve's tolerance (measured: one step,
+/// 6.3e-9 J, after a step whose contact sweeps stopped at 1.5e-5 m/s and left that much
+/// penetration; with the contacts after the springs, 192 steps and 5.2e-3 J).
+#[test]
+fn the_draped_cloth_keeps_its_energy_balance() {
+    let mut sim = build(&scene_text("cloth.toml"), "cloth.toml");
+    let (mut drift_j, mut backwards_j, mut last_dissipated_j) = (0.0f64, 0.0f64, 0.0);
+    for _ in 0..300 {
+        sim.step().expect("step");
+        let d = sim.diagnostics();
+        drift_j = drift_j.max(d.energy_drift_j.abs());
+        backwards_j += (last_dissipated_j - d.dissipated_j).max(0.0);
+        last_dissipated_j = d.dissipated_j;
+    }
+    let reference_j = sim.diagnostics().energy_reference_j;
+    println!(
+        "cloth 8 × 8 over 3 s: max |energy drift| {drift_j:.3e} J of E_ref {reference_j:.3e} J, \
+         dissipation backwards by {backwards_j:.3e} J, max penetration {:.3e} m",
+        sim.max_penetration_m()
+    );
+    assert!(reference_j > 5e-3, "the sheet fell: E_ref {reference_j} J");
+    assert!(
+        drift_j < 5e-9,
+        "energy drift {drift_j:e} J of {reference_j:e} J"
+    );
+    assert!(
+        backwards_j < 1e-8,
+        "dissipation ran backwards by {backwards_j:e} J"
+    );
+}
+
 /// The cloth of `cloth.toml` at 7 × 7 elements (0.04 m apart; the drag per element scaled
 /// with the element mass, so that the sheet's damping time m/c is the shipped one's) drops
 /// onto the box and comes to rest draped over it: the middle 3 × 3 elements on the box top
@@ -69,9 +104,12 @@ fn the_shipped_cloth_has_64_elements_and_161_connections() {
 /// through the middle folded over each edge, its next element against the box side
 /// (x = ±(0.06 + r)) and the last one hanging below that, outside the box, above the desk.
 /// An inextensible sheet would put the element on the side √(s² − d²) below the last one on
-/// the top (s = 0.04 m the connection's length, d its horizontal distance to the side); the
-/// sheet stretches where its corners fold over the box's corners (a 7 × 7 sheet cannot
-/// fold there), which pulls that element lower: measured 2.1 mm (6 %), printed and guarded.
+/// the top (s = 0.04 m the connection's length, d its horizontal distance to the side):
+/// measured 2.0e-5 m lower, the sheet stretched by at most 0.51 % (with the contacts solved
+/// after the springs, which stretched the sheet at rest, 2.1 mm and 5.3 %). It is looked at
+/// after 2.5 s, at rest since 1.5 s: from about 2.8 s on the sheet starts to turn about the
+/// vertical and slides off the box in the next seconds (so it did with the contacts after
+/// the springs, from about 3.3 s; see the closing note of issue 42).
 #[test]
 fn the_cloth_comes_to_rest_draped_over_the_box() {
     let text = replace_line(&scene_text("cloth.toml"), "nodes =", "nodes = [7, 7]");
@@ -83,7 +121,7 @@ fn the_cloth_comes_to_rest_draped_over_the_box() {
     let mut sim = build(&text, "cloth.toml at 7 × 7");
     let (r, top, half, s) = (0.003, 0.08, 0.06, 0.04);
     let mut penetration_m = 0.0f64;
-    for _ in 0..250 {
+    for _ in 0..200 {
         sim.step().expect("step");
         penetration_m = penetration_m.max(sim.max_penetration_m());
     }
@@ -156,7 +194,7 @@ fn the_cloth_comes_to_rest_draped_over_the_box() {
         top_gap.1,
         100.0 * stretch
     );
-    assert!(moved_m < 1e-4, "not at rest: moved {moved_m} m");
+    assert!(moved_m < 2e-5, "not at rest: moved {moved_m} m");
     assert!(penetration_m < 1e-9, "penetration {penetration_m:e} m");
     assert!(top_gap.0 > -1e-9 && top_gap.1 < 1e-9, "{top_gap:?}");
     assert!(
@@ -164,10 +202,10 @@ fn the_cloth_comes_to_rest_draped_over_the_box() {
         "an element went through the desk: {lowest_m}"
     );
     assert!(
-        drop_error_m < 3e-3,
+        drop_error_m < 1e-4,
         "drop {drop_error_m} m off the inextensible sheet's"
     );
-    assert!(stretch < 0.08, "stretched by {:.1} %", 100.0 * stretch);
+    assert!(stretch < 0.01, "stretched by {:.2} %", 100.0 * stretch);
 }
 
 /// A two-chord lattice beam's stiffnesses: EI (N·m²) and GA (N).

@@ -144,11 +144,16 @@ pub struct SolveStats {
 }
 
 /// A bilateral (joint) row in a contact solve: an equality whose row velocity changes by
-/// `change` (0 keeps the joint's row velocity; a position projection asks for −ψ).
+/// `change` (0 keeps the joint's row velocity; a position projection asks for −ψ). A soft row
+/// (a spring's linearised law) has a `compliance` ε > 0: its row velocity changes by
+/// `change` − ε λ under its impulse λ. Only the solve through the joints
+/// ([`super::through_joints`]) takes soft rows; every other solve has compliance 0.
 #[derive(Clone, Copy, Debug)]
 pub struct Bilateral {
     pub row: Row,
     pub change: f64,
+    /// ε (m/s per N·s): 0 for a joint.
+    pub compliance: f64,
 }
 
 /// The bodies' velocity change by a solve's impulses (contacts and bilateral rows).

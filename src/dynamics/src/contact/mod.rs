@@ -51,6 +51,7 @@ pub mod lcp;
 mod narrow_phase;
 pub mod sparse_pgs;
 pub mod through_joints;
+pub mod through_soft_rows;
 
 use nalgebra::{Isometry3, Vector3};
 

@@ -137,6 +137,64 @@ pub struct ThroughJointsScratch {
     dv: Vec<f64>,
 }
 
+/// Projected Gauss–Seidel sweeps over the contacts on the Delassus matrix `w` (column-major,
+/// three rows per contact), updating the row velocities `u` with the impulses `lambda`, until
+/// the complementarity residual is under [`RESIDUAL_TOLERANCE_M_PER_S`] or [`MAX_SWEEPS`].
+pub(super) fn sweeps(
+    w: &[f64],
+    u: &mut [f64],
+    lambda: &mut [f64],
+    contacts: &[ContactRows],
+) -> SweepStats {
+    let dim = 3 * contacts.len();
+    let mut stats = SweepStats::default();
+    // (u += d W(·, i) written out: nalgebra's axpy computes the same d·w + u.)
+    let add = |lambda: &mut [f64], u: &mut [f64], i: usize, d: f64| {
+        lambda[i] += d;
+        for (y, x) in u.iter_mut().zip(&w[i * dim..(i + 1) * dim]) {
+            *y += d * x;
+        }
+    };
+    let at = |i: usize, j: usize| w[j * dim + i];
+    for sweep in 0..MAX_SWEEPS {
+        for (c, k) in contacts.iter().enumerate() {
+            let n = 3 * c;
+            if at(n, n) > 0.0 {
+                let new = (lambda[n] - (u[n] - k.target) / at(n, n)).max(0.0);
+                let d = new - lambda[n];
+                add(lambda, u, n, d);
+            }
+            if k.mu > 0.0 {
+                let mut t = Vector2::new(lambda[n + 1], lambda[n + 2]);
+                for r in 0..2 {
+                    let i = n + 1 + r;
+                    if at(i, i) > 0.0 {
+                        t[r] -= u[i] / at(i, i);
+                    }
+                }
+                let bound = k.mu * lambda[n];
+                if t.norm() > bound {
+                    t *= bound / t.norm();
+                }
+                for r in 0..2 {
+                    let i = n + 1 + r;
+                    let d = t[r] - lambda[i];
+                    add(lambda, u, i, d);
+                }
+            }
+        }
+        let residual = complementarity_residual(contacts, lambda, u);
+        stats = SweepStats {
+            sweeps: sweep + 1,
+            residual_m_per_s: residual,
+        };
+        if residual <= RESIDUAL_TOLERANCE_M_PER_S {
+            break;
+        }
+    }
+    stats
+}
+
 /// Writes a row as a dense Jacobian row over 6 coordinates per body (v then ω) into `j`.
 fn dense_row(row: &Row, j: &mut [f64]) {
     j.fill(0.0);
@@ -322,57 +380,9 @@ impl ThroughJointsScratch {
         lambda.resize(dim, 0.0);
     }
 
-    /// The projected Gauss–Seidel sweeps on W until the complementarity residual is under
-    /// the tolerance or [`MAX_SWEEPS`].
+    /// The projected Gauss–Seidel sweeps on W ([`sweeps`]).
     fn sweeps(&mut self, contacts: &[ContactRows]) -> SweepStats {
-        let dim = 3 * contacts.len();
-        let Self { w, u, lambda, .. } = self;
-        let mut stats = SweepStats::default();
-        // (u += d W(·, i) written out: nalgebra's axpy computes the same d·w + u.)
-        let add = |lambda: &mut [f64], u: &mut [f64], i: usize, d: f64| {
-            lambda[i] += d;
-            for (y, x) in u.iter_mut().zip(&w[i * dim..(i + 1) * dim]) {
-                *y += d * x;
-            }
-        };
-        let at = |i: usize, j: usize| w[j * dim + i];
-        for sweep in 0..MAX_SWEEPS {
-            for (c, k) in contacts.iter().enumerate() {
-                let n = 3 * c;
-                if at(n, n) > 0.0 {
-                    let new = (lambda[n] - (u[n] - k.target) / at(n, n)).max(0.0);
-                    let d = new - lambda[n];
-                    add(lambda, u, n, d);
-                }
-                if k.mu > 0.0 {
-                    let mut t = Vector2::new(lambda[n + 1], lambda[n + 2]);
-                    for r in 0..2 {
-                        let i = n + 1 + r;
-                        if at(i, i) > 0.0 {
-                            t[r] -= u[i] / at(i, i);
-                        }
-                    }
-                    let bound = k.mu * lambda[n];
-                    if t.norm() > bound {
-                        t *= bound / t.norm();
-                    }
-                    for r in 0..2 {
-                        let i = n + 1 + r;
-                        let d = t[r] - lambda[i];
-                        add(lambda, u, i, d);
-                    }
-                }
-            }
-            let residual = complementarity_residual(contacts, lambda, u);
-            stats = SweepStats {
-                sweeps: sweep + 1,
-                residual_m_per_s: residual,
-            };
-            if residual <= RESIDUAL_TOLERANCE_M_PER_S {
-                break;
-            }
-        }
-        stats
+        sweeps(&self.w, &mut self.u, &mut self.lambda, contacts)
     }
 
     /// The impulses and row velocities per contact, and the bodies' velocity change (the
@@ -474,6 +484,7 @@ mod tests {
                 Bilateral {
                     row,
                     change: -row.velocity(&v, &w),
+                    compliance: 0.0,
                 }
             })
             .collect();

@@ -49,8 +49,12 @@ impl Step<'_> {
         self.prepare(reuse_end);
         self.update_newton_inertia();
         self.warm_start();
-        let velocity = self.velocity_stage();
-        self.contact_solve();
+        let mut velocity = self.velocity_stage();
+        if self.couples_contacts() {
+            velocity = self.coupled_contact_rounds(velocity);
+        } else {
+            self.contact_solve(true);
+        }
         self.integrate_positions();
         self.contact_project_and_report();
         let (norm, position_iterations) = self.position_correction();

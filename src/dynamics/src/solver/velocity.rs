@@ -93,6 +93,12 @@ impl Progress {
 impl Step<'_> {
     /// Finds the end velocities: linearisations and row refreshes (see the module docs).
     pub(super) fn velocity_stage(&mut self) -> VelocityOutcome {
+        self.velocity_stage_from(false)
+    }
+
+    /// The velocity stage; with `warm`, from the impulses the elements already hold (the
+    /// coupled solves start from zero impulses otherwise: see `warm_start`).
+    pub(super) fn velocity_stage_from(&mut self, warm: bool) -> VelocityOutcome {
         if self.s.linear == LinearSolve::Primal {
             return self.primal_velocity_stage();
         }
@@ -101,7 +107,7 @@ impl Step<'_> {
         // impulses; the accumulated impulses are re-applied along the rows (v = v_free + M⁻¹
         // J̄ᵀ λ exactly) and the nonlinear residual is checked.
         let tolerance = self.ctx.velocity_tolerance;
-        self.first_rows();
+        self.first_rows(warm);
         let mut p = Progress::start();
         loop {
             self.linearisation_rounds(&mut p);
@@ -126,7 +132,7 @@ impl Step<'_> {
     }
 
     /// The first rows, at the predicted end pose, and the free motion as the first iterate.
-    fn first_rows(&mut self) {
+    fn first_rows(&mut self, warm: bool) {
         // (Only with the Newton gain: without it, a guess made the cross lift's plain
         // iteration split 309 of 1000 steps.)
         let guess = self.s.newton.is_on();
@@ -152,7 +158,7 @@ impl Step<'_> {
         self.update_rows();
         self.reset_to_free_motion();
         // (The coupled solve starts from zero impulses: there is nothing to apply yet.)
-        if self.s.linear == LinearSolve::Sweeps {
+        if self.s.linear == LinearSolve::Sweeps || warm {
             self.apply_accumulated_impulses();
         }
         self.flush_torques(false);

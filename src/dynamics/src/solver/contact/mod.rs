@@ -14,6 +14,10 @@
 //!   Coulomb friction, the active set by [`InequalityMethod`] (many contacts, or the pushing
 //!   tip's, by sparse Gauss–Seidel in [`super::contact::sparse`]). The impulses' work Σ λ ū is
 //!   booked as dissipated.
+//! - **With springs** (a cloth, a lattice: `right` only, no joint limits) the contact rows are
+//!   solved together with the velocity stage instead of after it, in rounds whose contact
+//!   solve takes the springs as soft rows ([`coupled`]): the springs' impulses then match the
+//!   end pose, and the energy balance closes.
 //! - **Projection** (after integration, `right` only): penetration left by an impact is
 //!   removed by moving the poses along M⁻¹Jᵀ, together with the joints' ψ when there are
 //!   joints (see [`super::contact::projection`]); velocities are not changed.
@@ -34,6 +38,7 @@
 //! do not on a chain lying on the desk; `platt` and `tendency` keep their fixed handled sets
 //! in [`lcp::solve`]. The projection closes ψ and the gaps together.
 
+pub(super) mod coupled;
 pub(super) mod detection;
 pub(super) mod impacts;
 pub(super) mod limits;
@@ -99,16 +104,19 @@ pub(crate) struct ContactScratch {
     /// Sweeps the sparse solve ran in the last step (0 when another solve, or none, ran).
     pub(crate) sweeps: usize,
     /// The sparse solve's state (many contacts, or the pushing tip).
-    sparse: SparseContacts,
+    pub(super) sparse: SparseContacts,
     /// Detection's buffers.
     detection: geometry::DetectScratch,
     /// Why the step's contacts cannot be solved within their memory (detection stopped at
     /// the model's `max_points`, or the solve through the joints would be too large): the
     /// step fails with it (cleared at the start of each step).
     pub(crate) overflow: Option<super::FailureCause>,
+    /// The rounds that couple the contacts with the springs ([`coupled`]) and their solve.
+    pub(crate) coupled: coupled::CoupledScratch,
+    pub(super) through_soft_rows: crate::contact::through_soft_rows::ThroughSoftRowsScratch,
     /// The dense solve's and the solve through the joints' buffers.
     pub(super) lcp: lcp::LcpScratch,
-    through_joints: through_joints::ThroughJointsScratch,
+    pub(super) through_joints: through_joints::ThroughJointsScratch,
     /// The velocities now and at the start of the step, and the impact stage's rows (taken
     /// out while a stage uses them, and put back).
     pub(super) now: RowVelocities,
@@ -213,15 +221,28 @@ pub(super) fn tip_work(
 /// A joint row as a contact solve's bilateral row (body 2 relative to body 1, as the
 /// contact rows), whose row velocity is to change by `change`.
 pub(super) fn bilateral_of(joint: &Joint, row: &JointRow, change: f64) -> Bilateral {
+    bilateral_between(joint.body1, joint.body2, row, change, 0.0)
+}
+
+/// A row between two bodies (a joint's or a spring's) as a contact solve's bilateral row,
+/// with its compliance (0 for a joint).
+pub(super) fn bilateral_between(
+    body1: usize,
+    body2: usize,
+    row: &JointRow,
+    change: f64,
+    compliance: f64,
+) -> Bilateral {
     Bilateral {
         row: Row {
-            body1: joint.body1,
-            body2: joint.body2,
+            body1,
+            body2,
             dir: -row.lin,
             ang1: -row.ang1,
             ang2: row.ang2,
         },
         change,
+        compliance,
     }
 }
 
@@ -320,8 +341,9 @@ impl Step<'_> {
     }
 
     /// Stage 4b (contact only): the contact rows with friction, solved by the active-set
-    /// method, applied to the velocities; then the prediction is renewed.
-    pub(super) fn contact_solve(&mut self) {
+    /// method, applied to the velocities; then the prediction is renewed. With `book` the
+    /// impulses' work is booked at once (the coupled rounds book it once they end).
+    pub(super) fn contact_solve(&mut self, book: bool) {
         let limited = self.has_limits();
         let model = self.contact;
         if model.is_none() && !limited {
@@ -340,7 +362,7 @@ impl Step<'_> {
         // Limits alone, none near: nothing to solve (the step is that of a scene without).
         let solve = model.is_some() || !self.s.contact.limits.is_empty();
         if solve {
-            self.solve_contact_rows(method, v_imp, h, &now, &start);
+            self.solve_contact_rows(method, v_imp, h, &now, &start, book);
         }
         self.s.contact.now = now;
         self.s.contact.start = start;
@@ -360,6 +382,7 @@ impl Step<'_> {
         h: f64,
         now: &RowVelocities,
         start: &RowVelocities,
+        book: bool,
     ) {
         let (v_start, w_start) = (&start.v, &start.w);
         let (tip, v_tip) = self.tip_motion();
@@ -381,9 +404,11 @@ impl Step<'_> {
         c.solve_rows(insertion, tip, &self.gravity_in_world, h, tolerance_m);
         // Apply, and book the work Σ λ ū of the contact (and limit) impulses (the joints'
         // stay closed); the part the moving tip does is the user's.
-        let (work, user) = c.impulse_work(v_start, w_start, tip, &v_tip);
-        self.s.ledger.dissipated_j -= work;
-        self.s.ledger.user_work_j += user;
+        if book {
+            let (work, user) = c.impulse_work(v_start, w_start, tip, &v_tip);
+            self.s.ledger.dissipated_j -= work;
+            self.s.ledger.user_work_j += user;
+        }
         if !self.s.contact.limits.is_empty() {
             self.take_limit_impulses(n);
         }
@@ -418,7 +443,13 @@ pub(super) fn add_velocity_change(bodies: &mut [Body], delta: &lcp::VelocityChan
 impl ContactScratch {
     /// Each contact point's rows, row velocities now and the target of its normal row, from
     /// the velocities now and at the start of the step.
-    fn build_rows(&mut self, now: &RowVelocities, start: &RowVelocities, h: f64, v_imp: f64) {
+    pub(super) fn build_rows(
+        &mut self,
+        now: &RowVelocities,
+        start: &RowVelocities,
+        h: f64,
+        v_imp: f64,
+    ) {
         self.rows.clear();
         for p in &self.points {
             let rows = rows_of(p, &self.poses);
@@ -542,7 +573,7 @@ impl ContactScratch {
 
     /// The work Σ λ ū of the handled contacts' impulses (ū the mean of the start and end row
     /// velocities), and the part of it the pushing tip does (the user's).
-    fn impulse_work(
+    pub(super) fn impulse_work(
         &self,
         v_start: &[Vector3<f64>],
         w_start: &[Vector3<f64>],
