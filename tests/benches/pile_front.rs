@@ -10,9 +10,9 @@
 //!
 //! For each rapier point the table says which of ours is at least as fast (in the fall, and
 //! settled) and at least as precise (settled penetration), if any. The points go to a CSV
-//! (`--front-csv`) and a log-log plot of the fall's time per step against the settled
-//! penetration (`--front-png`, plotters' bitmap backend; its fonts need a system font such as
-//! DejaVu).
+//! (`--front-csv`) and a plot of the fall's time per step (linear) against the settled
+//! penetration (logarithmic; `--front-png`, plotters' bitmap backend; its fonts need a
+//! system font such as DejaVu).
 
 use std::path::Path;
 
@@ -189,15 +189,14 @@ pub fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Err
     use plotters::prelude::*;
     let finite = |p: &&Point| p.fall_ms > 0.0 && p.settled_penetration_m > 0.0;
     let shown: Vec<&Point> = points.iter().filter(finite).collect();
-    let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    let (mut x_lo, mut x_hi, mut y_hi) = (f64::MAX, f64::MIN, f64::MIN);
     for p in &shown {
         x_lo = x_lo.min(p.settled_penetration_m);
         x_hi = x_hi.max(p.settled_penetration_m);
-        y_lo = y_lo.min(p.fall_ms);
         y_hi = y_hi.max(p.fall_ms);
     }
     if shown.is_empty() {
-        (x_lo, x_hi, y_lo, y_hi) = (1e-9, 1e-2, 0.1, 100.0);
+        (x_lo, x_hi, y_hi) = (1e-9, 1e-2, 100.0);
     }
     let root = BitMapBackend::new(path, PLOT_SIZE_PX).into_drawing_area();
     root.fill(&WHITE)?;
@@ -211,7 +210,9 @@ pub fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Err
         .y_label_area_size(60)
         .build_cartesian_2d(
             (x_lo / 3.0..x_hi * 3.0).log_scale(),
-            (y_lo / 1.5..y_hi * 1.5).log_scale(),
+            // Linear from zero: the times span less than a decade, where a logarithmic axis
+            // has no labelled ticks.
+            0.0..y_hi * 1.15,
         )?;
     chart
         .configure_mesh()
