@@ -48,6 +48,21 @@ fn element(sim: &Simulation, name: &str) -> Vector3<f64> {
     sim.bodies()[sim.body_id(name).expect(name)].position_in_world
 }
 
+/// Runs `steps` steps; returns the largest |energy drift|, the sum of the steps' decreases
+/// of the dissipation line (J; it only grows when every damper and contact takes energy) and
+/// E_ref at the end.
+fn energy_run(sim: &mut Simulation, steps: usize) -> (f64, f64, f64) {
+    let (mut drift_j, mut backwards_j, mut last_dissipated_j) = (0.0f64, 0.0f64, 0.0);
+    for _ in 0..steps {
+        sim.step().expect("step");
+        let d = sim.diagnostics();
+        drift_j = drift_j.max(d.energy_drift_j.abs());
+        backwards_j += (last_dissipated_j - d.dissipated_j).max(0.0);
+        last_dissipated_j = d.dissipated_j;
+    }
+    (drift_j, backwards_j, sim.diagnostics().energy_reference_j)
+}
+
 /// The shipped cloth: 8 × 8 elements, 2 × 8 × 7 structural connections and 7 × 7 shear
 /// diagonals.
 #[test]
@@ -72,15 +87,7 @@ fn the_shipped_cloth_has_64_elements_and_161_connections() {
 #[test]
 fn the_draped_cloth_keeps_its_energy_balance() {
     let mut sim = build(&scene_text("cloth.toml"), "cloth.toml");
-    let (mut drift_j, mut backwards_j, mut last_dissipated_j) = (0.0f64, 0.0f64, 0.0);
-    for _ in 0..300 {
-        sim.step().expect("step");
-        let d = sim.diagnostics();
-        drift_j = drift_j.max(d.energy_drift_j.abs());
-        backwards_j += (last_dissipated_j - d.dissipated_j).max(0.0);
-        last_dissipated_j = d.dissipated_j;
-    }
-    let reference_j = sim.diagnostics().energy_reference_j;
+    let (drift_j, backwards_j, reference_j) = energy_run(&mut sim, 300);
     println!(
         "cloth 8 × 8 over 3 s: max |energy drift| {drift_j:.3e} J of E_ref {reference_j:.3e} J, \
          dissipation backwards by {backwards_j:.3e} J, max penetration {:.3e} m",
@@ -117,15 +124,7 @@ fn a_pinned_rope_lashing_the_desk_keeps_its_energy_balance() {
          point_in_world_m = [0.0, 0.0, 0.25]\n\n[[deformable]]",
     );
     let mut sim = build(&text, "rope.toml on a desk");
-    let (mut drift_j, mut backwards_j, mut last_dissipated_j) = (0.0f64, 0.0f64, 0.0);
-    for _ in 0..300 {
-        sim.step().expect("step");
-        let d = sim.diagnostics();
-        drift_j = drift_j.max(d.energy_drift_j.abs());
-        backwards_j += (last_dissipated_j - d.dissipated_j).max(0.0);
-        last_dissipated_j = d.dissipated_j;
-    }
-    let reference_j = sim.diagnostics().energy_reference_j;
+    let (drift_j, backwards_j, reference_j) = energy_run(&mut sim, 300);
     let lowest_m = sim.bodies()[1..]
         .iter()
         .map(|b| b.position_in_world.z)
