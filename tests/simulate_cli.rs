@@ -443,6 +443,26 @@ fn the_summary_counts_sleeping_bodies() {
     );
 }
 
+/// A scene with springs and contact solves its contacts with the springs, in rounds that the
+/// summary counts (the cloth strikes the box within 0.3 s: 5.2 rounds per step, at most 9);
+/// a scene without springs has no such line.
+#[test]
+fn the_summary_counts_the_rounds_that_solve_contacts_with_springs() {
+    let stdout = ok(&["simulate", "cloth", "--duration", "0.3"]);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("contact rounds"))
+        .unwrap_or_else(|| panic!("a contact rounds line in:\n{stdout}"));
+    let per_step: f64 = line
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("rounds per step in {line:?}"));
+    assert!((2.0..20.0).contains(&per_step), "{line}");
+    let stdout = ok(&["simulate", "incline", "--duration", "0.3"]);
+    assert!(!stdout.contains("contact rounds"), "{stdout}");
+}
+
 /// The pile's contacts found on one thread or two (`[contact] threads`), and the run done
 /// twice, give byte-identical poses (issue 42, acceptance 8): a falling pile has thousands of
 /// candidate pairs, so the narrow phase splits them between the threads.

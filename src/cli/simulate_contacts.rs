@@ -53,6 +53,10 @@ pub struct ContactSummary {
     pub max_points: usize,
     /// Contact points carrying force, summed over the steps.
     pub point_steps: usize,
+    /// Rounds that solved the contacts with the springs, summed over the steps, and the most
+    /// in one step (0 when the contacts are solved after the velocity stage).
+    pub round_steps: usize,
+    pub max_rounds: usize,
 }
 
 impl ContactSummary {
@@ -66,5 +70,8 @@ impl ContactSummary {
             .count();
         self.max_points = self.max_points.max(loaded);
         self.point_steps += loaded;
+        let rounds = sim.contact_rounds();
+        self.max_rounds = self.max_rounds.max(rounds);
+        self.round_steps += rounds;
     }
 }

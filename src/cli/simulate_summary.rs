@@ -131,6 +131,14 @@ impl FinishedRun<'_> {
                 c.max_points,
                 c.point_steps as f64 / s.steps.max(1) as f64
             )?;
+            if c.round_steps > 0 {
+                writeln!(
+                    out,
+                    "contact rounds     {:.2} per step, max {} (the contacts solved with the springs)",
+                    c.round_steps as f64 / s.steps.max(1) as f64,
+                    c.max_rounds
+                )?;
+            }
             if contact.sleep {
                 writeln!(
                     out,

@@ -74,10 +74,18 @@ impl Simulation {
         self.solver.contact.max_penetration_m
     }
 
-    /// Sweeps the sparse contact solve ran in the last step (0 when the step's contacts were
-    /// solved otherwise, or there were none): what `[contact] tolerance_m` trades.
+    /// Sweeps the sparse contact solve ran in the last step, or the sweeps of all the rounds
+    /// that solved its contacts with the springs (0 when the step's contacts were solved
+    /// otherwise, or there were none): what `[contact] tolerance_m` trades on a pile.
     pub fn contact_sweeps(&self) -> usize {
         self.solver.contact.sweeps
+    }
+
+    /// Rounds of contact solve and velocity stage that solved the last step's contacts with
+    /// the springs (0 when the contacts were solved after the velocity stage, or there were
+    /// none; see "Contacts and springs" in the manual's contact page).
+    pub fn contact_rounds(&self) -> usize {
+        self.solver.contact.coupled.rounds
     }
 }
 

@@ -441,11 +441,20 @@ impl SceneSimulation {
         }
     }
 
-    /// Sweeps the sparse contact solve ran in the last step
-    /// ([`crate::Simulation::contact_sweeps`]; 0 with the articulated method).
+    /// Sweeps the contact solve ran in the last step, the sparse one's or the coupled
+    /// rounds' ([`crate::Simulation::contact_sweeps`]; 0 with the articulated method).
     pub fn contact_sweeps(&self) -> usize {
         match &self.sim {
             MethodSim::Default(sim) => sim.contact_sweeps(),
+            MethodSim::Articulated(_) => 0,
+        }
+    }
+
+    /// Rounds that solved the last step's contacts with the springs
+    /// ([`crate::Simulation::contact_rounds`]; 0 with the articulated method).
+    pub fn contact_rounds(&self) -> usize {
+        match &self.sim {
+            MethodSim::Default(sim) => sim.contact_rounds(),
             MethodSim::Articulated(_) => 0,
         }
     }

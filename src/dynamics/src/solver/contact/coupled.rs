@@ -133,6 +133,7 @@ impl Step<'_> {
                 || stats.residual_m_per_s > MAX_ROUND_RESIDUAL_M_PER_S
                 || change > previous;
             if failed && rounds == 1 {
+                scratch.rounds = 0;
                 self.s.contact.coupled = scratch;
                 self.contact_solve(true);
                 return first;

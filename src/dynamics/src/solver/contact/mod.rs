@@ -101,7 +101,8 @@ pub(crate) struct ContactScratch {
     /// converged or there was none): the projection's tolerance follows it (see
     /// [`super::contact::projection`]). Taken by the projection, so no step inherits it.
     pub(super) velocity_residual_m_per_s: f64,
-    /// Sweeps the sparse solve ran in the last step (0 when another solve, or none, ran).
+    /// Sweeps the sparse solve ran in the last step, or the coupled rounds' in all (0 when
+    /// another solve, or none, ran).
     pub(crate) sweeps: usize,
     /// The sparse solve's state (many contacts, or the pushing tip).
     pub(super) sparse: SparseContacts,
