@@ -6,10 +6,15 @@
 //! diag(ε) and B = J_b M⁻¹ J_cᵀ, the contacts see W = J_c M⁻¹ J_cᵀ − Bᵀ K_b⁻¹ B, and the
 //! bilateral rows answer a contact impulse change Δλ_c with λ_b = −K_b⁻¹ B Δλ_c (the rows'
 //! `change` is not used here: every row keeps its velocity). Each entry of these
-//! products couples two rows through the bodies they share ([`super::lcp::Row::coupling`]), so the cost
-//! is that of the dense K_b factor and its solves, not of the bodies' coordinates
-//! (`through_joints` works over 6 coordinates per body and, on a cloth of 64 elements
-//! and 161 springs, took 60 % of the step).
+//! products couples two rows through the bodies they share
+//! ([`super::lcp::Row::coupling`]), so the cost is that of the dense K_b factor and its
+//! solves, not of the bodies' coordinates (`through_joints` works over 6 coordinates per
+//! body and, on a cloth of 64 elements and 161 springs, took 60 % of the step).
+//!
+//! W is positive semi-definite, and singular when the contact rows outnumber the bodies'
+//! freedoms (a rope of 31 elements lying on the desk and against its neighbours: 279 rows
+//! on 186 coordinates). Projected Gauss–Seidel with friction can then stall or diverge;
+//! the caller judges the sweeps by their residual ([`SweepStats`]).
 //!
 //! [`prepare`] forms W and K_b⁻¹ B once; [`solve_from`] then solves from the row velocities
 //! now, any number of times (an iteration whose rows move little within a step keeps them,
