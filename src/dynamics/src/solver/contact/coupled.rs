@@ -38,9 +38,10 @@
 //! rows (as for joints); a network too large for it keeps the contact solve after the
 //! velocity stage ([`Step::couples_contacts`]).
 
-use nalgebra::Vector3;
+use nalgebra::{Vector2, Vector3};
 
 use super::{bilateral_between, bilateral_of, row_velocities};
+use crate::contact::lcp::ContactImpulse;
 use crate::contact::{through_joints, through_soft_rows};
 use crate::contact::{InequalityMethod, DEFAULT_IMPACT_SPEED_M_PER_S};
 use crate::solver::step::VelocityOutcome;
@@ -113,6 +114,8 @@ impl Step<'_> {
             let Some(stats) =
                 self.solve_contacts_with_springs(h, v_imp, &scratch.applied, rounds == 1)
             else {
+                // Nothing to solve: no round was needed.
+                rounds = 0;
                 break;
             };
             sweeps += stats.sweeps;
@@ -138,7 +141,12 @@ impl Step<'_> {
                 self.contact_solve(true);
                 return first;
             }
-            if failed || change < tolerance || rounds >= MAX_COUPLED_ROUNDS {
+            if failed {
+                // The kept impulses are the last round's: its change is the estimate.
+                change = previous;
+                break;
+            }
+            if change < tolerance || rounds >= MAX_COUPLED_ROUNDS {
                 break;
             }
             previous = change;
@@ -170,14 +178,17 @@ impl Step<'_> {
             outcome = self.velocity_stage_from(true);
             iterations += outcome.iterations;
         }
-        // The velocities hold the applied impulses: those are the step's.
+        // The velocities hold the applied impulses: those are the step's (their row
+        // velocities are filled in by the booking).
         let c = &mut self.s.contact;
-        for (imp, a) in c.impulses.iter_mut().zip(&scratch.applied) {
-            imp.normal = a[0];
-            imp.tangent = nalgebra::Vector2::new(a[1], a[2]);
-            imp.handled = a[0] > 0.0;
-        }
-        c.impulses.truncate(scratch.applied.len());
+        c.impulses.clear();
+        c.impulses
+            .extend(scratch.applied.iter().map(|a| ContactImpulse {
+                handled: a[0] > 0.0,
+                normal: a[0],
+                tangent: Vector2::new(a[1], a[2]),
+                u: [0.0; 3],
+            }));
         if scratch.applied.is_empty() {
             c.rows.clear();
         }
