@@ -46,6 +46,14 @@ impl Spring {
         self.point1_in_body1 == Vector3::zeros() && self.point2_in_body2 == Vector3::zeros()
     }
 
+    /// The spring's softness over a step of `h` seconds: s = ½h(½hk + c) (kg), as the
+    /// stylus's ([`crate::model::stylus::StylusAttachment::step_compliance`]): under the
+    /// implicit-midpoint law its impulse changes by −s per unit change of its end rate, so
+    /// its row has the compliance 1/s in a coupled solve.
+    pub fn step_compliance(&self, h: f64) -> f64 {
+        0.5 * h * (0.5 * h * self.stiffness_n_per_m + self.damping_n_s_per_m)
+    }
+
     /// Elastic energy ½ k (l − l₀)² at a given length (J).
     pub fn elastic_energy_j(&self, length_m: f64) -> f64 {
         let e = length_m - self.rest_length_m;

@@ -236,7 +236,7 @@ impl Step<'_> {
                 }
             }
             for (s, r) in self.springs.iter().zip(&self.s.spring_rows) {
-                let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
+                let soft = s.step_compliance(h);
                 if r.active && soft > 0.0 {
                     c.bilateral
                         .push(bilateral_between(s.body1, s.body2, &r.row, 0.0, 1.0 / soft));

@@ -70,7 +70,7 @@ impl Step<'_> {
         }
         for (i, s) in self.springs.iter().enumerate() {
             let r = &self.s.spring_rows[i];
-            let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
+            let soft = s.step_compliance(h);
             if r.active && soft > 0.0 {
                 let gb = start_block(blocks, nb, BlockOwner::Spring(i), s.body1, s.body2);
                 let (w1, w2) = if s.at_centres() {
@@ -85,7 +85,7 @@ impl Step<'_> {
         }
         if let Some(s) = self.stylus {
             let blk = &self.s.stylus_block;
-            let soft = 0.5 * h * (0.5 * h * s.stiffness_n_per_m + s.damping_n_s_per_m);
+            let soft = s.step_compliance(h);
             let gb = start_block(blocks, nb, BlockOwner::Stylus, s.body, GROUND);
             for k in 0..3 {
                 let e = Vector3::ith(k, 1.0);

@@ -24,7 +24,7 @@ impl Step<'_> {
         };
         let (k, c) = (s.stiffness_n_per_m, s.damping_n_s_per_m);
         let g = r.lambda + h * k * 0.5 * (r.e_start + e_pred) + h * c * self.spring_rate(i);
-        let soft = 0.5 * h * (0.5 * h * k + c);
+        let soft = s.step_compliance(h);
         Some((g * r.w / (1.0 + soft * r.w)).abs())
     }
 
@@ -162,9 +162,8 @@ impl Step<'_> {
         let h = self.ctx.h;
         let s = &self.springs[i];
         let (b1, b2) = (s.body1, s.body2);
-        let (k, c) = (s.stiffness_n_per_m, s.damping_n_s_per_m);
         let g = self.spring_residual_impulse(i);
-        let soft = 0.5 * h * (0.5 * h * k + c);
+        let soft = s.step_compliance(h);
         let delta = -g / (1.0 + soft * r.w);
         self.s.spring_rows[i].lambda += delta;
         add_spring_impulse(self.bodies, &mut self.s.body.torque, s, &r.row, delta);
