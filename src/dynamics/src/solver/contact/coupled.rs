@@ -40,7 +40,7 @@
 
 use nalgebra::{Vector2, Vector3};
 
-use super::{bilateral_between, bilateral_of, row_velocities};
+use super::{bilateral_between, push_joint_rows, row_velocities};
 use crate::contact::lcp::ContactImpulse;
 use crate::contact::{through_joints, through_soft_rows};
 use crate::contact::{InequalityMethod, DEFAULT_IMPACT_SPEED_M_PER_S};
@@ -217,24 +217,20 @@ impl Step<'_> {
         first_round: bool,
     ) -> Option<through_joints::SweepStats> {
         let mut now = std::mem::take(&mut self.s.contact.now);
-        let mut start = std::mem::take(&mut self.s.contact.start);
         self.contact_velocities(false, &mut now);
-        self.contact_velocities(true, &mut start);
-        let c = &mut self.s.contact;
-        c.build_rows(&now, &start, h, v_imp);
-        c.now = now;
-        c.start = start;
         if first_round {
+            let mut start = std::mem::take(&mut self.s.contact.start);
+            self.contact_velocities(true, &mut start);
+            let c = &mut self.s.contact;
+            c.build_rows(&now, &start, h, v_imp);
+            c.now = now;
+            c.start = start;
             let idle = c.rows.iter().all(|k| k.u0[0] >= k.target);
             if idle {
                 return None;
             }
             c.bilateral.clear();
-            for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
-                for row in &blk.rows[..j.rows()] {
-                    c.bilateral.push(bilateral_of(j, row, 0.0));
-                }
-            }
+            push_joint_rows(self.joints, &self.s.joint.blocks, &mut c.bilateral);
             for (s, r) in self.springs.iter().zip(&self.s.spring_rows) {
                 let soft = s.step_compliance(h);
                 if r.active && soft > 0.0 {
@@ -248,7 +244,15 @@ impl Step<'_> {
                 &c.inv_mass,
                 &mut c.through_soft_rows,
             );
+        } else {
+            // The rows and their targets are the step's; only the row velocities move.
+            let c = &mut self.s.contact;
+            for k in &mut c.rows {
+                k.u0 = row_velocities(&k.rows, &now.v, &now.w);
+            }
+            c.now = now;
         }
+        let c = &mut self.s.contact;
         Some(through_soft_rows::solve_from(
             &c.rows,
             &c.bilateral,

@@ -59,6 +59,7 @@ use crate::linalg::block::MAX_ROWS;
 use crate::model::body::{Body, Pose};
 use crate::model::joint::Joint;
 use crate::model::joint::Row as JointRow;
+use crate::solver::rows::joint::JointBlock;
 
 /// Linear and angular velocities of the bodies (and the stylus tip) as the contact rows read
 /// them.
@@ -117,7 +118,7 @@ pub(crate) struct ContactScratch {
     pub(super) through_soft_rows: crate::contact::through_soft_rows::ThroughSoftRowsScratch,
     /// The dense solve's and the solve through the joints' buffers.
     pub(super) lcp: lcp::LcpScratch,
-    pub(super) through_joints: through_joints::ThroughJointsScratch,
+    through_joints: through_joints::ThroughJointsScratch,
     /// The velocities now and at the start of the step, and the impact stage's rows (taken
     /// out while a stage uses them, and put back).
     pub(super) now: RowVelocities,
@@ -223,6 +224,16 @@ pub(super) fn tip_work(
 /// contact rows), whose row velocity is to change by `change`.
 pub(super) fn bilateral_of(joint: &Joint, row: &JointRow, change: f64) -> Bilateral {
     bilateral_between(joint.body1, joint.body2, row, change, 0.0)
+}
+
+/// Appends every joint's last midpoint rows to `out` as bilateral rows that keep their
+/// velocities.
+pub(super) fn push_joint_rows(joints: &[Joint], blocks: &[JointBlock], out: &mut Vec<Bilateral>) {
+    for (j, blk) in joints.iter().zip(blocks) {
+        for row in &blk.rows[..j.rows()] {
+            out.push(bilateral_of(j, row, 0.0));
+        }
+    }
 }
 
 /// A row between two bodies (a joint's or a spring's) as a contact solve's bilateral row,
@@ -395,11 +406,7 @@ impl Step<'_> {
         // The joints' rows (their last midpoint rows) keep their velocities in the solve.
         c.bilateral.clear();
         if !c.points.is_empty() || !c.limits.is_empty() {
-            for (j, blk) in self.joints.iter().zip(&self.s.joint.blocks) {
-                for row in &blk.rows[..j.rows()] {
-                    c.bilateral.push(bilateral_of(j, row, 0.0));
-                }
-            }
+            push_joint_rows(self.joints, &self.s.joint.blocks, &mut c.bilateral);
         }
         let tolerance_m = self.contact.and_then(|m| m.tolerance_m);
         c.solve_rows(insertion, tip, &self.gravity_in_world, h, tolerance_m);
