@@ -62,12 +62,17 @@ fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
+/// The summary's line that starts with `label`.
+fn summary_line<'a>(stdout: &'a str, label: &str) -> &'a str {
+    stdout
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("a {label} line in:\n{stdout}"))
+}
+
 /// The summary's simulated time, as printed: `steps N (h = H s, T s simulated)`.
 fn printed_simulated_time(stdout: &str) -> &str {
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("steps"))
-        .expect("a steps line");
+    let line = summary_line(stdout, "steps");
     let before = line.split(" s simulated").next().unwrap();
     before.rsplit(' ').next().unwrap()
 }
@@ -433,10 +438,7 @@ fn a_limited_hinge_reports_its_limit_torque_in_the_csv() {
 #[test]
 fn the_summary_counts_sleeping_bodies() {
     let stdout = ok(&["simulate", "incline", "--duration", "1"]);
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("sleeping"))
-        .unwrap_or_else(|| panic!("a sleeping line in:\n{stdout}"));
+    let line = summary_line(&stdout, "sleeping");
     assert_eq!(
         line,
         "sleeping           1 bodies at the end, 1 at most at once"
@@ -449,10 +451,7 @@ fn the_summary_counts_sleeping_bodies() {
 #[test]
 fn the_summary_counts_the_rounds_that_solve_contacts_with_springs() {
     let stdout = ok(&["simulate", "cloth", "--duration", "0.3"]);
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("contact rounds"))
-        .unwrap_or_else(|| panic!("a contact rounds line in:\n{stdout}"));
+    let line = summary_line(&stdout, "contact rounds");
     let per_step: f64 = line
         .split_whitespace()
         .nth(2)
