@@ -157,7 +157,8 @@ impl Step<'_> {
         }
         self.update_rows();
         self.reset_to_free_motion();
-        // (The coupled solve starts from zero impulses: there is nothing to apply yet.)
+        // (The coupled solve starts from zero impulses, with nothing to apply, unless it
+        // continues from a round's: see `coupled`.)
         if self.s.linear == LinearSolve::Sweeps || warm {
             self.apply_accumulated_impulses();
         }
