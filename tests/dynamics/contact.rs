@@ -386,13 +386,16 @@ fn pair_materials_and_scene_checks() {
     let a = Material {
         friction: 0.04,
         restitution: 0.2,
+        spin_friction_m: 1e-4,
     };
     let b = Material {
         friction: 1.0,
         restitution: 0.7,
+        spin_friction_m: 0.0,
     };
     let p = a.pair(&b);
     assert!((p.friction - 0.2).abs() < 1e-15 && p.restitution == 0.7);
+    assert_eq!(p.spin_friction_m, 1e-4);
     let bad = |extra: &str| {
         let text = format!(
             "{BALL}[[plane]]\nname = \"desk\"\nnormal = [0.0, 0.0, 1.0]\npoint_in_world_m = [0.0, 0.0, 0.0]\n{extra}"

@@ -33,5 +33,6 @@ mod pile_generate;
 mod sleeping;
 mod solver;
 mod solver_failures;
+mod spin_friction;
 mod visuals;
 mod wind;

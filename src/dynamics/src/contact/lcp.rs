@@ -1,6 +1,6 @@
-//! The dense solve of one step's contact rows: unilateral normal rows with Coulomb friction,
-//! the active set by Jonquet et al.'s algorithms (see [`super`]), and the sequential impact
-//! impulses with Mirtich's friction prediction (the virtual-mobile paper's §6).
+//! The dense solve of one step's contact rows: unilateral normal rows with Coulomb friction
+//! (and spin friction, [`super::spin`]), the active set by Jonquet et al.'s algorithms (see
+//! [`super`]). The impact impulses are in [`super::impact`].
 //!
 //! A row is the relative velocity of body 2 with respect to body 1 along a direction, at two
 //! lever arms: u = d·(v₂ − v₁) + (r₂ × d)·ω₂ − (r₁ × d)·ω₁. Its impulse λ acts as λd on
@@ -11,6 +11,7 @@
 
 use nalgebra::{Matrix3, Vector2, Vector3};
 
+use super::spin::{initial_spin, Spin, SpinFriction};
 use crate::linalg::dense_lu::DenseLu;
 use crate::model::body::BodyId;
 
@@ -121,6 +122,8 @@ pub struct ContactRows {
     pub mu: f64,
     /// Tangential slip at the start of the step (t₁, t₂).
     pub slip_start: Vector2<f64>,
+    /// Spin friction about the normal ([`Spin::NONE`] without it).
+    pub spin: Spin,
 }
 
 /// The solve's result per contact.
@@ -132,6 +135,10 @@ pub struct ContactImpulse {
     pub tangent: Vector2<f64>,
     /// Row velocities after the impulses.
     pub u: [f64; 3],
+    /// Spin friction impulse (N·m·s) and the spin row's velocity after the impulses (rad/s;
+    /// both 0 without spin friction).
+    pub spin: f64,
+    pub u_spin: f64,
 }
 
 /// Counts of one solve (for diagnostics and tests).
@@ -188,6 +195,7 @@ fn initial_friction(c: &ContactRows) -> Friction {
 #[derive(Clone, Debug, Default)]
 pub struct LcpScratch {
     friction: Vec<Friction>,
+    spin: Vec<SpinFriction>,
     transitions: Vec<usize>,
     released: Vec<usize>,
     system: HandledSystem,
@@ -199,6 +207,8 @@ impl LcpScratch {
         let n = contacts.len();
         self.friction.clear();
         self.friction.extend(contacts.iter().map(initial_friction));
+        self.spin.clear();
+        self.spin.extend(contacts.iter().map(initial_spin));
         self.transitions.clear();
         self.transitions.resize(n, 0);
         self.released.clear();
@@ -236,6 +246,7 @@ pub fn solve(
     scratch.reset(contacts);
     let LcpScratch {
         friction,
+        spin,
         transitions,
         released,
         system,
@@ -246,13 +257,15 @@ pub fn solve(
     out.clear();
     out.extend(contacts.iter().map(|c| ContactImpulse {
         u: c.u0,
+        u_spin: c.spin.u0,
         ..Default::default()
     }));
     let cap = 8 * n + 20;
     for _ in 0..cap {
-        system.solve_handled(contacts, bilateral, m, handled, friction, out, delta);
+        let states = (&friction[..], &spin[..]);
+        system.solve_handled(contacts, bilateral, m, handled, states, out, delta);
         stats.solves += 1;
-        if settle_friction(contacts, handled, out, friction, transitions) {
+        if settle_friction(contacts, handled, out, (friction, spin), transitions) {
             continue;
         }
         if insertion == Insertion::Fixed {
@@ -277,14 +290,14 @@ pub fn solve(
     stats
 }
 
-/// Moves each handled contact whose friction left its state (a sticking impulse outside the
-/// cone, a slip that turned back) to the other state, at most three times per contact;
-/// returns whether any moved.
+/// Moves each handled contact whose friction or spin friction left its state (a sticking
+/// impulse outside the cone or bound, a slip or spin that turned back) to the other state,
+/// at most three times per contact; returns whether any moved.
 fn settle_friction(
     contacts: &[ContactRows],
     handled: &[bool],
     out: &[ContactImpulse],
-    friction: &mut [Friction],
+    (friction, spin): (&mut [Friction], &mut [SpinFriction]),
     transitions: &mut [usize],
 ) -> bool {
     let mut changed = false;
@@ -294,6 +307,23 @@ fn settle_friction(
         }
         let k = &contacts[c];
         let r = &out[c];
+        match spin[c] {
+            SpinFriction::Stick => {
+                if r.spin.abs() > k.spin.mu_m * r.normal.max(0.0) * (1.0 + 1.0e-12) + 1.0e-15 {
+                    spin[c] = SpinFriction::Slide(-r.spin.signum());
+                    transitions[c] += 1;
+                    changed = true;
+                }
+            }
+            SpinFriction::Slide(sign) => {
+                if r.u_spin * sign < 0.0 {
+                    spin[c] = SpinFriction::Stick;
+                    transitions[c] += 1;
+                    changed = true;
+                }
+            }
+            SpinFriction::None => {}
+        }
         match friction[c] {
             Friction::Stick => {
                 let t = r.tangent.norm();
@@ -347,8 +377,9 @@ fn most_negative(handled: &[bool], out: &[ContactImpulse]) -> Option<usize> {
 struct Unknown {
     eq: Row,
     rhs: f64,
-    col: [(Row, f64); 3],
-    /// Contact and row (0 normal, 1–2 tangents), or `None` for a bilateral (joint) row.
+    col: [(Row, f64); 4],
+    /// Contact and row (0 normal, 1–2 tangents, 3 spin), or `None` for a bilateral (joint)
+    /// row.
     owner: Option<(usize, usize)>,
 }
 
@@ -362,7 +393,7 @@ impl HandledSystem {
         bilateral: &[Bilateral],
         m: &[InverseMass],
         handled: &[bool],
-        friction: &[Friction],
+        states: (&[Friction], &[SpinFriction]),
         out: &mut [ContactImpulse],
         delta: &mut VelocityChange,
     ) {
@@ -378,20 +409,21 @@ impl HandledSystem {
         else {
             return;
         };
-        self.collect_unknowns(contacts, bilateral, handled, friction, (any_row, 0.0));
+        self.collect_unknowns(contacts, bilateral, handled, states, (any_row, 0.0));
         self.solve_impulses(m);
-        self.write_impulses(contacts, m, friction, out, delta);
+        self.write_impulses(contacts, m, states, out, delta);
     }
 
-    /// The unknowns: each handled contact's normal impulse (with its sliding friction in its
-    /// column) and, when it sticks, its two tangent impulses; then the bilateral rows.
-    /// `none` fills the unused entries of a column (coefficient 0).
+    /// The unknowns: each handled contact's normal impulse (with its sliding friction and
+    /// spin friction in its column) and, when it sticks, its two tangent impulses, and when
+    /// it does not spin, its spin impulse; then the bilateral rows. `none` fills the unused
+    /// entries of a column (coefficient 0).
     fn collect_unknowns(
         &mut self,
         contacts: &[ContactRows],
         bilateral: &[Bilateral],
         handled: &[bool],
-        friction: &[Friction],
+        (friction, spin): (&[Friction], &[SpinFriction]),
         none: (Row, f64),
     ) {
         let unknowns = &mut self.unknowns;
@@ -400,13 +432,18 @@ impl HandledSystem {
             if !handled[c] {
                 continue;
             }
+            let spin_col = match spin[c] {
+                SpinFriction::Slide(sign) => (k.spin_row(), -k.spin.mu_m * sign),
+                _ => none,
+            };
             let col = match friction[c] {
                 Friction::Slide(d) => [
                     (k.rows[0], 1.0),
                     (k.rows[1], -k.mu * d.x),
                     (k.rows[2], -k.mu * d.y),
+                    spin_col,
                 ],
-                _ => [(k.rows[0], 1.0), none, none],
+                _ => [(k.rows[0], 1.0), spin_col, none, none],
             };
             unknowns.push(Unknown {
                 eq: k.rows[0],
@@ -419,10 +456,18 @@ impl HandledSystem {
                     unknowns.push(Unknown {
                         eq: k.rows[r],
                         rhs: -k.u0[r],
-                        col: [(k.rows[r], 1.0), none, none],
+                        col: [(k.rows[r], 1.0), none, none, none],
                         owner: Some((c, r)),
                     });
                 }
+            }
+            if spin[c] == SpinFriction::Stick {
+                unknowns.push(Unknown {
+                    eq: k.spin_row(),
+                    rhs: -k.spin.u0,
+                    col: [(k.spin_row(), 1.0), none, none, none],
+                    owner: Some((c, 3)),
+                });
             }
         }
         // With contacts, the joints keep their row velocities (contact impulses move a chain as
@@ -432,7 +477,7 @@ impl HandledSystem {
                 unknowns.push(Unknown {
                     eq: b.row,
                     rhs: b.change,
-                    col: [(b.row, 1.0), none, none],
+                    col: [(b.row, 1.0), none, none, none],
                     owner: None,
                 });
             }
@@ -498,7 +543,7 @@ impl HandledSystem {
         &self,
         contacts: &[ContactRows],
         m: &[InverseMass],
-        friction: &[Friction],
+        (friction, spin): (&[Friction], &[SpinFriction]),
         out: &mut [ContactImpulse],
         delta: &mut VelocityChange,
     ) {
@@ -506,6 +551,8 @@ impl HandledSystem {
             o.normal = 0.0;
             o.tangent = Vector2::zeros();
             o.u = k.u0;
+            o.spin = 0.0;
+            o.u_spin = k.spin.u0;
         }
         let (dv, dw) = (&mut delta.v, &mut delta.w);
         for (unknown, &l) in self.unknowns.iter().zip(self.lambda.iter()) {
@@ -520,7 +567,11 @@ impl HandledSystem {
                     if let Friction::Slide(d) = friction[c] {
                         out[c].tangent = -d * (contacts[c].mu * l);
                     }
+                    if let SpinFriction::Slide(sign) = spin[c] {
+                        out[c].spin = -sign * contacts[c].spin.mu_m * l;
+                    }
                 }
+                Some((c, 3)) => out[c].spin = l,
                 Some((c, r)) => out[c].tangent[r - 1] = l,
                 None => {}
             }
@@ -529,42 +580,9 @@ impl HandledSystem {
             for r in 0..3 {
                 o.u[r] += k.rows[r].velocity(dv, dw);
             }
-        }
-    }
-}
-
-/// A contact's three rows' J M⁻¹ Jᵀ (the impact impulse's matrix, [`impact_impulse`]).
-pub fn contact_delassus(rows: &[Row; 3], m: &[InverseMass]) -> Matrix3<f64> {
-    Matrix3::from_fn(|i, j| rows[i].coupling(&rows[j], m))
-}
-
-/// The impulse of one impact at a contact (Newton's restitution e on the normal relative
-/// velocity `u`, friction by Mirtich's prediction): the sticking impulse if it lies in the
-/// cone, else the sliding one. `k` is the contact's [`contact_delassus`]. Returns the impulse
-/// in (n, t₁, t₂) coordinates.
-pub fn impact_impulse(k: &Matrix3<f64>, u: [f64; 3], e: f64, mu: f64) -> [f64; 3] {
-    let k = *k;
-    let target = Vector3::new(-(1.0 + e) * u[0], -u[1], -u[2]);
-    if mu > 0.0 {
-        if let Some(kinv) = k.try_inverse() {
-            let p = kinv * target;
-            if p.x >= 0.0 && p.y.hypot(p.z) <= mu * p.x {
-                return [p.x, p.y, p.z];
+            if k.spin.mu_m > 0.0 {
+                o.u_spin += k.spin_row().velocity(dv, dw);
             }
         }
     }
-    // Sliding (or frictionless): P = Pₙ (n − μ ŝ), ŝ the slip direction.
-    let slip = Vector2::new(u[1], u[2]);
-    let s = if mu > 0.0 && slip.norm() > 1.0e-12 {
-        slip.normalize()
-    } else {
-        Vector2::zeros()
-    };
-    let col = Vector3::new(1.0, -mu * s.x, -mu * s.y);
-    let kn = (k * col).x;
-    if kn <= 0.0 {
-        return [0.0; 3];
-    }
-    let pn = (target.x / kn).max(0.0);
-    [pn, col.y * pn, col.z * pn]
 }

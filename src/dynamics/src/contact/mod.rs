@@ -47,9 +47,11 @@
 
 pub mod convex;
 pub mod geometry;
+pub mod impact;
 pub mod lcp;
 mod narrow_phase;
 pub mod sparse_pgs;
+pub mod spin;
 pub mod through_joints;
 pub mod through_soft_rows;
 
@@ -81,6 +83,12 @@ pub struct Material {
     pub friction: f64,
     /// Newton restitution coefficient 0 ≤ e ≤ 1.
     pub restitution: f64,
+    /// Spin (torsional) friction (m ≥ 0): the friction torque about the contact normal is
+    /// bounded by this times the normal force, as MuJoCo's `condim = 4` (its second
+    /// `friction` entry). A point contact has none (0, the default): a sphere spinning
+    /// about the normal on it spins on. For a Hertzian patch of radius a it is
+    /// (3π/16) μ a (Lubkin's torsion of elastic spheres).
+    pub spin_friction_m: f64,
 }
 
 impl Default for Material {
@@ -88,20 +96,24 @@ impl Default for Material {
         Self {
             friction: DEFAULT_FRICTION,
             restitution: DEFAULT_RESTITUTION,
+            spin_friction_m: 0.0,
         }
     }
 }
 
 impl Material {
-    /// A pair's material: friction √(μ₁ μ₂), restitution max(e₁, e₂).
+    /// A pair's material: friction √(μ₁ μ₂), restitution max(e₁, e₂), spin friction
+    /// max(s₁, s₂) (as MuJoCo mixes its friction: a body's contact patch twists on a rigid
+    /// desk as on its like).
     pub fn pair(&self, other: &Material) -> Material {
         Material {
             friction: (self.friction * other.friction).sqrt(),
             restitution: self.restitution.max(other.restitution),
+            spin_friction_m: self.spin_friction_m.max(other.spin_friction_m),
         }
     }
 
-    /// Checks the ranges (μ ≥ 0 finite, 0 ≤ e ≤ 1).
+    /// Checks the ranges (μ ≥ 0 finite, 0 ≤ e ≤ 1, spin friction ≥ 0 finite).
     pub fn validate(&self, name: &str) -> Result<(), SimError> {
         let bad = |reason: String| SimError::BadContact {
             name: name.to_owned(),
@@ -114,6 +126,12 @@ impl Material {
             return Err(bad(format!(
                 "restitution must be in [0, 1], got {}",
                 self.restitution
+            )));
+        }
+        if !(self.spin_friction_m >= 0.0 && self.spin_friction_m.is_finite()) {
+            return Err(bad(format!(
+                "spin_friction_m must be ≥ 0, got {}",
+                self.spin_friction_m
             )));
         }
         Ok(())

@@ -10,6 +10,8 @@
 //! - normal: λₙ ← max(0, λₙ − (uₙ − target) / Wₙₙ);
 //! - friction: both tangent rows stepped the same way, then clamped to the disc μ λₙ (the
 //!   isotropic cone, as the other contact solves);
+//! - spin friction (where the pair has it): the spin row stepped the same way, then clamped
+//!   to ±μ_spin λₙ;
 //! - the law and its residual are those of [`super::through_joints`]
 //!   ([`super::through_joints::contact_residual`]): a loaded normal row on its target, an
 //!   unloaded one at or above it, a friction impulse sticking inside the disc or sliding on
@@ -28,6 +30,7 @@
 use nalgebra::{Vector2, Vector3};
 
 use super::lcp::{ContactImpulse, ContactRows, InverseMass, VelocityChange};
+use super::spin::spin_residual;
 use super::through_joints::{contact_residual, SweepStats};
 
 /// Sweeps at most per solve.
@@ -54,6 +57,19 @@ struct Packed {
     u0: [f64; 3],
     target: f64,
     mu: f64,
+    spin: PackedSpin,
+}
+
+/// A contact's spin row as the sweeps read it (all zero without spin friction).
+#[derive(Clone, Copy, Debug, Default)]
+struct PackedSpin {
+    mu_m: f64,
+    /// The normal (the row's angular direction on both bodies) and I⁻¹ n of each body.
+    axis: Vector3<f64>,
+    dw1: Vector3<f64>,
+    dw2: Vector3<f64>,
+    diag: f64,
+    u0: f64,
 }
 
 impl Packed {
@@ -78,7 +94,27 @@ impl Packed {
             u0: c.u0,
             target: c.target,
             mu: c.mu,
+            spin: if c.spin.mu_m > 0.0 {
+                let axis = n.dir;
+                let row = c.spin_row();
+                PackedSpin {
+                    mu_m: c.spin.mu_m,
+                    axis,
+                    dw1: m1.inv_inertia * axis,
+                    dw2: m2.inv_inertia * axis,
+                    diag: row.coupling(&row, m),
+                    u0: c.spin.u0,
+                }
+            } else {
+                PackedSpin::default()
+            },
         }
+    }
+
+    /// The spin row's velocity that the impulses so far add (rad/s).
+    #[inline(always)]
+    fn spin_velocity(&self, dw: &[Vector3<f64>]) -> f64 {
+        self.spin.axis.dot(&(dw[self.body2] - dw[self.body1]))
     }
 
     /// Row `r`'s velocity that the impulses so far add (m/s): [`Row::velocity`]'s sum, on the
@@ -102,10 +138,10 @@ impl Packed {
         dw[b1] -= self.dw1[r] * lambda;
     }
 
-    /// One Gauss–Seidel step on this contact's impulses `l`: the normal row, then the two
-    /// tangent rows clamped to the disc.
+    /// One Gauss–Seidel step on this contact's impulses `l` (normal, t₁, t₂, spin): the normal
+    /// row, the two tangent rows clamped to the disc, then the spin row clamped to its bound.
     #[inline(always)]
-    fn relax(&self, l: &mut [f64; 3], dv: &mut [Vector3<f64>], dw: &mut [Vector3<f64>]) {
+    fn relax(&self, l: &mut [f64; 4], dv: &mut [Vector3<f64>], dw: &mut [Vector3<f64>]) {
         let c = self;
         if c.diag[0] > 0.0 {
             let u = c.u0[0] + c.velocity(0, dv, dw);
@@ -118,7 +154,7 @@ impl Packed {
         // Unloaded and without friction impulse, the disc is a point and the tangent rows stay
         // at zero: skipping them gives the same bits (a separating contact, most of a
         // falling pile's predicted ones, then costs one row instead of three).
-        if c.mu > 0.0 && l != &[0.0; 3] {
+        if c.mu > 0.0 && l[..3] != [0.0; 3] {
             let mut t = Vector2::new(l[1], l[2]);
             for r in 0..2 {
                 if c.diag[r + 1] > 0.0 {
@@ -137,12 +173,23 @@ impl Packed {
                 }
             }
         }
+        let s = &c.spin;
+        if s.mu_m > 0.0 && (l[0] != 0.0 || l[3] != 0.0) && s.diag > 0.0 {
+            let bound = s.mu_m * l[0];
+            let new = (l[3] - (s.u0 + c.spin_velocity(dw)) / s.diag).clamp(-bound, bound);
+            let change = new - l[3];
+            if change != 0.0 {
+                dw[c.body2] += s.dw2 * change;
+                dw[c.body1] -= s.dw1 * change;
+                l[3] = new;
+            }
+        }
     }
 }
 
 /// Whether a contact's impulses `l` carry a load (what [`contact_residual`] asks before it
 /// reads the tangent rows).
-fn loaded(l: &[f64; 3]) -> bool {
+fn loaded(l: &[f64; 4]) -> bool {
     l[0] > 0.0
 }
 
@@ -164,12 +211,14 @@ pub struct PgsScratch {
     position: Vec<usize>,
     /// Row velocities now, per contact (normal, t₁, t₂).
     u: Vec<[f64; 3]>,
-    /// Impulses now, in sweep order.
-    lambda: Vec<[f64; 3]>,
+    /// Impulses now (normal, t₁, t₂, spin), in sweep order.
+    lambda: Vec<[f64; 4]>,
+    /// Spin row velocities now, per contact.
+    u_spin: Vec<f64>,
 }
 
 /// Solves the contacts' impulses (see the module docs). `warm[k]` is contact k's starting
-/// impulse (zeros when it is new); `order` the contacts' indices in the order the sweeps
+/// impulse (normal, t₁, t₂, spin; zeros when it is new); `order` the contacts' indices in the order the sweeps
 /// take them (a permutation of 0..n); `tolerance_m_per_s` the residual at which the sweeps
 /// stop; `stop_on_stall` whether they also stop when it stalls ([`STALL_CHECKS`]). Writes
 /// one impulse per contact (handled when its normal impulse is positive) and the
@@ -179,7 +228,7 @@ pub fn solve(
     contacts: &[ContactRows],
     order: &[usize],
     m: &[InverseMass],
-    warm: &[[f64; 3]],
+    warm: &[[f64; 4]],
     tolerance_m_per_s: f64,
     stop_on_stall: bool,
     scratch: &mut PgsScratch,
@@ -217,12 +266,12 @@ impl PgsScratch {
     fn warm_start(
         &mut self,
         contacts: &[ContactRows],
-        warm: &[[f64; 3]],
+        warm: &[[f64; 4]],
         dv: &mut [Vector3<f64>],
         dw: &mut [Vector3<f64>],
     ) {
         self.lambda.clear();
-        self.lambda.resize(contacts.len(), [0.0; 3]);
+        self.lambda.resize(contacts.len(), [0.0; 4]);
         // The warm impulses go on in contact order (detection's), so the velocity changes the
         // sweeps start from do not depend on the sweep order.
         for ((c, start), &p) in contacts.iter().zip(warm).zip(&self.position) {
@@ -232,14 +281,19 @@ impl PgsScratch {
             if t.norm() > bound {
                 t *= bound / t.norm();
             }
-            let l = [normal, t.x, t.y];
+            let spin_bound = c.spin.mu_m * normal;
+            let spin = start[3].clamp(-spin_bound, spin_bound);
             let packed = &self.packed[p];
-            for (r, li) in l.iter().enumerate() {
+            for (r, li) in [normal, t.x, t.y].iter().enumerate() {
                 if *li != 0.0 {
                     packed.apply(r, *li, dv, dw);
                 }
             }
-            self.lambda[p] = l;
+            if spin != 0.0 {
+                dw[packed.body2] += packed.spin.dw2 * spin;
+                dw[packed.body1] -= packed.spin.dw1 * spin;
+            }
+            self.lambda[p] = [normal, t.x, t.y, spin];
         }
     }
 
@@ -257,6 +311,8 @@ impl PgsScratch {
         let n = contacts.len();
         self.u.clear();
         self.u.resize(n, [0.0; 3]);
+        self.u_spin.clear();
+        self.u_spin.resize(n, 0.0);
         let mut stats = SweepStats::default();
         // The residuals of the last STALL_CHECKS checks (a ring): the sweeps stop when the
         // residual stalls.
@@ -316,7 +372,12 @@ impl PgsScratch {
                 [c.u0[0] + c.velocity(0, dv, dw), 0.0, 0.0]
             };
             self.u[k] = u;
-            residual = residual.max(contact_residual(&contacts[k], l, &u));
+            residual = residual.max(contact_residual(&contacts[k], &[l[0], l[1], l[2]], &u));
+            if c.spin.mu_m > 0.0 {
+                let u_spin = c.spin.u0 + c.spin_velocity(dw);
+                self.u_spin[k] = u_spin;
+                residual = residual.max(spin_residual(c.spin.mu_m * l[0], l[3], u_spin));
+            }
         }
         residual
     }
@@ -335,13 +396,16 @@ impl PgsScratch {
     /// One impulse per contact, in contact order.
     fn write_out(&self, out: &mut Vec<ContactImpulse>) {
         out.clear();
-        out.extend(self.position.iter().zip(&self.u).map(|(&p, u)| {
+        let rows = self.position.iter().zip(&self.u).zip(&self.u_spin);
+        out.extend(rows.map(|((&p, u), &u_spin)| {
             let l = self.lambda[p];
             ContactImpulse {
                 handled: l[0] > 0.0,
                 normal: l[0],
                 tangent: Vector2::new(l[1], l[2]),
                 u: *u,
+                spin: l[3],
+                u_spin,
             }
         }));
     }
@@ -384,6 +448,7 @@ mod tests {
             target: 0.0,
             mu,
             slip_start: Vector2::zeros(),
+            spin: crate::contact::spin::Spin::NONE,
         }
     }
 
@@ -394,7 +459,7 @@ mod tests {
     ) -> (PgsScratch, Vec<ContactImpulse>, VelocityChange) {
         let (mut scratch, mut out, mut delta) = Default::default();
         let order: Vec<usize> = (0..contacts.len()).collect();
-        let warm = vec![[0.0; 3]; contacts.len()];
+        let warm = vec![[0.0; 4]; contacts.len()];
         let stats = solve(
             contacts,
             &order,
@@ -453,7 +518,7 @@ mod tests {
             );
         }
         // Warm-started from the answer, the first check finds it converged.
-        let warm: Vec<[f64; 3]> = out.iter().map(|o| [o.normal, 0.0, 0.0]).collect();
+        let warm: Vec<[f64; 4]> = out.iter().map(|o| [o.normal, 0.0, 0.0, 0.0]).collect();
         let stats = solve(
             &contacts,
             &[0, 1, 2],

@@ -252,6 +252,8 @@ pub fn solve(
     out: &mut Vec<ContactImpulse>,
     delta: &mut VelocityChange,
 ) -> SweepStats {
+    // The scene and `set_contact_model` refuse spin friction with joints and springs.
+    debug_assert!(contacts.iter().all(|c| c.spin.mu_m == 0.0));
     let dofs = 6 * m.len();
     scratch.factor_joints(bilateral, m, dofs);
     scratch.joints_own_change(bilateral, dofs);
@@ -412,6 +414,8 @@ impl ThroughJointsScratch {
             normal: lambda[3 * c],
             tangent: Vector2::new(lambda[3 * c + 1], lambda[3 * c + 2]),
             u: [u[3 * c], u[3 * c + 1], u[3 * c + 2]],
+            spin: 0.0,
+            u_spin: 0.0,
         }));
         delta.v.clear();
         delta.w.clear();
@@ -476,6 +480,7 @@ mod tests {
             target: 0.0,
             mu: 0.5,
             slip_start: Vector2::zeros(),
+            spin: crate::contact::spin::Spin::NONE,
         }];
         let bilateral: Vec<Bilateral> = [Vector3::x(), Vector3::y(), Vector3::z()]
             .iter()
@@ -536,6 +541,7 @@ mod tests {
                     target: 0.0,
                     mu: 0.0,
                     slip_start: Vector2::zeros(),
+                    spin: crate::contact::spin::Spin::NONE,
                 }
             })
             .collect();

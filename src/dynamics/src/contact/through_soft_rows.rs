@@ -72,6 +72,8 @@ pub fn prepare(
     m: &[InverseMass],
     scratch: &mut ThroughSoftRowsScratch,
 ) {
+    // The scene and `set_contact_model` refuse spin friction with joints and springs.
+    debug_assert!(contacts.iter().all(|c| c.spin.mu_m == 0.0));
     let nb = bilateral.len();
     let dim = 3 * contacts.len();
     let contact_row = |k: usize| &contacts[k / 3].rows[k % 3];
@@ -173,6 +175,8 @@ pub fn solve_from(
         normal: lambda[3 * c],
         tangent: Vector2::new(lambda[3 * c + 1], lambda[3 * c + 2]),
         u: [u[3 * c], u[3 * c + 1], u[3 * c + 2]],
+        spin: 0.0,
+        u_spin: 0.0,
     }));
     stats
 }
@@ -211,6 +215,7 @@ mod tests {
             target: 0.0,
             mu: 0.0,
             slip_start: Vector2::zeros(),
+            spin: crate::contact::spin::Spin::NONE,
         }]
     }
 

@@ -15,6 +15,8 @@
 //! [[body]]                      # ... as before, plus (all optional):
 //! friction = 0.5                # Coulomb μ (default 0.5)
 //! restitution = 0.0             # Newton e in [0, 1] (default 0)
+//! spin_friction_m = 0.0         # friction torque about the normal over the normal force
+//!                               # (m, default 0: a point contact; not with joints or springs)
 //! collide = true                # false: the body's shape collides with nothing
 //!
 //! [[plane]]                     # a half-space of the ground
@@ -32,8 +34,9 @@
 //! friction = 0.5
 //! restitution = 0.0
 //! ```
-//! A pair's friction is √(μ₁ μ₂) and its restitution max(e₁, e₂). Bodies joined by a joint
-//! never collide with each other.
+//! Planes and statics take `spin_friction_m` too. A pair's friction is √(μ₁ μ₂), its
+//! restitution max(e₁, e₂) and its spin friction max(s₁, s₂). Bodies joined by a joint never
+//! collide with each other.
 
 use nalgebra::{Isometry3, Translation3, Vector3};
 use serde::Deserialize;
@@ -70,6 +73,7 @@ pub(super) struct PlaneDef {
     point_in_world_m: Spanned<[f64; 3]>,
     friction: Option<Spanned<f64>>,
     restitution: Option<Spanned<f64>>,
+    spin_friction_m: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -83,17 +87,32 @@ pub(super) struct StaticDef {
     rotation_rad: Option<Spanned<[f64; 3]>>,
     friction: Option<Spanned<f64>>,
     restitution: Option<Spanned<f64>>,
+    spin_friction_m: Option<Spanned<f64>>,
+}
+
+/// A body's, plane's or static's material fields as written.
+struct MaterialDef<'a> {
+    friction: Option<&'a Spanned<f64>>,
+    restitution: Option<&'a Spanned<f64>>,
+    spin_friction_m: Option<&'a Spanned<f64>>,
 }
 
 fn material(
     ck: &Checker,
-    friction: Option<&Spanned<f64>>,
-    restitution: Option<&Spanned<f64>>,
+    def: MaterialDef,
     field: &dyn Fn(&str) -> String,
 ) -> Result<Material, SceneError> {
+    let MaterialDef {
+        friction,
+        restitution,
+        spin_friction_m,
+    } = def;
     let mut m = Material::default();
     if let Some(f) = friction {
         m.friction = ck.non_negative(f, &field("friction"))?;
+    }
+    if let Some(s) = spin_friction_m {
+        m.spin_friction_m = ck.non_negative(s, &field("spin_friction_m"))?;
     }
     if let Some(e) = restitution {
         let v = *e.get_ref();
@@ -117,10 +136,12 @@ pub(super) fn contact_model(
 ) -> Result<Option<ContactModel>, SceneError> {
     // A body that sets a contact field asks for contact: without this a cradle written
     // without `[contact]` ran with no contact at all, its balls passing through each other.
-    let asked = file
-        .bodies
-        .iter()
-        .any(|d| d.friction.is_some() || d.restitution.is_some() || d.collide.is_some());
+    let asked = file.bodies.iter().any(|d| {
+        d.friction.is_some()
+            || d.restitution.is_some()
+            || d.spin_friction_m.is_some()
+            || d.collide.is_some()
+    });
     if file.contact.is_none() && file.planes.is_empty() && file.statics.is_empty() && !asked {
         return Ok(None);
     }
@@ -129,6 +150,51 @@ pub(super) fn contact_model(
     add_statics(ck, &file.statics, &mut model)?;
     add_planes(ck, &file.planes, &mut model)?;
     Ok(Some(model))
+}
+
+/// Refuses spin friction in a scene with joints or springs (`joint`: the first joint's name,
+/// `spring`: the first spring's, when there are any): their contacts are solved through the
+/// joints' and springs' rows, which take no spin row, and the spin would be dropped there
+/// without a word.
+pub(super) fn check_spin_friction(
+    ck: &Checker,
+    file: &SceneFile,
+    joint: Option<&str>,
+    spring: Option<&str>,
+) -> Result<(), SceneError> {
+    let Some(what) = joint
+        .map(|j| format!("joint `{j}`"))
+        .or(spring.map(|s| format!("spring `{s}`")))
+    else {
+        return Ok(());
+    };
+    fn set(s: Option<&Spanned<f64>>) -> Option<&Spanned<f64>> {
+        s.filter(|s| *s.get_ref() > 0.0)
+    }
+    let first = (file.bodies.iter().enumerate())
+        .find_map(|(i, d)| set(d.spin_friction_m.as_ref()).map(|s| (s, format!("body[{i}]"))))
+        .or_else(|| {
+            (file.statics.iter().enumerate()).find_map(|(i, d)| {
+                set(d.spin_friction_m.as_ref()).map(|s| (s, format!("static[{i}]")))
+            })
+        })
+        .or_else(|| {
+            (file.planes.iter().enumerate()).find_map(|(i, d)| {
+                set(d.spin_friction_m.as_ref()).map(|s| (s, format!("plane[{i}]")))
+            })
+        });
+    match first {
+        Some((s, owner)) => Err(ck.err(
+            s.span(),
+            format!("{owner}.spin_friction_m"),
+            format!(
+                "spin friction is solved only between free bodies, and this scene has \
+                 {what} (contacts there are solved through the joints' and springs' rows, \
+                 which take no spin row); remove spin_friction_m or the {what}"
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The `[contact]` table's margin, inequality method, stylus tip, sleep and precision
@@ -196,7 +262,15 @@ fn add_body_colliders(
         let field = |name: &str| format!("body[{}].{name}", i - 1);
         let (mat, collide) = match def {
             Some(d) => (
-                material(ck, d.friction.as_ref(), d.restitution.as_ref(), &field)?,
+                material(
+                    ck,
+                    MaterialDef {
+                        friction: d.friction.as_ref(),
+                        restitution: d.restitution.as_ref(),
+                        spin_friction_m: d.spin_friction_m.as_ref(),
+                    },
+                    &field,
+                )?,
                 d.collide.unwrap_or(true),
             ),
             None => (Material::default(), true),
@@ -225,7 +299,15 @@ fn add_statics(
         if let Some((f, message)) = s.shape.get_ref().problem() {
             return Err(ck.err(s.shape.span(), field(&format!("shape.{f}")), message));
         }
-        let mat = material(ck, s.friction.as_ref(), s.restitution.as_ref(), &field)?;
+        let mat = material(
+            ck,
+            MaterialDef {
+                friction: s.friction.as_ref(),
+                restitution: s.restitution.as_ref(),
+                spin_friction_m: s.spin_friction_m.as_ref(),
+            },
+            &field,
+        )?;
         let position = ck.finite3(&s.position_m, &field("position_m"))?;
         let rotation_rad = s
             .rotation_rad
@@ -256,7 +338,15 @@ fn add_planes(
 ) -> Result<(), SceneError> {
     for (i, p) in planes.iter().enumerate() {
         let field = |name: &str| format!("plane[{i}].{name}");
-        let mat = material(ck, p.friction.as_ref(), p.restitution.as_ref(), &field)?;
+        let mat = material(
+            ck,
+            MaterialDef {
+                friction: p.friction.as_ref(),
+                restitution: p.restitution.as_ref(),
+                spin_friction_m: p.spin_friction_m.as_ref(),
+            },
+            &field,
+        )?;
         // Finite and not zero; `add_plane` normalises it (scaled first: `[0, 0, 1e300]` is the
         // z axis, not a zero normal), once, as before.
         ck.unit3(&p.normal, &field("normal"))?;

@@ -88,6 +88,8 @@ pub(super) struct BodyDef {
     #[serde(default)]
     pub(super) restitution: Option<Spanned<f64>>,
     #[serde(default)]
+    pub(super) spin_friction_m: Option<Spanned<f64>>,
+    #[serde(default)]
     pub(super) collide: Option<bool>,
     /// What is drawn instead of `shape` (see `super::visuals`).
     #[serde(rename = "visual", default)]

@@ -152,6 +152,12 @@ impl Scene {
         let grab_points = elements::grab_points(&ck, &file.grabs, &bodies)?;
         let forces = forces::force_elements(&ck, &file.forces, &bodies)?;
         let mut contact = contact::contact_model(&ck, &file, &bodies)?;
+        contact::check_spin_friction(
+            &ck,
+            &file,
+            joints.first().map(|j| j.name.as_str()),
+            springs.first().map(|s| s.name.as_str()),
+        )?;
         if let Some(c) = contact.as_mut() {
             // Connected elements touch by construction: like jointed bodies, never a contact.
             c.excluded_pairs.extend(expanded.excluded_pairs);

@@ -12,8 +12,29 @@ impl Simulation {
         contact
             .colliders
             .retain(|c| c.name != "stylus_tip" || c.body < self.model.bodies.len());
+        let rows = (self
+            .model
+            .joints
+            .first()
+            .map(|j| format!("joint `{}`", j.name)))
+        .or(self
+            .model
+            .springs
+            .first()
+            .map(|s| format!("spring `{}`", s.name)));
         for c in &contact.colliders {
             c.material.validate(&c.name)?;
+            if let (true, Some(rows)) = (c.material.spin_friction_m > 0.0, &rows) {
+                // Contacts with joints or springs are solved through their rows, which take
+                // no spin row.
+                return Err(SimError::BadContact {
+                    name: c.name.clone(),
+                    reason: format!(
+                        "spin_friction_m is solved only between free bodies, and the model \
+                         has {rows}"
+                    ),
+                });
+            }
             if c.body >= self.model.bodies.len() {
                 return Err(SimError::UnknownBodyIndex {
                     what: "collider",

@@ -36,8 +36,8 @@ use crate::model::body::{Body, GROUND};
 /// A body whose fastest surface point moves slower than this is still (m/s): a tenth of
 /// Box2D's 0.05 m/s, which is made for bodies of about a metre, since the desk scenes'
 /// bodies are centimetres (5 mm/s is a third of a 15 mm sphere's radius per second). Not
-/// lower: the settled pile keeps spheres spinning about the vertical at up to 0.22 rad/s
-/// (3.3 mm/s at their surface; contact has no torsional friction), which would otherwise
+/// lower: the settled `pile` keeps spheres spinning about the vertical at up to 0.22 rad/s
+/// (3.3 mm/s at their surface; its bodies have no spin friction), which would otherwise
 /// keep their islands awake forever.
 pub const SLEEP_SPEED_M_PER_S: f64 = 5.0e-3;
 /// An island whose bodies have all been still this long falls asleep (s), as Box2D's
@@ -93,6 +93,13 @@ impl Simulation {
     /// Whether `body` is asleep (see [`crate::simulation`]'s sleep module).
     pub fn is_asleep(&self, body: usize) -> bool {
         self.sleep.asleep.get(body).copied().unwrap_or(false)
+    }
+
+    /// The island a sleeping `body` fell asleep with (its smallest body index), or `None`
+    /// while it is awake.
+    pub fn sleeping_island(&self, body: usize) -> Option<usize> {
+        self.is_asleep(body)
+            .then(|| self.sleep.island[body] as usize)
     }
 
     /// Before a step: wakes what must wake, then fixes the sleeping bodies for the step.

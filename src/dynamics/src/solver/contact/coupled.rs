@@ -40,7 +40,8 @@
 
 use nalgebra::{Vector2, Vector3};
 
-use super::{bilateral_between, push_joint_rows, row_velocities};
+use super::bilateral::{bilateral_between, push_joint_rows};
+use super::row_velocities;
 use crate::contact::lcp::ContactImpulse;
 use crate::contact::{through_joints, through_soft_rows};
 use crate::contact::{InequalityMethod, DEFAULT_IMPACT_SPEED_M_PER_S};
@@ -188,6 +189,8 @@ impl Step<'_> {
                 normal: a[0],
                 tangent: Vector2::new(a[1], a[2]),
                 u: [0.0; 3],
+                spin: 0.0,
+                u_spin: 0.0,
             }));
         if scratch.applied.is_empty() {
             c.rows.clear();

@@ -6,8 +6,9 @@
 
 use nalgebra::{Vector2, Vector3};
 
-use super::{add_velocity_change, joint_rows_at, row_velocities, rows_of, tip_work, RowVelocities};
-use crate::contact::lcp;
+use super::bilateral::joint_rows_at;
+use super::{add_velocity_change, row_velocities, rows_of, tip_work, RowVelocities};
+use crate::contact::impact;
 use crate::contact::lcp::{ContactRows, Row};
 use crate::contact::{ContactPoint, DEFAULT_IMPACT_SPEED_M_PER_S};
 use crate::solver::Step;
@@ -104,6 +105,7 @@ impl Step<'_> {
                 target,
                 mu: p.material.friction,
                 slip_start: Vector2::new(u0[1], u0[2]),
+                spin: crate::contact::spin::Spin::NONE,
             });
         }
         let n = c.points.len();
@@ -174,8 +176,8 @@ impl Step<'_> {
                 if u[0] < -v_imp && p.gap_m + h * u[0] < 0.0 {
                     // The rows and masses stay for the stage: each contact's matrix once.
                     let delassus = delassus[k]
-                        .get_or_insert_with(|| lcp::contact_delassus(&rows[k], &c.inv_mass));
-                    let imp = lcp::impact_impulse(
+                        .get_or_insert_with(|| impact::contact_delassus(&rows[k], &c.inv_mass));
+                    let imp = impact::impact_impulse(
                         delassus,
                         u,
                         p.material.restitution,

@@ -54,6 +54,7 @@ fn limit_rows(e: &LimitEnd, u0: f64, target: f64) -> ContactRows {
         target,
         mu: 0.0,
         slip_start: Vector2::zeros(),
+        spin: crate::contact::spin::Spin::NONE,
     }
 }
 

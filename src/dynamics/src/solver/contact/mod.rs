@@ -38,6 +38,8 @@
 //! do not on a chain lying on the desk; `platt` and `tendency` keep their fixed handled sets
 //! in [`lcp::solve`]. The projection closes ψ and the gaps together.
 
+pub(super) mod bilateral;
+use bilateral::push_joint_rows;
 pub(super) mod coupled;
 pub(super) mod detection;
 pub(super) mod impacts;
@@ -51,15 +53,12 @@ use super::contact::sparse::SparseContacts;
 use super::{FailureCause, Step};
 use crate::contact::lcp;
 use crate::contact::lcp::{Bilateral, ContactImpulse, ContactRows, Insertion, InverseMass, Row};
+use crate::contact::spin;
 use crate::contact::{
     geometry, through_joints, ContactModel, ContactPoint, ContactReport, InequalityMethod,
     DEFAULT_IMPACT_SPEED_M_PER_S, DENSE_MAX_CONTACTS,
 };
-use crate::linalg::block::MAX_ROWS;
 use crate::model::body::{Body, Pose};
-use crate::model::joint::Joint;
-use crate::model::joint::Row as JointRow;
-use crate::solver::rows::joint::JointBlock;
 
 /// Linear and angular velocities of the bodies (and the stylus tip) as the contact rows read
 /// them.
@@ -218,62 +217,6 @@ pub(super) fn tip_work(
     -(0..3)
         .map(|r| impulse[r] * sign * rows[r].dir.dot(v_tip))
         .sum::<f64>()
-}
-
-/// A joint row as a contact solve's bilateral row (body 2 relative to body 1, as the
-/// contact rows), whose row velocity is to change by `change`.
-pub(super) fn bilateral_of(joint: &Joint, row: &JointRow, change: f64) -> Bilateral {
-    bilateral_between(joint.body1, joint.body2, row, change, 0.0)
-}
-
-/// Appends every joint's last midpoint rows to `out` as bilateral rows that keep their
-/// velocities.
-pub(super) fn push_joint_rows(joints: &[Joint], blocks: &[JointBlock], out: &mut Vec<Bilateral>) {
-    for (j, blk) in joints.iter().zip(blocks) {
-        for row in &blk.rows[..j.rows()] {
-            out.push(bilateral_of(j, row, 0.0));
-        }
-    }
-}
-
-/// A row between two bodies (a joint's or a spring's) as a contact solve's bilateral row,
-/// with its compliance (0 for a joint).
-pub(super) fn bilateral_between(
-    body1: usize,
-    body2: usize,
-    row: &JointRow,
-    change: f64,
-    compliance: f64,
-) -> Bilateral {
-    Bilateral {
-        row: Row {
-            body1,
-            body2,
-            dir: -row.lin,
-            ang1: -row.ang1,
-            ang2: row.ang2,
-        },
-        change,
-        compliance,
-    }
-}
-
-/// The joints' rows at these poses (of body 2 relative to body 1, as the contact rows), each
-/// with its joint error ψ, handed to `visit` in joint order.
-pub(super) fn joint_rows_at(
-    joints: &[Joint],
-    poses: &[Pose],
-    mut visit: impl FnMut(Bilateral, f64),
-) {
-    let mut rows = [JointRow::default(); MAX_ROWS];
-    for j in joints {
-        let g = j.geometry(&poses[j.body1], &poses[j.body2]);
-        let psi = j.psi_of(&g);
-        j.rows_of(&g, &g, &mut rows);
-        for (row, e) in rows.iter().zip(&psi).take(j.rows()) {
-            visit(bilateral_of(j, row, 0.0), *e);
-        }
-    }
 }
 
 pub(super) fn row_velocities(rows: &[Row; 3], v: &[Vector3<f64>], w: &[Vector3<f64>]) -> [f64; 3] {
@@ -478,6 +421,16 @@ impl ContactScratch {
                 target,
                 mu: p.material.friction,
                 slip_start: Vector2::new(us[1], us[2]),
+                spin: if p.material.spin_friction_m > 0.0 {
+                    let row = spin::spin_row(&rows[0]);
+                    spin::Spin {
+                        mu_m: p.material.spin_friction_m,
+                        u0: row.velocity(&now.v, &now.w),
+                        start: row.velocity(&start.v, &start.w),
+                    }
+                } else {
+                    spin::Spin::NONE
+                },
             });
         }
     }
@@ -599,6 +552,9 @@ impl ContactScratch {
             let us = row_velocities(rows, v_start, w_start);
             for r in 0..3 {
                 work += lambda[r] * 0.5 * (us[r] + imp.u[r]);
+            }
+            if imp.spin != 0.0 {
+                work += imp.spin * 0.5 * (self.rows[k].spin.start + imp.u_spin);
             }
             user += tip_work(tip, v_tip, rows, lambda);
         }

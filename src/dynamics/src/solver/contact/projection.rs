@@ -18,7 +18,8 @@
 
 use nalgebra::Vector2;
 
-use super::{joint_rows_at, rows_of};
+use super::bilateral::joint_rows_at;
+use super::rows_of;
 use crate::contact::lcp;
 use crate::contact::lcp::{ContactRows, Insertion};
 use crate::contact::{ContactPoint, ContactReport, InequalityMethod};
@@ -145,6 +146,7 @@ impl Step<'_> {
                     target: -p.gap_m,
                     mu: 0.0,
                     slip_start: Vector2::zeros(),
+                    spin: crate::contact::spin::Spin::NONE,
                 });
             }
             c.handled.clear();

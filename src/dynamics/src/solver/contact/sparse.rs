@@ -17,12 +17,12 @@ type Key = (usize, usize, usize);
 #[derive(Clone, Debug, Default)]
 pub(in crate::solver) struct SparseContacts {
     pgs: sparse_pgs::PgsScratch,
-    warm: Vec<[f64; 3]>,
+    warm: Vec<[f64; 4]>,
     order: Vec<usize>,
     by_height: Vec<(f64, usize)>,
     /// The last contact-rows solve's impulses by contact key (sorted), the next step's warm
     /// start.
-    last_impulses: Vec<(Key, [f64; 3])>,
+    last_impulses: Vec<(Key, [f64; 4])>,
 }
 
 impl SparseContacts {
@@ -63,7 +63,7 @@ impl SparseContacts {
         self.warm.clear();
         self.warm.extend(points.iter().map(|p| {
             last.binary_search_by(|(k, _)| k.cmp(&p.key()))
-                .map_or([0.0; 3], |i| last[i].1)
+                .map_or([0.0; 4], |i| last[i].1)
         }));
         // Top of the pile first: a forward sweep carries each body's weight down to the
         // ground.
@@ -115,7 +115,7 @@ impl SparseContacts {
                 .iter()
                 .zip(impulses)
                 .filter(|(_, i)| i.handled)
-                .map(|(p, i)| (p.key(), [i.normal, i.tangent.x, i.tangent.y])),
+                .map(|(p, i)| (p.key(), [i.normal, i.tangent.x, i.tangent.y, i.spin])),
         );
         self.last_impulses.sort_unstable_by_key(|a| a.0);
     }
