@@ -15,7 +15,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 APT_PACKAGES := libopencv-dev libopencv-contrib-dev clang libclang-dev pkg-config \
                 libudev-dev libasound2-dev mesa-vulkan-drivers libvulkan1 xvfb xdotool
 
-.PHONY: deps demo test lint bench bench-compare bench-pile release help test-import screenshot-panda fuzz fuzz-arm fuzz-parsers fuzz-recordings fuzz-scene-sizes
+.PHONY: deps demo test lint bench bench-compare bench-pile bench-pile-scale release help test-import screenshot-panda fuzz fuzz-arm fuzz-parsers fuzz-recordings fuzz-scene-sizes
 
 help:
 	@echo "make demo   - run the demo on simulated devices (installs system packages if missing)"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench  - criterion benchmarks"
 	@echo "make bench-compare - the same chains in ar-multibody, rapier and MuJoCo, side by side"
 	@echo "make bench-pile - the 288-body pile in ar-multibody and rapier: the work-precision front (step time, penetration, energy)"
+	@echo "make bench-pile-scale - generated piles of 288 and 1000 bodies: step time in the fall and asleep, sleeping, a dropped sphere's wake"
 	@echo "make test-import - URDF robots against Pinocchio, MJCF models and exported scenes against MuJoCo (downloads them)"
 	@echo "make screenshot-panda - the README's frame of the Franka Panda with its meshes (downloads it)"
 	@echo "make fuzz   - every fuzz harness at length: make fuzz-parsers, make fuzz-recordings, make fuzz-arm and make fuzz-scene-sizes"
@@ -97,6 +98,13 @@ bench-pile: deps
 	$(CARGO) bench -p ar-dynamics --features rapier --bench pile -- --csv $(CURDIR)/target/bench-pile.csv \
 	  --front-csv $(CURDIR)/target/bench-pile-front.csv --front-png $(CURDIR)/target/bench-pile-front.png \
 	  --budget $(PILE_BUDGET_SECS)
+
+# Generated piles of 288 and 1000 bodies (issue 42, acceptance 3; tests/benches/pile_scale.rs):
+# step time in the fall and until every body sleeps, a step once asleep, and what a sphere
+# dropped on the sleeping pile wakes. Takes about two minutes. Not part of `make test` (which
+# runs its 20-body smoke run).
+bench-pile-scale: deps
+	$(CARGO) bench -p ar-dynamics --bench pile_scale
 
 # Every fuzz harness at length (>= 2.2 million inputs in all).
 fuzz: fuzz-parsers fuzz-recordings fuzz-arm fuzz-scene-sizes
