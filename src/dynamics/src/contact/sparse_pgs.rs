@@ -15,7 +15,10 @@
 //! - the law and its residual are those of [`super::through_joints`]
 //!   ([`super::through_joints::contact_residual`]): a loaded normal row on its target, an
 //!   unloaded one at or above it, a friction impulse sticking inside the disc or sliding on
-//!   its edge against the slip.
+//!   its edge against the slip; the spin row's, a spin sticking inside its bound or braked on
+//!   it, in m/s as the spin error times the contact's lever arm on the moving bodies (the
+//!   velocity error it makes at the bodies' surface: in rad/s the spin rows alone doubled
+//!   the sweeps of a resting pile).
 //!
 //! A resting pile's impulses change little from step to step, so each contact starts from
 //! the impulse the contact with the same key (colliders and manifold index) ended the last
@@ -29,7 +32,7 @@
 
 use nalgebra::{Vector2, Vector3};
 
-use super::lcp::{ContactImpulse, ContactRows, InverseMass, VelocityChange};
+use super::lcp::{ContactImpulse, ContactRows, InverseMass, Row, VelocityChange};
 use super::spin::spin_residual;
 use super::through_joints::{contact_residual, SweepStats};
 
@@ -70,6 +73,10 @@ struct PackedSpin {
     dw2: Vector3<f64>,
     diag: f64,
     u0: f64,
+    /// The larger lever arm of the two moving bodies (m): a spin error times it is the
+    /// velocity error it makes at the contact's distance from their centres, the residual's
+    /// measure (m/s) for the spin row.
+    reach_m: f64,
 }
 
 impl Packed {
@@ -104,6 +111,11 @@ impl Packed {
                     dw2: m2.inv_inertia * axis,
                     diag: row.coupling(&row, m),
                     u0: c.spin.u0,
+                    reach_m: lever_arm_m(&c.rows, |r| r.ang1, m1).max(lever_arm_m(
+                        &c.rows,
+                        |r| r.ang2,
+                        m2,
+                    )),
                 }
             } else {
                 PackedSpin::default()
@@ -185,6 +197,15 @@ impl Packed {
             }
         }
     }
+}
+
+/// A moving body's lever arm |r| at a contact (m; 0 for a fixed body), from its rows' r × d
+/// along three orthonormal directions (Σ |r × dᵢ|² = 2 |r|²).
+fn lever_arm_m(rows: &[Row; 3], ang: impl Fn(&Row) -> Vector3<f64>, m: &InverseMass) -> f64 {
+    if m.inv_mass == 0.0 {
+        return 0.0;
+    }
+    (rows.iter().map(|r| ang(r).norm_squared()).sum::<f64>() / 2.0).sqrt()
 }
 
 /// Whether a contact's impulses `l` carry a load (what [`contact_residual`] asks before it
@@ -376,7 +397,8 @@ impl PgsScratch {
             if c.spin.mu_m > 0.0 {
                 let u_spin = c.spin.u0 + c.spin_velocity(dw);
                 self.u_spin[k] = u_spin;
-                residual = residual.max(spin_residual(c.spin.mu_m * l[0], l[3], u_spin));
+                let spin = spin_residual(c.spin.mu_m * l[0], l[3], u_spin);
+                residual = residual.max(spin * c.spin.reach_m);
             }
         }
         residual
@@ -415,7 +437,6 @@ impl PgsScratch {
 mod tests {
     use nalgebra::Matrix3;
 
-    use super::super::lcp::Row;
     use super::*;
     use crate::contact::through_joints::RESIDUAL_TOLERANCE_M_PER_S;
 
@@ -576,5 +597,20 @@ mod tests {
             "{v_end:?} {:?}",
             delta.w[1]
         );
+    }
+
+    /// The spin residual's lever arm is the moving body's |r| at the contact, whatever the
+    /// normal (Σ |r × dᵢ|² = 2 |r|² over the three row directions); a fixed body has none.
+    #[test]
+    fn the_lever_arm_is_the_moving_bodys_distance_to_the_contact() {
+        let ball = InverseMass {
+            inv_mass: 50.0,
+            inv_inertia: Matrix3::identity(),
+        };
+        let r2 = Vector3::new(0.003, -0.004, 0.012);
+        let v = vec![Vector3::zeros(); 2];
+        let c = contact(0, 1, Vector3::new(5.0, 0.0, 0.0), r2, 0.5, &v);
+        assert!((lever_arm_m(&c.rows, |r| r.ang2, &ball) - 0.013).abs() < 1e-17);
+        assert_eq!(lever_arm_m(&c.rows, |r| r.ang1, &ground()), 0.0);
     }
 }
