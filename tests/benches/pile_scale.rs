@@ -5,6 +5,8 @@
 //! For each N (default 288 and 1000) the bench generates the pile of `scene pile --bodies N`
 //! ([`pile_toml`]) and adds a dropper: a sphere like the pile's resting on a small static shelf
 //! above the bin's centre (0.45 m up, over the walls). It then steps the scene and prints:
+//! - `contacts`: the most contact points in a step; `pen m`: the deepest penetration at the
+//!   end of a step until every body slept;
 //! - `fall ms`: the mean wall time of a step over the fall (t ≤ [`FALL_SECS`]);
 //! - `asleep at s`: the simulated time at which every body sleeps (the run gives up at
 //!   [`MAX_SECS`]), and `to sleep ms` the mean step over the run until then;
@@ -62,6 +64,8 @@ shape = { kind = \"sphere\", radius_m = 0.015 }
 struct Row {
     bodies: usize,
     max_contacts: usize,
+    /// The deepest penetration at the end of a step until every body slept (m).
+    max_penetration_m: f64,
     fall_ms: f64,
     asleep_at_secs: Option<f64>,
     to_sleep_ms: f64,
@@ -113,11 +117,12 @@ fn run(bodies: usize) -> Row {
     let dropper = sim.body_id("dropper").expect("dropper");
     let h = sim.dt_secs();
     let (mut fall_ms, mut fall_steps, mut all_ms, mut steps) = (0.0, 0, 0.0, 0);
-    let mut max_contacts = 0;
+    let (mut max_contacts, mut max_penetration_m) = (0, 0.0f64);
     let mut asleep_at_secs = None;
     while sim.time_secs() < MAX_SECS - 0.5 * h {
         let ms = timed_step(&mut sim);
         max_contacts = max_contacts.max(sim.contact_report().len());
+        max_penetration_m = max_penetration_m.max(sim.max_penetration_m());
         all_ms += ms;
         steps += 1;
         if sim.time_secs() <= FALL_SECS + 0.5 * h {
@@ -132,6 +137,7 @@ fn run(bodies: usize) -> Row {
     let mut row = Row {
         bodies,
         max_contacts,
+        max_penetration_m,
         fall_ms: fall_ms / fall_steps as f64,
         asleep_at_secs,
         to_sleep_ms: all_ms / steps as f64,
@@ -185,9 +191,10 @@ fn run(bodies: usize) -> Row {
 
 fn print(rows: &[Row]) {
     println!(
-        "{:>6} {:>9} {:>8} {:>12} {:>11} {:>10} {:>8} {:>15} {:>8} {:>11}",
+        "{:>6} {:>9} {:>9} {:>8} {:>12} {:>11} {:>10} {:>8} {:>15} {:>8} {:>11}",
         "bodies",
         "contacts",
+        "pen m",
         "fall ms",
         "asleep at s",
         "to sleep ms",
@@ -209,9 +216,10 @@ fn print(rows: &[Row]) {
             None => ("-".to_owned(), "-".to_owned(), "-".to_owned()),
         };
         println!(
-            "{:>6} {:>9} {:>8.2} {:>12} {:>11.2} {:>10} {:>8} {:>15} {:>8} {:>11}",
+            "{:>6} {:>9} {:>9.1e} {:>8.2} {:>12} {:>11.2} {:>10} {:>8} {:>15} {:>8} {:>11}",
             r.bodies,
             r.max_contacts,
+            r.max_penetration_m,
             r.fall_ms,
             opt(r.asleep_at_secs, 2),
             r.to_sleep_ms,

@@ -469,7 +469,7 @@ friction = 0.3
 /// the kinetic energy under 1e-6 J, no body leaves the bin, and the energy balance closes
 /// within 1 % of E_ref. Achieved: penetration 1e-7 m over the whole run (2.3e-5 m before the
 /// stall rule and the linearised projection of issue 42), asleep from before 5 s, balance
-/// 0.26 %. 12–14 ms per step in the release build, 19 s for the test in the dev build.
+/// 0.43 % (0.26 % before the focused sweeps).
 #[test]
 #[ignore = "release build, ~30 s: cargo test -p ar-dynamics --release --test dynamics contact::pile -- --ignored"]
 fn the_pile_settles_and_stays() {

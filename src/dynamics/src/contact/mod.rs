@@ -52,6 +52,7 @@ pub mod lcp;
 mod narrow_phase;
 pub mod sparse_pgs;
 pub mod spin;
+mod sweep_focus;
 pub mod through_joints;
 pub mod through_soft_rows;
 

@@ -34,6 +34,7 @@ use nalgebra::{Vector2, Vector3};
 
 use super::lcp::{ContactImpulse, ContactRows, InverseMass, Row, VelocityChange};
 use super::spin::spin_residual;
+use super::sweep_focus::SweepFocus;
 use super::through_joints::{contact_residual, SweepStats};
 
 /// Sweeps at most per solve.
@@ -152,15 +153,18 @@ impl Packed {
 
     /// One Gauss–Seidel step on this contact's impulses `l` (normal, t₁, t₂, spin): the normal
     /// row, the two tangent rows clamped to the disc, then the spin row clamped to its bound.
+    /// Returns whether any impulse changed.
     #[inline(always)]
-    fn relax(&self, l: &mut [f64; 4], dv: &mut [Vector3<f64>], dw: &mut [Vector3<f64>]) {
+    fn relax(&self, l: &mut [f64; 4], dv: &mut [Vector3<f64>], dw: &mut [Vector3<f64>]) -> bool {
         let c = self;
+        let mut changed = false;
         if c.diag[0] > 0.0 {
             let u = c.u0[0] + c.velocity(0, dv, dw);
             let new = (l[0] - (u - c.target) / c.diag[0]).max(0.0);
             if new != l[0] {
                 c.apply(0, new - l[0], dv, dw);
                 l[0] = new;
+                changed = true;
             }
         }
         // Unloaded and without friction impulse, the disc is a point and the tangent rows stay
@@ -182,6 +186,7 @@ impl Packed {
                 if change != 0.0 {
                     c.apply(r + 1, change, dv, dw);
                     l[r + 1] = t[r];
+                    changed = true;
                 }
             }
         }
@@ -194,8 +199,19 @@ impl Packed {
                 dw[c.body2] += s.dw2 * change;
                 dw[c.body1] -= s.dw1 * change;
                 l[3] = new;
+                changed = true;
             }
         }
+        changed
+    }
+
+    /// The contact's bodies that its impulses move (`None`: the ground, a sleeping body, the
+    /// stylus tip).
+    fn moving_bodies(&self) -> [Option<usize>; 2] {
+        [
+            (self.inv_mass1 != 0.0).then_some(self.body1),
+            (self.inv_mass2 != 0.0).then_some(self.body2),
+        ]
     }
 }
 
@@ -217,6 +233,13 @@ fn loaded(l: &[f64; 4]) -> bool {
 /// The sweeps check the residual every this many sweeps (the check costs about a sweep).
 const CHECK_EVERY: usize = 4;
 
+/// A pile's sweeps after this many relax every contact only while more than half of them
+/// are active ([`super::sweep_focus`]).
+const FULL_SWEEPS: usize = 8;
+/// The focused sweeps relax the contacts whose residual is over this fraction of the largest
+/// (or over the tolerance, if that is more).
+const FOCUS_FRACTION: f64 = 0.3;
+
 /// The sweeps stop, converged or not, once the residual is more than [`STALL_RATIO`] times
 /// what it was this many checks before (32 sweeps).
 const STALL_CHECKS: usize = 8;
@@ -236,6 +259,10 @@ pub struct PgsScratch {
     lambda: Vec<[f64; 4]>,
     /// Spin row velocities now, per contact.
     u_spin: Vec<f64>,
+    /// Residuals at the last check, in sweep order.
+    residuals: Vec<f64>,
+    /// The focused sweeps' contacts and bodies.
+    focus: SweepFocus,
 }
 
 /// Solves the contacts' impulses (see the module docs). `warm[k]` is contact k's starting
@@ -319,7 +346,9 @@ impl PgsScratch {
     }
 
     /// The sweeps, until the residual (checked every [`CHECK_EVERY`] sweeps and after the
-    /// last) is under `tolerance_m_per_s` or stalls ([`STALL_CHECKS`]).
+    /// last) is under `tolerance_m_per_s` or stalls ([`STALL_CHECKS`]). A pile's sweeps
+    /// (`stop_on_stall`) after the first [`FULL_SWEEPS`] relax only the contacts whose
+    /// residual is over [`FOCUS_FRACTION`] of the largest ([`super::sweep_focus`]).
     fn sweeps(
         &mut self,
         contacts: &[ContactRows],
@@ -334,22 +363,26 @@ impl PgsScratch {
         self.u.resize(n, [0.0; 3]);
         self.u_spin.clear();
         self.u_spin.resize(n, 0.0);
+        self.residuals.clear();
+        self.residuals.resize(n, 0.0);
         let mut stats = SweepStats::default();
         // The residuals of the last STALL_CHECKS checks (a ring): the sweeps stop when the
         // residual stalls.
         let mut history = [f64::INFINITY; STALL_CHECKS];
         let mut checks = 0;
+        let (mut focused, mut focus_built) = (false, false);
         for sweep in 0..MAX_SWEEPS {
             // Forward on even sweeps, backward on odd ones (symmetric Gauss–Seidel): the first
             // contacts of `order` carry their loads to the last ones in one sweep, and back.
-            for i in 0..n {
-                let p = if sweep % 2 == 0 { i } else { n - 1 - i };
-                self.packed[p].relax(&mut self.lambda[p], dv, dw);
-            }
+            self.sweep(sweep % 2 == 0, focused, dv, dw);
             if (sweep + 1) % CHECK_EVERY != 0 && sweep + 1 != MAX_SWEEPS {
                 continue;
             }
-            let residual = self.residual(contacts, order, dv, dw);
+            let residual = if focused {
+                self.changed_residual(contacts, order, dv, dw)
+            } else {
+                self.residual(contacts, order, dv, dw)
+            };
             stats = SweepStats {
                 sweeps: sweep + 1,
                 residual_m_per_s: residual,
@@ -370,14 +403,82 @@ impl PgsScratch {
             }
             history[slot] = residual;
             checks += 1;
+            if stop_on_stall && sweep + 1 >= FULL_SWEEPS {
+                if !focus_built {
+                    let pairs = self.packed.iter().map(Packed::moving_bodies);
+                    self.focus.build(dv.len(), pairs);
+                    focus_built = true;
+                }
+                let threshold = tolerance_m_per_s.max(FOCUS_FRACTION * residual);
+                let packed = &self.packed;
+                self.focus
+                    .select(&self.residuals, threshold, |p| packed[p].moving_bodies());
+                focused = 2 * self.focus.active.len() < n;
+            }
         }
         self.tangent_velocities(order, dv, dw);
         stats
     }
 
-    /// The row velocities now (into `u`, per contact) and the largest contact residual. The
-    /// residual of an unloaded contact reads only its normal row, so its tangent velocities
-    /// are left for [`Self::tangent_velocities`] once the sweeps end.
+    /// One sweep, forward or backward, over every contact or (`focused`) the active ones,
+    /// marking the bodies whose velocity changed.
+    fn sweep(
+        &mut self,
+        forward: bool,
+        focused: bool,
+        dv: &mut [Vector3<f64>],
+        dw: &mut [Vector3<f64>],
+    ) {
+        if focused {
+            let active = self.focus.active.len();
+            for i in 0..active {
+                let p = self.focus.active[if forward { i } else { active - 1 - i }];
+                if self.packed[p].relax(&mut self.lambda[p], dv, dw) {
+                    for b in self.packed[p].moving_bodies().into_iter().flatten() {
+                        self.focus.mark(b);
+                    }
+                }
+            }
+        } else {
+            let n = self.packed.len();
+            for i in 0..n {
+                let p = if forward { i } else { n - 1 - i };
+                self.packed[p].relax(&mut self.lambda[p], dv, dw);
+            }
+        }
+    }
+
+    /// Contact p's (contact `k`'s) row velocities now (into `u`, `u_spin`) and residual
+    /// (into `residuals`). The residual of an unloaded contact reads only its normal row, so
+    /// its tangent velocities are left for [`Self::tangent_velocities`] once the sweeps end.
+    #[inline(always)]
+    fn contact_residual_at(
+        &mut self,
+        p: usize,
+        k: usize,
+        contact: &ContactRows,
+        dv: &[Vector3<f64>],
+        dw: &[Vector3<f64>],
+    ) -> f64 {
+        let (c, l) = (&self.packed[p], &self.lambda[p]);
+        let u = if loaded(l) {
+            [0, 1, 2].map(|r| c.u0[r] + c.velocity(r, dv, dw))
+        } else {
+            [c.u0[0] + c.velocity(0, dv, dw), 0.0, 0.0]
+        };
+        self.u[k] = u;
+        let mut residual = contact_residual(contact, &[l[0], l[1], l[2]], &u);
+        if c.spin.mu_m > 0.0 {
+            let u_spin = c.spin.u0 + c.spin_velocity(dw);
+            self.u_spin[k] = u_spin;
+            let spin = spin_residual(c.spin.mu_m * l[0], l[3], u_spin);
+            residual = residual.max(spin * c.spin.reach_m);
+        }
+        self.residuals[p] = residual;
+        residual
+    }
+
+    /// Every contact's row velocities and residual, and the largest residual.
     fn residual(
         &mut self,
         contacts: &[ContactRows],
@@ -386,22 +487,29 @@ impl PgsScratch {
         dw: &[Vector3<f64>],
     ) -> f64 {
         let mut residual = 0.0f64;
-        for ((c, l), &k) in self.packed.iter().zip(&self.lambda).zip(order) {
-            let u = if loaded(l) {
-                [0, 1, 2].map(|r| c.u0[r] + c.velocity(r, dv, dw))
-            } else {
-                [c.u0[0] + c.velocity(0, dv, dw), 0.0, 0.0]
-            };
-            self.u[k] = u;
-            residual = residual.max(contact_residual(&contacts[k], &[l[0], l[1], l[2]], &u));
-            if c.spin.mu_m > 0.0 {
-                let u_spin = c.spin.u0 + c.spin_velocity(dw);
-                self.u_spin[k] = u_spin;
-                let spin = spin_residual(c.spin.mu_m * l[0], l[3], u_spin);
-                residual = residual.max(spin * c.spin.reach_m);
-            }
+        for (p, &k) in order.iter().enumerate() {
+            residual = residual.max(self.contact_residual_at(p, k, &contacts[k], dv, dw));
         }
+        self.focus.forget_changed();
         residual
+    }
+
+    /// The row velocities and residual of the contacts on a body that changed since the last
+    /// check (no other contact's can have moved), and the largest residual.
+    fn changed_residual(
+        &mut self,
+        contacts: &[ContactRows],
+        order: &[usize],
+        dv: &[Vector3<f64>],
+        dw: &[Vector3<f64>],
+    ) -> f64 {
+        let mut focus = std::mem::take(&mut self.focus);
+        focus.take_changed(|p| {
+            let k = order[p];
+            self.contact_residual_at(p, k, &contacts[k], dv, dw);
+        });
+        self.focus = focus;
+        self.residuals.iter().copied().fold(0.0, f64::max)
     }
 
     /// The tangent velocities of the unloaded contacts, which [`Self::residual`] left out.
@@ -434,183 +542,4 @@ impl PgsScratch {
 }
 
 #[cfg(test)]
-mod tests {
-    use nalgebra::Matrix3;
-
-    use super::*;
-    use crate::contact::through_joints::RESIDUAL_TOLERANCE_M_PER_S;
-
-    const G_M_PER_S2: f64 = 9.81;
-    const H_SECS: f64 = 0.01;
-
-    fn ground() -> InverseMass {
-        InverseMass {
-            inv_mass: 0.0,
-            inv_inertia: Matrix3::zeros(),
-        }
-    }
-
-    /// A contact's rows between bodies 1 and 2 at lever arms r1, r2 with normal +z (body 2
-    /// above body 1), the row velocities at `v`, target 0 (touching).
-    fn contact(
-        b1: usize,
-        b2: usize,
-        r1: Vector3<f64>,
-        r2: Vector3<f64>,
-        mu: f64,
-        v: &[Vector3<f64>],
-    ) -> ContactRows {
-        let rows =
-            [Vector3::z(), Vector3::x(), Vector3::y()].map(|d| Row::new(b1, b2, &r1, &r2, d));
-        let w = vec![Vector3::zeros(); v.len()];
-        ContactRows {
-            rows,
-            u0: rows.map(|r| r.velocity(v, &w)),
-            target: 0.0,
-            mu,
-            slip_start: Vector2::zeros(),
-            spin: crate::contact::spin::Spin::NONE,
-        }
-    }
-
-    /// Solves from zero impulses in contact order and checks that the sweeps converged.
-    fn solve_cold(
-        contacts: &[ContactRows],
-        masses: &[InverseMass],
-    ) -> (PgsScratch, Vec<ContactImpulse>, VelocityChange) {
-        let (mut scratch, mut out, mut delta) = Default::default();
-        let order: Vec<usize> = (0..contacts.len()).collect();
-        let warm = vec![[0.0; 4]; contacts.len()];
-        let stats = solve(
-            contacts,
-            &order,
-            masses,
-            &warm,
-            RESIDUAL_TOLERANCE_M_PER_S,
-            false,
-            &mut scratch,
-            &mut out,
-            &mut delta,
-        );
-        assert!(
-            stats.residual_m_per_s <= RESIDUAL_TOLERANCE_M_PER_S,
-            "{stats:?}"
-        );
-        (scratch, out, delta)
-    }
-
-    /// Three spheres (radius r, mass m) stacked on the ground, each having fallen for one
-    /// step (v = −g h): the contacts take the weight above them, 3, 2 and 1 m g h (closed
-    /// form), and every sphere stops. Swept bottom first, the worst order for a stack.
-    #[test]
-    fn a_stack_of_three_spheres_carries_its_weight_down() {
-        let (m_kg, r_m) = (0.02, 0.015);
-        let inv_i = 1.0 / (0.4 * m_kg * r_m * r_m);
-        let ball = InverseMass {
-            inv_mass: 1.0 / m_kg,
-            inv_inertia: Matrix3::identity() * inv_i,
-        };
-        let masses = [ground(), ball, ball, ball];
-        let v = vec![
-            Vector3::zeros(),
-            Vector3::new(0.0, 0.0, -G_M_PER_S2 * H_SECS),
-            Vector3::new(0.0, 0.0, -G_M_PER_S2 * H_SECS),
-            Vector3::new(0.0, 0.0, -G_M_PER_S2 * H_SECS),
-        ];
-        let (down, up) = (Vector3::new(0.0, 0.0, -r_m), Vector3::new(0.0, 0.0, r_m));
-        let contacts = [
-            contact(0, 1, Vector3::zeros(), down, 0.5, &v),
-            contact(1, 2, up, down, 0.5, &v),
-            contact(2, 3, up, down, 0.5, &v),
-        ];
-        let (mut scratch, mut out, mut delta) = solve_cold(&contacts, &masses);
-        let weight = m_kg * G_M_PER_S2 * H_SECS;
-        for (k, o) in out.iter().enumerate() {
-            let expected = (3 - k) as f64 * weight;
-            // The residual times the stack's mass bounds the impulse error.
-            assert!((o.normal - expected).abs() < 1e-9, "contact {k}: {o:?}");
-            assert!(o.tangent.norm() < 1e-15, "contact {k}: {o:?}");
-        }
-        // Each contact's velocity within the tolerance, so the top sphere within three.
-        for (b, (v, dv)) in v.iter().zip(&delta.v).enumerate().skip(1) {
-            assert!(
-                (v + dv).norm() < 3.0 * RESIDUAL_TOLERANCE_M_PER_S,
-                "sphere {b}: {dv:?}"
-            );
-        }
-        // Warm-started from the answer, the first check finds it converged.
-        let warm: Vec<[f64; 4]> = out.iter().map(|o| [o.normal, 0.0, 0.0, 0.0]).collect();
-        let stats = solve(
-            &contacts,
-            &[0, 1, 2],
-            &masses,
-            &warm,
-            RESIDUAL_TOLERANCE_M_PER_S,
-            false,
-            &mut scratch,
-            &mut out,
-            &mut delta,
-        );
-        assert_eq!(stats.sweeps, CHECK_EVERY, "{stats:?}");
-    }
-
-    /// A cube sliding at 0.2 m/s on the ground with μ = 0.3 (four contacts on its face, a
-    /// statically indeterminate support): the normal impulses add up to its weight over the
-    /// step, the friction impulses to μ times that against the slide (closed form: it cannot
-    /// stop within a step, 0.2 m/s > μ g h), and the cube neither sinks nor tips.
-    #[test]
-    fn a_sliding_cube_takes_the_coulomb_impulse_on_four_points() {
-        let (m_kg, a_m, mu) = (0.03, 0.03, 0.3);
-        let inv_i = 6.0 / (m_kg * a_m * a_m);
-        let cube = InverseMass {
-            inv_mass: 1.0 / m_kg,
-            inv_inertia: Matrix3::identity() * inv_i,
-        };
-        let masses = [ground(), cube];
-        let v = vec![
-            Vector3::zeros(),
-            Vector3::new(0.2, 0.0, -G_M_PER_S2 * H_SECS),
-        ];
-        let half = a_m / 2.0;
-        let contacts: Vec<ContactRows> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
-            .iter()
-            .map(|(x, y)| {
-                let r2 = Vector3::new(x * half, y * half, -half);
-                contact(0, 1, r2 + Vector3::new(0.0, 0.0, half), r2, mu, &v)
-            })
-            .collect();
-        let (_, out, delta) = solve_cold(&contacts, &masses);
-        let weight = m_kg * G_M_PER_S2 * H_SECS;
-        let normal: f64 = out.iter().map(|o| o.normal).sum();
-        let friction: Vector2<f64> = out.iter().map(|o| o.tangent).sum();
-        assert!((normal - weight).abs() < 1e-10, "{normal} vs {weight}");
-        assert!(out.iter().all(|o| o.normal >= 0.0));
-        assert!((friction.x + mu * weight).abs() < 1e-10, "{friction:?}");
-        assert!(friction.y.abs() < 1e-11, "{friction:?}");
-        let v_end = v[1] + delta.v[1];
-        assert!(
-            (v_end.x - (0.2 - mu * G_M_PER_S2 * H_SECS)).abs() < 1e-8,
-            "{v_end:?}"
-        );
-        assert!(
-            v_end.z.abs() < 1e-8 && delta.w[1].norm() < 1e-6,
-            "{v_end:?} {:?}",
-            delta.w[1]
-        );
-    }
-
-    /// The spin residual's lever arm is the moving body's |r| at the contact, whatever the
-    /// normal (Σ |r × dᵢ|² = 2 |r|² over the three row directions); a fixed body has none.
-    #[test]
-    fn the_lever_arm_is_the_moving_bodys_distance_to_the_contact() {
-        let ball = InverseMass {
-            inv_mass: 50.0,
-            inv_inertia: Matrix3::identity(),
-        };
-        let r2 = Vector3::new(0.003, -0.004, 0.012);
-        let v = vec![Vector3::zeros(); 2];
-        let c = contact(0, 1, Vector3::new(5.0, 0.0, 0.0), r2, 0.5, &v);
-        assert!((lever_arm_m(&c.rows, |r| r.ang2, &ball) - 0.013).abs() < 1e-17);
-        assert_eq!(lever_arm_m(&c.rows, |r| r.ang1, &ground()), 0.0);
-    }
-}
+mod tests;
