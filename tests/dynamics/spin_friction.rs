@@ -43,9 +43,9 @@ fn spinning_spheres(count: usize, spin_friction_m: f64, spin: impl Fn(usize) -> 
 }
 
 /// Steps `sim` for `steps` steps and checks every sphere's spin against the closed form
-/// ω_k = max(0, ω₀ − k μ_spin m g h / I) after every step (relative to ω₀), and that the
-/// spheres neither move nor tilt. Returns the largest errors (spin, linear speed, tilt rate).
-fn follow_closed_form(sim: &mut Simulation, spin0: &[f64], steps: usize) -> (f64, f64, f64) {
+/// ω_k = max(0, ω₀ − k μ_spin m g h / I) after every step (within 1e-14 of ω₀), and that the
+/// spheres neither move (1e-13 m/s: the step's rounding of g h) nor tilt.
+fn follow_closed_form(sim: &mut Simulation, spin0: &[f64], steps: usize, label: &str) {
     let drop_per_step = SPIN_FRICTION_M * MASS_KG * G * H / INERTIA_KG_M2;
     let (mut spin_err, mut speed, mut tilt) = (0.0f64, 0.0f64, 0.0f64);
     for k in 1..=steps {
@@ -58,7 +58,15 @@ fn follow_closed_form(sim: &mut Simulation, spin0: &[f64], steps: usize) -> (f64
             tilt = tilt.max(b.angular_velocity_in_world.xy().norm());
         }
     }
-    (spin_err, speed, tilt)
+    println!("{label}: spin error {spin_err:e} of w0, speed {speed:e} m/s, tilt {tilt:e} rad/s");
+    assert!(
+        spin_err < 1e-14,
+        "{label}: spin off the closed form by {spin_err:e} of w0"
+    );
+    assert!(
+        speed < 1e-13 && tilt < 1e-15,
+        "{label}: {speed:e} m/s, {tilt:e} rad/s"
+    );
 }
 
 /// One sphere (one contact: the dense active set) spinning at 2 rad/s stops after 30.6
@@ -70,16 +78,7 @@ fn a_spinning_sphere_stops_at_the_closed_form_rate() {
     let spin0 = [2.0];
     let mut sim = spinning_spheres(1, SPIN_FRICTION_M, |_| spin0[0]);
     let kinetic0 = 0.5 * INERTIA_KG_M2 * spin0[0] * spin0[0];
-    let (spin_err, speed, tilt) = follow_closed_form(&mut sim, &spin0, 40);
-    println!("one sphere: spin error {spin_err:e} of w0, speed {speed:e} m/s, tilt {tilt:e} rad/s");
-    assert!(
-        spin_err < 1e-14,
-        "spin off the closed form by {spin_err:e} of w0"
-    );
-    assert!(
-        speed < 1e-13 && tilt < 1e-15,
-        "{speed:e} m/s, {tilt:e} rad/s"
-    );
+    follow_closed_form(&mut sim, &spin0, 40, "one sphere");
     assert_eq!(sim.bodies()[1].angular_velocity_in_world.z, 0.0);
     let d = sim.diagnostics();
     assert!(
@@ -96,18 +95,7 @@ fn a_spinning_sphere_stops_at_the_closed_form_rate() {
 fn seventy_spinning_spheres_stop_at_the_closed_form_rate_in_the_sparse_solve() {
     let spin0: Vec<f64> = (0..70).map(|i| 0.1 + 0.03 * i as f64).collect();
     let mut sim = spinning_spheres(spin0.len(), SPIN_FRICTION_M, |i| spin0[i]);
-    let (spin_err, speed, tilt) = follow_closed_form(&mut sim, &spin0, 40);
-    println!(
-        "seventy spheres: spin error {spin_err:e} of w0, speed {speed:e} m/s, tilt {tilt:e} rad/s"
-    );
-    assert!(
-        spin_err < 1e-14,
-        "spin off the closed form by {spin_err:e} of w0"
-    );
-    assert!(
-        speed < 1e-13 && tilt < 1e-15,
-        "{speed:e} m/s, {tilt:e} rad/s"
-    );
+    follow_closed_form(&mut sim, &spin0, 40, "seventy spheres");
 }
 
 /// Without spin friction (a point contact) the spin about the normal takes no impulse: a
