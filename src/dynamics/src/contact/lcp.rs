@@ -309,7 +309,7 @@ fn settle_friction(
         let r = &out[c];
         match spin[c] {
             SpinFriction::Stick => {
-                if r.spin.abs() > k.spin.mu_m * r.normal.max(0.0) * (1.0 + 1.0e-12) + 1.0e-15 {
+                if beyond_bound(r.spin.abs(), k.spin.mu_m, r.normal) {
                     spin[c] = SpinFriction::Slide(-r.spin.signum());
                     transitions[c] += 1;
                     changed = true;
@@ -327,7 +327,7 @@ fn settle_friction(
         match friction[c] {
             Friction::Stick => {
                 let t = r.tangent.norm();
-                if t > k.mu * r.normal.max(0.0) * (1.0 + 1.0e-12) + 1.0e-15 {
+                if beyond_bound(t, k.mu, r.normal) {
                     friction[c] = Friction::Slide(-r.tangent / t);
                     transitions[c] += 1;
                     changed = true;
@@ -344,6 +344,12 @@ fn settle_friction(
         }
     }
     changed
+}
+
+/// Whether a sticking friction impulse of this size lies outside its bound `coefficient`
+/// times the normal impulse (with a margin for rounding).
+fn beyond_bound(size: f64, coefficient: f64, normal: f64) -> bool {
+    size > coefficient * normal.max(0.0) * (1.0 + 1.0e-12) + 1.0e-15
 }
 
 /// Alg. 3's insertion: every unhandled contact (released fewer than twice) whose normal row

@@ -141,6 +141,13 @@ impl Packed {
         self.dir[r].dot(&(dv[b2] - dv[b1])) + self.ang2[r].dot(&dw[b2]) - self.ang1[r].dot(&dw[b1])
     }
 
+    /// Applies spin impulse `lambda` (N·m·s) to the two bodies' angular velocity changes.
+    #[inline(always)]
+    fn apply_spin(&self, lambda: f64, dw: &mut [Vector3<f64>]) {
+        dw[self.body2] += self.spin.dw2 * lambda;
+        dw[self.body1] -= self.spin.dw1 * lambda;
+    }
+
     /// Applies impulse `lambda` along row `r` to the two bodies' velocity changes.
     #[inline(always)]
     fn apply(&self, r: usize, lambda: f64, dv: &mut [Vector3<f64>], dw: &mut [Vector3<f64>]) {
@@ -196,8 +203,7 @@ impl Packed {
             let new = (l[3] - (s.u0 + c.spin_velocity(dw)) / s.diag).clamp(-bound, bound);
             let change = new - l[3];
             if change != 0.0 {
-                dw[c.body2] += s.dw2 * change;
-                dw[c.body1] -= s.dw1 * change;
+                c.apply_spin(change, dw);
                 l[3] = new;
                 changed = true;
             }
@@ -338,8 +344,7 @@ impl PgsScratch {
                 }
             }
             if spin != 0.0 {
-                dw[packed.body2] += packed.spin.dw2 * spin;
-                dw[packed.body1] -= packed.spin.dw1 * spin;
+                packed.apply_spin(spin, dw);
             }
             self.lambda[p] = [normal, t.x, t.y, spin];
         }

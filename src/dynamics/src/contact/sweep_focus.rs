@@ -18,6 +18,8 @@ pub(super) struct SweepFocus {
     /// bodies in the order they changed.
     changed: Vec<bool>,
     changed_list: Vec<usize>,
+    /// Where the next contact of each body goes while `build` fills `contacts`.
+    next: Vec<usize>,
     /// The contacts the focused sweeps relax (positions in sweep order, ascending), and per
     /// contact whether it is one.
     pub(super) active: Vec<usize>,
@@ -42,11 +44,12 @@ impl SweepFocus {
         }
         self.contacts.clear();
         self.contacts.resize(self.start[bodies], 0);
-        let mut next = self.start.clone();
+        self.next.clear();
+        self.next.extend_from_slice(&self.start);
         for (p, pair) in pairs.enumerate() {
             for b in pair.into_iter().flatten() {
-                self.contacts[next[b]] = p;
-                next[b] += 1;
+                self.contacts[self.next[b]] = p;
+                self.next[b] += 1;
             }
         }
         self.changed.clear();

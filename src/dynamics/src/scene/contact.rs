@@ -168,21 +168,22 @@ pub(super) fn check_spin_friction(
     else {
         return Ok(());
     };
-    fn set(s: Option<&Spanned<f64>>) -> Option<&Spanned<f64>> {
-        s.filter(|s| *s.get_ref() > 0.0)
-    }
-    let first = (file.bodies.iter().enumerate())
-        .find_map(|(i, d)| set(d.spin_friction_m.as_ref()).map(|s| (s, format!("body[{i}]"))))
-        .or_else(|| {
-            (file.statics.iter().enumerate()).find_map(|(i, d)| {
-                set(d.spin_friction_m.as_ref()).map(|s| (s, format!("static[{i}]")))
-            })
-        })
-        .or_else(|| {
-            (file.planes.iter().enumerate()).find_map(|(i, d)| {
-                set(d.spin_friction_m.as_ref()).map(|s| (s, format!("plane[{i}]")))
-            })
-        });
+    let first = [
+        (
+            "body",
+            first_set(file.bodies.iter().map(|d| d.spin_friction_m.as_ref())),
+        ),
+        (
+            "static",
+            first_set(file.statics.iter().map(|d| d.spin_friction_m.as_ref())),
+        ),
+        (
+            "plane",
+            first_set(file.planes.iter().map(|d| d.spin_friction_m.as_ref())),
+        ),
+    ]
+    .into_iter()
+    .find_map(|(table, f)| f.map(|(i, s)| (s, format!("{table}[{i}]"))));
     match first {
         Some((s, owner)) => Err(ck.err(
             s.span(),
@@ -195,6 +196,14 @@ pub(super) fn check_spin_friction(
         )),
         None => Ok(()),
     }
+}
+
+/// The first of a table's `spin_friction_m` fields (in order) that is set above zero, with
+/// its index.
+fn first_set<'a>(
+    fields: impl Iterator<Item = Option<&'a Spanned<f64>>>,
+) -> Option<(usize, &'a Spanned<f64>)> {
+    (fields.enumerate()).find_map(|(i, s)| s.filter(|s| *s.get_ref() > 0.0).map(|s| (i, s)))
 }
 
 /// The `[contact]` table's margin, inequality method, stylus tip, sleep and precision
