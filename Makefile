@@ -91,13 +91,15 @@ screenshot-panda: deps
 # in one run (tests/benches/pile.rs): step time, penetration and kinetic energy; per-step rows in
 # target/bench-pile.csv, the front's points in target/bench-pile-front.csv and its plot in
 # target/bench-pile-front.png. Each run stops after a wall budget (PILE_BUDGET_SECS, default 120 s).
-# Not part of `make test`.
+# PILE_REPEAT rounds (default 3) of all runs, the front from each point's median time (about
+# four minutes). Not part of `make test`.
 PILE_BUDGET_SECS ?= 120
+PILE_REPEAT ?= 3
 bench-pile: deps
 	mkdir -p target
 	$(CARGO) bench -p ar-dynamics --features rapier --bench pile -- --csv $(CURDIR)/target/bench-pile.csv \
 	  --front-csv $(CURDIR)/target/bench-pile-front.csv --front-png $(CURDIR)/target/bench-pile-front.png \
-	  --budget $(PILE_BUDGET_SECS)
+	  --budget $(PILE_BUDGET_SECS) --repeat $(PILE_REPEAT)
 
 # Generated piles of 288 and 1000 bodies (issue 42, acceptance 3; tests/benches/pile_scale.rs):
 # step time in the fall and until every body sleeps, a step once asleep, and what a sphere

@@ -35,7 +35,9 @@
 //!
 //! Run: `make bench-pile`, or `cargo bench -p ar-dynamics --features rapier --bench pile [-- --csv OUT.csv] [--budget SECS]`
 //! (`--budget`: wall-clock seconds per run, default [`WALL_BUDGET_SECS`]; `--only TEXT`: the
-//! runs whose label contains TEXT; `--front-csv`, `--front-png`: see [`pile_front`]). The CSV has one
+//! runs whose label contains TEXT; `--repeat N`: N rounds of all runs, the front from each
+//! point's median time, the whole-run table and the CSV from the first round;
+//! `--front-csv`, `--front-png`: see [`pile_front`]). The CSV has one
 //! row per step and engine: t_s, engine, step_ms, max_penetration_m, check_penetration_m,
 //! kinetic_j, contacts. `cargo test` (which runs benches without `--bench`, in a debug build)
 //! gets a smoke run only: the pile's bottom layer ([`SMOKE_BODIES`] bodies), 0.2 s simulated
@@ -51,16 +53,18 @@ use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod pile_check;
 mod pile_front;
 mod pile_report;
 
-use ar_dynamics::contact::{ColliderShape, ContactModel};
+use pile_check::Check;
+
+use ar_dynamics::contact::ColliderShape;
 use ar_dynamics::Scene;
 use nalgebra::{Isometry3, UnitQuaternion, Vector3};
-use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
-use parry3d_f64::query;
 use parry3d_f64::shape::{Ball, Cuboid, HalfSpace};
 use pile_front::Setting;
+use pile_report::{arg_value, write_or_exit};
 use rapier3d_f64::dynamics::{CoefficientCombineRule, MassProperties, RigidBodyBuilder};
 use rapier3d_f64::geometry::{ColliderBuilder, SharedShape};
 use rapier3d_f64::math::{Pose, Rotation, Vector};
@@ -126,88 +130,6 @@ fn parry_shape(shape: &ColliderShape) -> SharedShape {
         }
         ColliderShape::Plane { normal } => SharedShape::new(HalfSpace::new(to_r(normal))),
         other => panic!("the pile bench has no parry shape for {other:?}"),
-    }
-}
-
-/// The bench's own penetration measure: the scene's colliders, posed from body poses.
-struct Check {
-    /// Body index, shape, pose in the body frame, is a plane.
-    colliders: Vec<(usize, SharedShape, Pose, bool)>,
-    model: ContactModel,
-    /// The box of the static colliders other than planes (the bin).
-    bin: Aabb,
-}
-
-impl Check {
-    fn new(model: &ContactModel) -> Self {
-        let colliders: Vec<_> = model
-            .colliders
-            .iter()
-            .map(|c| {
-                let plane = matches!(c.shape, ColliderShape::Plane { .. });
-                (
-                    c.body,
-                    parry_shape(&c.shape),
-                    to_pose(&c.body_from_shape),
-                    plane,
-                )
-            })
-            .collect();
-        let mut bin = Aabb::new_invalid();
-        for (body, shape, pose, plane) in &colliders {
-            if *body == 0 && !plane {
-                bin.merge(&shape.compute_aabb(pose));
-            }
-        }
-        Self {
-            colliders,
-            model: model.clone(),
-            bin,
-        }
-    }
-
-    /// Deepest penetration (m, ≥ 0) with every body at `pose_of(body)` (body 0: identity).
-    fn deepest_m(&self, pose_of: impl Fn(usize) -> Pose) -> f64 {
-        let world: Vec<Pose> = self
-            .colliders
-            .iter()
-            .map(|(b, _, p, _)| if *b == 0 { *p } else { pose_of(*b) * *p })
-            .collect();
-        let boxes: Vec<Option<Aabb>> = self
-            .colliders
-            .iter()
-            .zip(&world)
-            .map(|((_, s, _, plane), w)| (!plane).then(|| s.compute_aabb(w)))
-            .collect();
-        let mut deepest = 0.0f64;
-        for i in 0..self.colliders.len() {
-            for j in i + 1..self.colliders.len() {
-                let (bi, bj) = (self.colliders[i].0, self.colliders[j].0);
-                if !self.model.pair_allowed(bi, bj) {
-                    continue;
-                }
-                if let (Some(a), Some(b)) = (&boxes[i], &boxes[j]) {
-                    if !a.intersects(b) {
-                        continue;
-                    }
-                }
-                // A plane goes first: parry's contact of a shape with a half-space given
-                // second reports the shape's depth below the half-space's far side.
-                let (a, b) = if self.colliders[j].3 { (j, i) } else { (i, j) };
-                let (sa, sb) = (&*self.colliders[a].1, &*self.colliders[b].1);
-                if let Ok(Some(c)) = query::contact(&world[a], sa, &world[b], sb, 0.0) {
-                    deepest = deepest.max(-c.dist);
-                }
-            }
-        }
-        deepest
-    }
-
-    /// How many of the `centres` are outside the bin.
-    fn out_of_bin(&self, centres: impl Iterator<Item = Vector>) -> usize {
-        let inside =
-            |p: Vector| (0..3).all(|k| p[k] >= self.bin.mins[k] && p[k] <= self.bin.maxs[k]);
-        centres.filter(|p| !inside(*p)).count()
     }
 }
 
@@ -483,12 +405,6 @@ fn keep_bodies(scene: &mut Scene, n: usize) {
     }
 }
 
-fn arg_value(args: &[String], flag: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == flag)
-        .and_then(|k| args.get(k + 1).cloned())
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it,
@@ -537,7 +453,31 @@ fn main() {
         .filter(|s| only.as_ref().is_none_or(|o| s.label().contains(o.as_str())))
         .copied()
         .collect();
-    let runs = run_settings(&settings, &scene, &check, total_secs, budget_secs);
+    // `--repeat N`: N rounds of every setting in turn; the front takes each point's median
+    // time (a shared machine's wall times swing by tens of percent from run to run).
+    let repeat: usize = arg_value(&args, "--repeat").map_or(1, |n| {
+        n.parse()
+            .ok()
+            .filter(|&n| n >= 1)
+            .expect("--repeat takes a count of at least 1")
+    });
+    let mut rounds = Vec::with_capacity(repeat);
+    let mut runs = Vec::new();
+    for round in 1..=repeat {
+        if repeat > 1 {
+            eprintln!("round {round} of {repeat}");
+        }
+        let these = run_settings(&settings, &scene, &check, total_secs, budget_secs);
+        rounds.push(
+            these
+                .iter()
+                .map(|(setting, run)| pile_front::point(*setting, run, settle_secs, h))
+                .collect::<Vec<_>>(),
+        );
+        if round == 1 {
+            runs = these;
+        }
+    }
     if smoke {
         for (_, run) in &runs {
             assert!(
@@ -551,11 +491,8 @@ fn main() {
         }
     }
     pile_report::print_table(&runs, settle_secs, h, budget_secs);
-    let points: Vec<pile_front::Point> = runs
-        .iter()
-        .map(|(setting, run)| pile_front::point(*setting, run, settle_secs, h))
-        .collect();
-    pile_front::print(&points);
+    let points = pile_front::median_of_rounds(&rounds);
+    pile_front::print(&points, repeat);
 
     if let Some(path) = csv_out {
         write_or_exit(&path, &pile_report::steps_csv(&runs));
@@ -595,12 +532,4 @@ fn run_settings(
             (setting, run)
         })
         .collect()
-}
-
-fn write_or_exit(path: &str, bytes: &[u8]) {
-    if let Err(e) = std::fs::write(path, bytes) {
-        eprintln!("cannot write {path}: {e}");
-        std::process::exit(1);
-    }
-    println!("written: {path}");
 }

@@ -12,7 +12,8 @@
 //! settled) and at least as precise (settled penetration), if any. The points go to a CSV
 //! (`--front-csv`) and a plot of the fall's time per step (linear) against the settled
 //! penetration (logarithmic; `--front-png`, plotters' bitmap backend; its fonts need a
-//! system font such as DejaVu).
+//! system font such as DejaVu), each point the median of the rounds (`--repeat`) with a bar
+//! from their least to their largest time.
 
 use std::path::Path;
 
@@ -55,14 +56,18 @@ pub const SETTINGS: [Setting; 9] = [
     Setting::Ours(None),
 ];
 
-/// One point of the front.
+/// One point of the front: over several rounds, the median times with their least and
+/// largest, and the largest penetrations and energy (the same in every round: both engines
+/// are deterministic).
 #[derive(Clone, Debug)]
 pub struct Point {
     pub setting: Setting,
     pub fall_ms: f64,
+    pub fall_ms_range: (f64, f64),
     pub fall_penetration_m: f64,
     pub fall_sweeps: f64,
     pub settled_ms: f64,
+    pub settled_ms_range: (f64, f64),
     pub settled_penetration_m: f64,
     pub settled_kinetic_j: f64,
     /// The run stopped before its planned steps (budget or error).
@@ -76,13 +81,54 @@ pub fn point(setting: Setting, run: &Run, settle_secs: f64, h: f64) -> Point {
     Point {
         setting,
         fall_ms: fall.ms_mean,
+        fall_ms_range: (fall.ms_mean, fall.ms_mean),
         fall_penetration_m: fall.chk_max_m,
         fall_sweeps: fall.sweeps_mean,
         settled_ms: settled.ms_mean,
+        settled_ms_range: (settled.ms_mean, settled.ms_mean),
         settled_penetration_m: settled.chk_max_m,
         settled_kinetic_j: settled.kinetic_max_j,
         cut_short: run.stopped.is_some() || run.steps.len() < run.planned_steps,
     }
+}
+
+/// The points of several rounds of the same settings (`rounds[r][k]`: round r, setting k)
+/// as one point per setting: median and range of the times, the largest of the rest.
+pub fn median_of_rounds(rounds: &[Vec<Point>]) -> Vec<Point> {
+    let Some(first) = rounds.first() else {
+        return Vec::new();
+    };
+    (0..first.len())
+        .map(|k| {
+            let of_k: Vec<&Point> = rounds.iter().map(|round| &round[k]).collect();
+            let times = |ms: fn(&Point) -> f64| {
+                let mut t: Vec<f64> = of_k.iter().map(|p| ms(p)).collect();
+                t.sort_by(f64::total_cmp);
+                let n = t.len();
+                let median = if n % 2 == 1 {
+                    t[n / 2]
+                } else {
+                    0.5 * (t[n / 2 - 1] + t[n / 2])
+                };
+                (median, (t[0], t[n - 1]))
+            };
+            let largest = |x: fn(&Point) -> f64| of_k.iter().map(|p| x(p)).fold(f64::NAN, f64::max);
+            let (fall_ms, fall_ms_range) = times(|p| p.fall_ms);
+            let (settled_ms, settled_ms_range) = times(|p| p.settled_ms);
+            Point {
+                setting: first[k].setting,
+                fall_ms,
+                fall_ms_range,
+                fall_penetration_m: largest(|p| p.fall_penetration_m),
+                fall_sweeps: largest(|p| p.fall_sweeps),
+                settled_ms,
+                settled_ms_range,
+                settled_penetration_m: largest(|p| p.settled_penetration_m),
+                settled_kinetic_j: largest(|p| p.settled_kinetic_j),
+                cut_short: of_k.iter().any(|p| p.cut_short),
+            }
+        })
+        .collect()
 }
 
 /// Whether `a` (ours) is at least as fast as `b` in the fall and settled, and at least as
@@ -93,22 +139,37 @@ fn dominates(a: &Point, b: &Point) -> bool {
         && a.settled_penetration_m <= b.settled_penetration_m
 }
 
-/// Prints the front's table and, for each rapier point, the first of ours that dominates it.
-pub fn print(points: &[Point]) {
+/// Prints the front's table (`rounds`: how many rounds each point's median time is of) and,
+/// for each rapier point, those of ours that dominate it.
+pub fn print(points: &[Point], rounds: usize) {
     println!();
-    println!("work-precision front (fall: t <= {FALL_SECS} s; settled: the stay; penetration by the bench's check)");
     println!(
-        "{:<14} {:>9} {:>11} {:>8} {:>11} {:>12} {:>11}",
-        "setting", "fall ms", "fall pen m", "sweeps", "settled ms", "settled pen m", "KE rest J"
+        "work-precision front (fall: t <= {FALL_SECS} s; settled: the stay; penetration by the \
+         bench's check; times: median of {rounds} round(s) [least-largest])"
     );
+    println!(
+        "{:<14} {:>9} {:>13} {:>11} {:>8} {:>11} {:>13} {:>12} {:>11}",
+        "setting",
+        "fall ms",
+        "range",
+        "fall pen m",
+        "sweeps",
+        "settled ms",
+        "range",
+        "settled pen m",
+        "KE rest J"
+    );
+    let range = |(lo, hi): (f64, f64)| format!("[{lo:.2}-{hi:.2}]");
     for p in points {
         println!(
-            "{:<14} {:>9.3} {:>11.2e} {:>8.1} {:>11.3} {:>13.2e} {:>11.2e}{}",
+            "{:<14} {:>9.3} {:>13} {:>11.2e} {:>8.1} {:>11.3} {:>13} {:>13.2e} {:>11.2e}{}",
             p.setting.label(),
             p.fall_ms,
+            range(p.fall_ms_range),
             p.fall_penetration_m,
             p.fall_sweeps,
             p.settled_ms,
+            range(p.settled_ms_range),
             p.settled_penetration_m,
             p.settled_kinetic_j,
             if p.cut_short { "  (cut short)" } else { "" }
@@ -147,9 +208,13 @@ pub fn csv(points: &[Point]) -> Vec<u8> {
         "engine",
         "setting",
         "fall_ms_per_step",
+        "fall_ms_least",
+        "fall_ms_largest",
         "fall_max_penetration_m",
         "fall_mean_sweeps",
         "settled_ms_per_step",
+        "settled_ms_least",
+        "settled_ms_largest",
         "settled_max_penetration_m",
         "settled_max_kinetic_j",
         "cut_short",
@@ -168,9 +233,13 @@ pub fn csv(points: &[Point]) -> Vec<u8> {
             .text(&setting)
             .values([
                 p.fall_ms,
+                p.fall_ms_range.0,
+                p.fall_ms_range.1,
                 p.fall_penetration_m,
                 p.fall_sweeps,
                 p.settled_ms,
+                p.settled_ms_range.0,
+                p.settled_ms_range.1,
                 p.settled_penetration_m,
                 p.settled_kinetic_j,
             ])
@@ -193,7 +262,7 @@ pub fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Err
     for p in &shown {
         x_lo = x_lo.min(p.settled_penetration_m);
         x_hi = x_hi.max(p.settled_penetration_m);
-        y_hi = y_hi.max(p.fall_ms);
+        y_hi = y_hi.max(p.fall_ms_range.1);
     }
     if shown.is_empty() {
         (x_lo, x_hi, y_hi) = (1e-9, 1e-2, 100.0);
@@ -234,6 +303,19 @@ pub fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Err
             ))?
             .label(name)
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour));
+        // The least and largest time of the rounds, as a bar through the median.
+        chart.draw_series(
+            shown
+                .iter()
+                .filter(|p| matches!(p.setting, Setting::Ours(_)) == ours)
+                .map(|p| {
+                    let (lo, hi) = p.fall_ms_range;
+                    PathElement::new(
+                        [(p.settled_penetration_m, lo), (p.settled_penetration_m, hi)],
+                        colour.stroke_width(1),
+                    )
+                }),
+        )?;
         chart.draw_series(series.iter().map(|(x, y, label)| {
             EmptyElement::at((*x, *y))
                 + Circle::new((0, 0), 4, colour.filled())

@@ -98,3 +98,19 @@ pub fn steps_csv(runs: &[(Setting, Run)]) -> Vec<u8> {
     }
     rows.into_inner().expect("in memory")
 }
+
+/// The value after `flag` in the bench's arguments, if any.
+pub fn arg_value(args: &[String], flag: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|k| args.get(k + 1).cloned())
+}
+
+/// Writes `bytes` to `path`, or says why not and exits with 1.
+pub fn write_or_exit(path: &str, bytes: &[u8]) {
+    if let Err(e) = std::fs::write(path, bytes) {
+        eprintln!("cannot write {path}: {e}");
+        std::process::exit(1);
+    }
+    println!("written: {path}");
+}
