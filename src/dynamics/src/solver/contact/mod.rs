@@ -93,6 +93,16 @@ pub(crate) struct ContactScratch {
     pub(super) kept: Vec<(usize, usize, usize)>,
     kept_initialised: bool,
     pub(crate) end_points: Vec<ContactPoint>,
+    /// The inputs of the last end detection (valid until the next start detection), and
+    /// those of the detection now (see [`detection`]).
+    end_inputs: detection::DetectionInputs,
+    end_inputs_valid: bool,
+    inputs_now: detection::DetectionInputs,
+    /// Tests: detect at every step's start, and how many start detections took the end points.
+    #[cfg(test)]
+    pub(crate) never_reuse_detection: bool,
+    #[cfg(test)]
+    pub(crate) reused_detections: usize,
     /// One row per contact point of the last step.
     pub(crate) report: Vec<ContactReport>,
     /// Largest penetration at the end of the last step (m, ≥ 0).
