@@ -1,15 +1,15 @@
 //! The bridge to parry: colliders as parry shapes, poses converted at the boundary (parry
-//! speaks glam; the solver nalgebra), candidate pairs and their contact manifolds.
+//! speaks glam; the solver nalgebra), and detection, which takes the candidate pairs of the
+//! broad phase (`broad_phase.rs`) to the narrow phase's contact manifolds (`narrow_phase.rs`).
 
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
-use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::{Pose, Rot3, Vector};
-use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 use parry3d_f64::query::Ray;
 use parry3d_f64::shape::Shape as ParryShape;
 use parry3d_f64::shape::{Ball, Capsule, ConvexPolyhedron, Cuboid, Cylinder, HalfSpace};
 use std::sync::Arc;
 
+use super::broad_phase::BroadPhase;
 use super::convex::{self, HullError};
 use super::{narrow_phase, ContactModel, ContactPoint, Material};
 use crate::model::body::Pose as BodyPose;
@@ -196,7 +196,7 @@ pub struct Collider {
     pub material: Material,
 }
 
-fn glam(v: &Vector3<f64>) -> Vector {
+pub(super) fn glam(v: &Vector3<f64>) -> Vector {
     Vector::new(v.x, v.y, v.z)
 }
 
@@ -215,24 +215,13 @@ fn world_pose(c: &Collider, body: &BodyPose) -> Isometry3<f64> {
 }
 
 /// The buffers of [`detect`], kept from call to call so that detection allocates nothing
-/// once they have grown: the colliders' world poses and radii, the candidate pairs, the
-/// bounding-volume hierarchy (its leaves moved and the tree rebuilt in place) and one contact
-/// manifold.
+/// once they have grown: the colliders' world poses and radii, the broad phase's and the
+/// narrow phase's.
 #[derive(Clone, Default)]
 pub(crate) struct DetectScratch {
-    world: Vec<Isometry3<f64>>,
-    radius: Vec<f64>,
-    /// Collider indices of the planes and of the bounded colliders (the hierarchy's leaves,
-    /// numbered in this order).
-    planes: Vec<usize>,
-    finite: Vec<usize>,
-    /// Candidate pairs (i < j) as `i << 32 | j`: sorted as one integer, the quickest way to
-    /// the collider order.
-    pairs: Vec<u64>,
-    /// The pair matrix's bits (row i, column j) that put `pairs` in order (see `sort_pairs`).
-    pair_bits: Vec<u64>,
-    bvh: Bvh,
-    bvh_workspace: BvhWorkspace,
+    pub(super) world: Vec<Isometry3<f64>>,
+    pub(super) radius: Vec<f64>,
+    pub(super) broad: BroadPhase,
     /// The narrow phase's buffers, one per run of pairs.
     runs: Vec<narrow_phase::RunScratch>,
     /// Per body, whether it sleeps (fixed for this step; empty: none): pairs of two fixed
@@ -244,7 +233,7 @@ impl DetectScratch {
     /// The candidate pairs of the last detection (after the broad phase).
     #[cfg(test)]
     pub(super) fn pair_count(&self) -> usize {
-        self.pairs.len()
+        self.broad.pairs.len()
     }
 }
 
@@ -252,7 +241,7 @@ impl std::fmt::Debug for DetectScratch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DetectScratch")
             .field("colliders", &self.world.len())
-            .field("pairs", &self.pairs.len())
+            .field("pairs", &self.broad.pairs.len())
             .finish_non_exhaustive()
     }
 }
@@ -286,25 +275,22 @@ pub(crate) fn detect(
     if all_fixed(model, &scratch.asleep) {
         return true;
     }
-    let n = model.colliders.len();
     world_poses_and_radii(model, poses, scratch);
-    candidate_pairs(model, reach_m, scratch);
-    sort_pairs(n, &mut scratch.pairs, &mut scratch.pair_bits);
     let DetectScratch {
         world,
         radius,
-        pairs,
+        broad,
         runs,
         asleep,
-        ..
     } = scratch;
+    broad.find(model, reach_m, world, radius);
     let inputs = narrow_phase::Inputs {
         model,
         world,
         radius,
         asleep,
     };
-    narrow_phase::contacts(&inputs, pairs, &prediction_m, runs, out)
+    narrow_phase::contacts(&inputs, &broad.pairs, &prediction_m, runs, out)
 }
 
 /// Whether every collider is fixed (a settled pile asleep): then no pair can touch, and the
@@ -320,141 +306,17 @@ pub(super) fn fixed(asleep: &[bool], b: BodyId) -> bool {
 }
 
 /// Each collider's world pose and bounding radius (m; infinite for a plane), into `scratch`.
-fn world_poses_and_radii(model: &ContactModel, poses: &[BodyPose], scratch: &mut DetectScratch) {
+pub(super) fn world_poses_and_radii(
+    model: &ContactModel,
+    poses: &[BodyPose],
+    scratch: &mut DetectScratch,
+) {
     scratch.world.clear();
     scratch.radius.clear();
     for c in &model.colliders {
         scratch.world.push(world_pose(c, &poses[c.body]));
         scratch.radius.push(c.shape.bounding_radius_m());
     }
-}
-
-/// Pairs of colliders (i < j, in no particular order, maybe repeated) whose bounding boxes,
-/// the bounding spheres grown by their bodies' reach, overlap; and every plane with every
-/// other collider: into `scratch.pairs`, from `scratch.world` and `scratch.radius`.
-fn candidate_pairs(
-    model: &ContactModel,
-    reach_m: impl Fn(BodyId) -> f64,
-    scratch: &mut DetectScratch,
-) {
-    let DetectScratch {
-        world,
-        radius,
-        planes,
-        finite,
-        pairs,
-        bvh,
-        bvh_workspace,
-        ..
-    } = scratch;
-    planes.clear();
-    finite.clear();
-    for (i, r) in radius.iter().enumerate() {
-        if r.is_finite() {
-            finite.push(i);
-        } else {
-            planes.push(i);
-        }
-    }
-    pairs.clear();
-    for &p in planes.iter() {
-        pairs.extend(
-            (0..radius.len())
-                .filter(|&i| i != p)
-                .map(|i| pack(i.min(p), i.max(p))),
-        );
-    }
-    // Leaves are numbered 0.. in `finite` (parry's builder assumes so for one or two leaves).
-    // The pairs of overlapping leaves do not depend on the tree's shape, so the tree of the
-    // last call is reused: its leaves moved to the new boxes.
-    if bvh.leaf_count() as usize == finite.len() {
-        for (leaf, &i) in finite.iter().enumerate() {
-            let bounds = leaf_box(model, &reach_m, world, radius, i);
-            bvh.insert_or_update_partially(bounds, leaf as u32, 0.0);
-        }
-        // Refitted, and a twentieth of it rebuilt at a time (as rapier does), not rebuilt
-        // whole: that took a tenth of a falling pile's step.
-        bvh.refit(bvh_workspace);
-        bvh.optimize_incremental(bvh_workspace);
-    } else {
-        *bvh = Bvh::from_iter(
-            BvhBuildStrategy::Binned,
-            finite
-                .iter()
-                .enumerate()
-                .map(|(leaf, &i)| (leaf, leaf_box(model, &reach_m, world, radius, i))),
-        );
-    }
-    for (a, b) in bvh.leaf_pairs(bvh, |n1, n2| n1.intersects(n2)) {
-        let (a, b) = (finite[a as usize], finite[b as usize]);
-        if a != b {
-            pairs.push(pack(a.min(b), a.max(b)));
-        }
-    }
-}
-
-/// The most colliders whose pairs are put in order through a bit matrix (2 MB of bits); more
-/// are sorted.
-const PAIR_BITS_MAX_COLLIDERS: usize = 4096;
-
-/// Puts the candidate pairs of `n` colliders in collider order without repeats. A pile's
-/// broad phase finds tens of thousands of candidates per detection (its boxes grow with the
-/// bodies' speeds), and sorting them took an eighth of a falling pile's step: as bits of the
-/// n × n pair matrix, read row by row, they come out in order for a pass over n²/64 words.
-fn sort_pairs(n: usize, pairs: &mut Vec<u64>, bits: &mut Vec<u64>) {
-    if n > PAIR_BITS_MAX_COLLIDERS {
-        pairs.sort_unstable();
-        pairs.dedup();
-        return;
-    }
-    let words_per_row = n.div_ceil(64);
-    bits.clear();
-    bits.resize(n * words_per_row, 0);
-    for &pair in pairs.iter() {
-        let (i, j) = unpack(pair);
-        bits[i * words_per_row + j / 64] |= 1 << (j % 64);
-    }
-    pairs.clear();
-    for (i, row) in bits.chunks_exact(words_per_row).enumerate() {
-        for (w, &word) in row.iter().enumerate() {
-            let mut word = word;
-            while word != 0 {
-                let j = w * 64 + word.trailing_zeros() as usize;
-                pairs.push(pack(i, j));
-                word &= word - 1;
-            }
-        }
-    }
-}
-
-/// A candidate pair (i < j) as one sortable integer (collider counts are far below 2³²).
-#[inline(always)]
-fn pack(i: usize, j: usize) -> u64 {
-    ((i as u64) << 32) | j as u64
-}
-
-#[inline(always)]
-pub(super) fn unpack(pair: u64) -> (usize, usize) {
-    ((pair >> 32) as usize, (pair & 0xffff_ffff) as usize)
-}
-
-/// Collider `i`'s leaf box in the hierarchy: its bounding sphere grown by its body's reach.
-/// (Always inlined: as a closure LLVM made it a call per collider once `detect` had grown
-/// by the inlined `pair_contacts`, and detection of the Newton's cradle took 1.6 % more
-/// instructions.)
-#[inline(always)]
-fn leaf_box(
-    model: &ContactModel,
-    reach_m: &impl Fn(BodyId) -> f64,
-    world: &[Isometry3<f64>],
-    radius: &[f64],
-    i: usize,
-) -> Aabb {
-    // Rounding of prediction_m against the sum of the reaches is far below this (m).
-    const SLACK_M: f64 = 1.0e-9;
-    let half = radius[i] + reach_m(model.colliders[i].body) + SLACK_M;
-    let centre = glam(&world[i].translation.vector);
-    Aabb::new(centre - Vector::splat(half), centre + Vector::splat(half))
 }
 
 pub(super) fn parry_pose(w: &Isometry3<f64>, shape_rotation: Option<Rot3>) -> Pose {
@@ -469,45 +331,6 @@ pub(super) fn parry_pose(w: &Isometry3<f64>, shape_rotation: Option<Rot3>) -> Po
 pub(super) mod tests {
     use super::*;
     use crate::contact::InequalityMethod;
-
-    /// The bit matrix gives the pairs in the order, and without the repeats, of a sort.
-    #[test]
-    fn pairs_come_out_sorted_and_once() {
-        for n in [1, 2, 63, 64, 65, 293, PAIR_BITS_MAX_COLLIDERS + 1] {
-            let mut state = 12345u64 + n as u64;
-            let mut next = |m: usize| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (state >> 33) as usize % m
-            };
-            let mut pairs = Vec::new();
-            for _ in 0..(3 * n) {
-                let (a, b) = (next(n), next(n));
-                if a != b {
-                    pairs.push(pack(a.min(b), a.max(b)));
-                    pairs.push(pack(a.min(b), a.max(b)));
-                }
-            }
-            let mut expected = pairs.clone();
-            expected.sort_unstable();
-            expected.dedup();
-            let mut bits = Vec::new();
-            sort_pairs(n, &mut pairs, &mut bits);
-            assert_eq!(pairs, expected, "{n} colliders");
-        }
-    }
-
-    /// The hierarchy's candidates contain every pair that the all-pairs bounding-sphere test
-    /// keeps (checked against that test written out here), on 200 spheres and boxes of mixed
-    /// sizes scattered through a 0.5 m cube with a reach of a few millimetres, plus a plane;
-    /// and on one, two and three bodies (parry builds the smallest trees by hand).
-    #[test]
-    fn the_broad_phase_misses_no_pair_the_all_pairs_test_keeps() {
-        for bodies in [1, 2, 3, 200] {
-            broad_phase_against_all_pairs(bodies);
-        }
-    }
 
     /// A deterministic uniform sequence in [0, 1) (a 64-bit linear congruential generator).
     pub(in crate::contact) struct Lcg(pub(in crate::contact) u64);
@@ -565,62 +388,5 @@ pub(super) mod tests {
             .add_plane("desk", Vector3::z(), Vector3::zeros(), Material::default())
             .unwrap();
         (model, poses)
-    }
-
-    fn broad_phase_against_all_pairs(bodies: usize) {
-        let mut rng = Lcg(3);
-        let (model, mut poses) = scatter(bodies, &mut rng, [0.005, 0.03], [0.5, 0.8], 0.5, 0.0);
-        let reach = |b: BodyId| 0.0005 + 0.002 * (b % 3) as f64;
-        let mut scratch = DetectScratch::default();
-        // The first call builds the hierarchy; the later ones refit it after every body moved.
-        for frame in 0..30 {
-            if frame > 0 {
-                for p in poses.iter_mut().skip(1) {
-                    let step = Vector3::new(rng.uniform(), rng.uniform(), rng.uniform())
-                        - Vector3::repeat(0.5);
-                    *p = BodyPose::new(p.x + step * 0.08, p.q);
-                }
-            }
-            check_pairs(&model, &poses, reach, &mut scratch, bodies);
-        }
-    }
-
-    fn check_pairs(
-        model: &ContactModel,
-        poses: &[BodyPose],
-        reach: impl Fn(BodyId) -> f64,
-        scratch: &mut DetectScratch,
-        bodies: usize,
-    ) {
-        world_poses_and_radii(model, poses, scratch);
-        candidate_pairs(model, &reach, scratch);
-        let mut found: Vec<_> = scratch.pairs.iter().map(|&p| unpack(p)).collect();
-        found.sort_unstable();
-        found.dedup();
-        let (world, radius) = (&scratch.world, &scratch.radius);
-        let n = model.colliders.len();
-        let mut expected = Vec::new();
-        for i in 0..n {
-            for j in (i + 1)..n {
-                let (a, b) = (model.colliders[i].body, model.colliders[j].body);
-                let apart = (world[i].translation.vector - world[j].translation.vector).norm();
-                let keep = !radius[i].is_finite()
-                    || !radius[j].is_finite()
-                    || apart <= radius[i] + radius[j] + reach(a) + reach(b);
-                if keep {
-                    expected.push((i, j));
-                }
-            }
-        }
-        assert!(expected.len() >= bodies, "{} pairs", expected.len());
-        let missed: Vec<_> = expected
-            .iter()
-            .filter(|p| found.binary_search(p).is_err())
-            .collect();
-        assert!(missed.is_empty(), "missed {missed:?}");
-        // And it prunes: far fewer candidates than all pairs.
-        if bodies > 100 {
-            assert!(found.len() < n * (n - 1) / 8, "{} candidates", found.len());
-        }
     }
 }

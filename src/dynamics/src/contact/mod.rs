@@ -45,6 +45,7 @@
 //! complementarity problem by projected Gauss–Seidel on the bodies' velocities
 //! ([`sparse_pgs`]), warm-started from the last step.
 
+mod broad_phase;
 pub mod convex;
 pub mod geometry;
 pub mod impact;

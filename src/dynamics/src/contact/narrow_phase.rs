@@ -11,7 +11,8 @@ use nalgebra::Isometry3;
 use parry3d_f64::math::Pose;
 use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 
-use super::geometry::{fixed, nalg, parry_pose, unpack, Collider};
+use super::broad_phase::unpack;
+use super::geometry::{fixed, nalg, parry_pose, Collider};
 use super::{ContactModel, ContactPoint};
 use crate::model::body::BodyId;
 
