@@ -308,7 +308,8 @@ impl Simulation {
         let s = &mut self.sleep;
         s.islands.reset(n);
         let c = &self.solver.contact;
-        for p in c.points.iter().chain(&c.end_points) {
+        let margin_m = self.model.contact.as_ref().map_or(0.0, |m| m.margin_m);
+        for p in c.points.iter().chain(c.end_points_within(margin_m)) {
             let (a, b) = (p.body1, p.body2);
             match (a < n && a != GROUND, b < n && b != GROUND) {
                 (true, true) => s.islands.union(a, b),

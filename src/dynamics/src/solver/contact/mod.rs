@@ -60,6 +60,16 @@ use crate::contact::{
 };
 use crate::model::body::{Body, Pose};
 
+/// The points within `margin_m` of touching: of the end contacts, those the projection and
+/// the islands take (the end detection also finds the points the next step predicts, see
+/// [`detection`]).
+pub(super) fn within_margin(
+    points: &[ContactPoint],
+    margin_m: f64,
+) -> impl Iterator<Item = &ContactPoint> {
+    points.iter().filter(move |p| p.gap_m <= margin_m)
+}
+
 /// Linear and angular velocities of the bodies (and the stylus tip) as the contact rows read
 /// them.
 #[derive(Clone, Debug, Default)]
@@ -172,6 +182,11 @@ impl ContactScratch {
             &mut self.impulses,
             &mut self.delta,
         );
+    }
+
+    /// The end contacts within `margin_m` of touching (see [`within_margin`]).
+    pub(crate) fn end_points_within(&self, margin_m: f64) -> impl Iterator<Item = &ContactPoint> {
+        within_margin(&self.end_points, margin_m)
     }
 
     /// The deepest penetration among the end contacts (m, ≥ 0).

@@ -22,7 +22,7 @@
 use nalgebra::Vector2;
 
 use super::bilateral::joint_rows_at;
-use super::rows_of;
+use super::{rows_of, within_margin};
 use crate::contact::lcp;
 use crate::contact::lcp::{ContactRows, Insertion};
 use crate::contact::{ContactPoint, ContactReport, InequalityMethod};
@@ -52,7 +52,7 @@ impl super::ContactScratch {
             d.resize(bodies, nalgebra::Vector3::zeros());
         }
         self.projection_linear.clear();
-        for p in self.end_points.iter().filter(|p| p.gap_m <= margin_m) {
+        for p in within_margin(&self.end_points, margin_m) {
             let row = rows_of(p, &self.poses)[0];
             let k = row.coupling(&row, &self.inv_mass);
             if k > 0.0 {
@@ -144,7 +144,7 @@ impl Step<'_> {
             // A displacement is a velocity over a unit time: a contact row that would end
             // below its gap's closure is inserted.
             c.projection_rows.clear();
-            for p in c.end_points.iter().filter(|p| p.gap_m <= margin_m) {
+            for p in within_margin(&c.end_points, margin_m) {
                 c.projection_rows.push(ContactRows {
                     rows: rows_of(p, &c.poses),
                     u0: [0.0; 3],
