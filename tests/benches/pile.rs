@@ -501,7 +501,7 @@ fn main() {
         write_or_exit(&path, &pile_front::csv(&points));
     }
     if let Some(path) = arg_value(&args, "--front-png") {
-        if let Err(e) = pile_front::plot(Path::new(&path), &points) {
+        if let Err(e) = pile_front::plot(Path::new(&path), &points, repeat) {
             eprintln!("cannot plot {path}: {e}");
             std::process::exit(1);
         }

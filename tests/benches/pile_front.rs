@@ -254,7 +254,11 @@ pub fn csv(points: &[Point]) -> Vec<u8> {
 const PLOT_SIZE_PX: (u32, u32) = (640, 440);
 
 /// Draws the front (fall time per step against settled penetration, log-log) into `path`.
-pub fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Error>> {
+pub fn plot(
+    path: &Path,
+    points: &[Point],
+    rounds: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
     use plotters::prelude::*;
     let finite = |p: &&Point| p.fall_ms > 0.0 && p.settled_penetration_m > 0.0;
     let shown: Vec<&Point> = points.iter().filter(finite).collect();
@@ -271,7 +275,7 @@ pub fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Err
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "pile (288 bodies): work-precision, fall t <= 2.5 s",
+            format!("pile (288 bodies): fall t <= 2.5 s, median of {rounds} round(s)"),
             ("sans-serif", 18),
         )
         .margin(12)
