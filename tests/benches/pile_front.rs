@@ -320,10 +320,12 @@ pub fn plot(
                     )
                 }),
         )?;
-        chart.draw_series(series.iter().map(|(x, y, label)| {
+        // Labels below and above their points in turn: neighbouring rapier points sit close.
+        chart.draw_series(series.iter().enumerate().map(|(k, (x, y, label))| {
+            let above = if k % 2 == 0 { 4 } else { -14 };
             EmptyElement::at((*x, *y))
                 + Circle::new((0, 0), 4, colour.filled())
-                + Text::new(label.clone(), (6, -12), ("sans-serif", 12))
+                + Text::new(label.clone(), (6, above), ("sans-serif", 12))
         }))?;
     }
     chart
