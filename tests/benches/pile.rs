@@ -367,15 +367,20 @@ struct Summary {
     contacts: usize,
 }
 
+/// The median of values sorted ascending (NaN for none).
+pub fn median_of_sorted(sorted: &[f64]) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]),
+    }
+}
+
 fn summarise(run: &Run, settle_secs: f64, h: f64) -> Summary {
     let s = &run.steps;
     let mut ms: Vec<f64> = s.iter().map(|r| r.step_ms).collect();
     ms.sort_by(f64::total_cmp);
-    let median = match ms.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => ms[n / 2],
-        n => 0.5 * (ms[n / 2 - 1] + ms[n / 2]),
-    };
+    let median = median_of_sorted(&ms);
     // Steps that end after the settling time (half a step of slack for rounding).
     let stay = |r: &&StepRecord| r.t_s > settle_secs + 0.5 * h;
     let max_of = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::NAN, f64::max);

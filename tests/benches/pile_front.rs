@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use super::{summarise_span, Run};
+use super::{median_of_sorted, summarise_span, Run};
 
 /// The fall: the first this many seconds (nothing sleeps, everything moves).
 pub const FALL_SECS: f64 = 2.5;
@@ -104,13 +104,7 @@ pub fn median_of_rounds(rounds: &[Vec<Point>]) -> Vec<Point> {
             let times = |ms: fn(&Point) -> f64| {
                 let mut t: Vec<f64> = of_k.iter().map(|p| ms(p)).collect();
                 t.sort_by(f64::total_cmp);
-                let n = t.len();
-                let median = if n % 2 == 1 {
-                    t[n / 2]
-                } else {
-                    0.5 * (t[n / 2 - 1] + t[n / 2])
-                };
-                (median, (t[0], t[n - 1]))
+                (median_of_sorted(&t), (t[0], t[t.len() - 1]))
             };
             let largest = |x: fn(&Point) -> f64| of_k.iter().map(|p| x(p)).fold(f64::NAN, f64::max);
             let (fall_ms, fall_ms_range) = times(|p| p.fall_ms);
